@@ -1,0 +1,127 @@
+package event
+
+import "github.com/neuraphage/neuraphage-go/internal/task"
+
+// The kinds of the foundation: task lifecycle and daemon life.
+const (
+	KindTaskCreated     Kind = "task.created"
+	KindTaskStatus      Kind = "task.status"
+	KindTaskMessage     Kind = "task.message"
+	KindTaskDependency  Kind = "task.dependency"
+	KindDaemonStarted   Kind = "daemon.started"
+	KindDaemonStopping  Kind = "daemon.stopping"
+	KindDaemonRecovered Kind = "daemon.recovered"
+)
+
+// newPayload returns a pointer to a zero payload of kind k, or nil when the kind
+// is not known to this build. Later capabilities add their kinds here.
+func newPayload(k Kind) any {
+	switch k {
+	case KindTaskCreated:
+		return &TaskCreated{}
+	case KindTaskStatus:
+		return &TaskStatus{}
+	case KindTaskMessage:
+		return &TaskMessage{}
+	case KindTaskDependency:
+		return &TaskDependency{}
+	case KindDaemonStarted:
+		return &DaemonStarted{}
+	case KindDaemonStopping:
+		return &DaemonStopping{}
+	case KindDaemonRecovered:
+		return &DaemonRecovered{}
+	}
+	return nil
+}
+
+// deref turns the pointer newPayload made back into the value payload.
+func deref(p any) Payload {
+	switch v := p.(type) {
+	case *TaskCreated:
+		return *v
+	case *TaskStatus:
+		return *v
+	case *TaskMessage:
+		return *v
+	case *TaskDependency:
+		return *v
+	case *DaemonStarted:
+		return *v
+	case *DaemonStopping:
+		return *v
+	case *DaemonRecovered:
+		return *v
+	}
+	return p.(Payload)
+}
+
+// TaskCreated records a new task.
+type TaskCreated struct {
+	Description string      `json:"description"`
+	Status      task.Status `json:"status"`
+	Priority    int         `json:"priority"`
+	Tags        []string    `json:"tags,omitempty"`
+	ParentID    task.ID     `json:"parent_id,omitempty"`
+	Persona     string      `json:"persona,omitempty"`
+	Engine      string      `json:"engine,omitempty"`
+	Repo        string      `json:"repo,omitempty"`
+}
+
+// EventKind implements Payload.
+func (TaskCreated) EventKind() Kind { return KindTaskCreated }
+
+// TaskStatus records a change of a task's status.
+type TaskStatus struct {
+	From   task.Status `json:"from"`
+	To     task.Status `json:"to"`
+	Reason string      `json:"reason,omitempty"`
+}
+
+// EventKind implements Payload.
+func (TaskStatus) EventKind() Kind { return KindTaskStatus }
+
+// TaskMessage records a message queued for a task (a user's message now; nudges,
+// sync messages and notices later), by its id in the task's injection queue.
+type TaskMessage struct {
+	InjectionID int64  `json:"injection_id"`
+	Source      string `json:"source"`
+	Text        string `json:"text"`
+}
+
+// EventKind implements Payload.
+func (TaskMessage) EventKind() Kind { return KindTaskMessage }
+
+// TaskDependency records that a task now waits for a blocker.
+type TaskDependency struct {
+	Blocker task.ID `json:"blocker"`
+}
+
+// EventKind implements Payload.
+func (TaskDependency) EventKind() Kind { return KindTaskDependency }
+
+// DaemonStarted records a daemon start.
+type DaemonStarted struct {
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+}
+
+// EventKind implements Payload.
+func (DaemonStarted) EventKind() Kind { return KindDaemonStarted }
+
+// DaemonStopping records an orderly shutdown.
+type DaemonStopping struct {
+	Reason string `json:"reason"`
+}
+
+// EventKind implements Payload.
+func (DaemonStopping) EventKind() Kind { return KindDaemonStopping }
+
+// DaemonRecovered records what a start found left over from the previous run.
+type DaemonRecovered struct {
+	// ResumePending lists the tasks that were running and will resume.
+	ResumePending []task.ID `json:"resume_pending,omitempty"`
+}
+
+// EventKind implements Payload.
+func (DaemonRecovered) EventKind() Kind { return KindDaemonRecovered }

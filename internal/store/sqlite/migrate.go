@@ -1,0 +1,112 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; the database's user_version says how many
+// ran. Never edit one that has shipped: append a new one.
+var migrations = []string{
+	// 1: tasks, dependencies, injection queues, event log.
+	`
+CREATE TABLE tasks (
+	id             TEXT PRIMARY KEY,
+	description    TEXT NOT NULL,
+	context        TEXT NOT NULL DEFAULT '',
+	tags           TEXT NOT NULL DEFAULT '[]',
+	priority       INTEGER NOT NULL,
+	parent_id      TEXT,
+	persona        TEXT NOT NULL DEFAULT '',
+	engine         TEXT NOT NULL DEFAULT '',
+	model          TEXT NOT NULL DEFAULT '',
+	repo           TEXT NOT NULL DEFAULT '',
+	branch         TEXT NOT NULL DEFAULT '',
+	worktree       TEXT NOT NULL DEFAULT '',
+	status         TEXT NOT NULL,
+	resume_pending INTEGER NOT NULL DEFAULT 0,
+	close_reason   TEXT NOT NULL DEFAULT '',
+	max_iterations INTEGER NOT NULL DEFAULT 0,
+	max_tokens     INTEGER NOT NULL DEFAULT 0,
+	max_cost_usd   REAL NOT NULL DEFAULT 0,
+	iterations     INTEGER NOT NULL DEFAULT 0,
+	input_tokens   INTEGER NOT NULL DEFAULT 0,
+	output_tokens  INTEGER NOT NULL DEFAULT 0,
+	cost_usd       REAL NOT NULL DEFAULT 0,
+	created_at     INTEGER NOT NULL,
+	updated_at     INTEGER NOT NULL,
+	started_at     INTEGER,
+	finished_at    INTEGER
+);
+CREATE INDEX tasks_status ON tasks (status, created_at);
+CREATE INDEX tasks_created ON tasks (created_at, id);
+CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE TABLE dependencies (
+	task_id    TEXT NOT NULL REFERENCES tasks (id),
+	blocker_id TEXT NOT NULL REFERENCES tasks (id),
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (task_id, blocker_id)
+);
+CREATE INDEX dependencies_blocker ON dependencies (blocker_id);
+
+CREATE TABLE injections (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	task_id      TEXT NOT NULL REFERENCES tasks (id),
+	source       TEXT NOT NULL,
+	text         TEXT NOT NULL,
+	urgent       INTEGER NOT NULL DEFAULT 0,
+	created_at   INTEGER NOT NULL,
+	delivered_at INTEGER
+);
+CREATE INDEX injections_pending ON injections (task_id, id) WHERE delivered_at IS NULL;
+
+CREATE TABLE events (
+	id      INTEGER PRIMARY KEY,
+	time    INTEGER NOT NULL,
+	kind    TEXT NOT NULL,
+	task_id TEXT,
+	data    TEXT
+);
+CREATE INDEX events_task ON events (task_id, id) WHERE task_id IS NOT NULL;
+CREATE INDEX events_time ON events (time);
+`,
+}
+
+// SchemaVersion is the schema version this build migrates to.
+func SchemaVersion() int { return len(migrations) }
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("reading the schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("the database has schema version %d, newer than this build's %d: upgrade neuraphage", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		if err := applyMigration(ctx, db, i+1, migrations[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *sql.DB, version int, ddl string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("beginning migration %d: %w", version, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, ddl); err != nil {
+		return fmt.Errorf("applying migration %d: %w", version, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, version)); err != nil {
+		return fmt.Errorf("recording schema version %d: %w", version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing migration %d: %w", version, err)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+// Package sqlite implements store.Store on SQLite through modernc.org/sqlite
+// (pure Go), in WAL mode, with versioned migrations.
+//
+// One goroutine, the writer, owns the only write connection. Every write is an
+// operation sent to it; the writer takes all operations waiting at that moment and
+// commits them in one transaction (group commit), each inside its own savepoint so
+// one failing operation does not spoil the others. It assigns event IDs in commit
+// order, hands the committed events to the publish function, then answers the
+// callers. Reads use a separate pool of read-only connections and never wait for
+// the writer. Close stops intake, lets the writer drain and commit what was
+// queued, and closes both pools.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options configures Open.
+type Options struct {
+	// Publish receives every committed logged event, in ID order, on the
+	// writer's goroutine; it must not block (event.Bus.Publish does not).
+	Publish func(...event.Event)
+	// QueueSize is how many write operations may wait for the writer. Default 4096.
+	QueueSize int
+	// MaxBatch caps how many operations one transaction commits. Default 4096.
+	MaxBatch int
+	// ReadConns is the size of the read pool. Default 4.
+	ReadConns int
+}
+
+// Store is a store.Store on one SQLite database file.
+type Store struct {
+	path    string
+	wdb     *sql.DB // one connection, used only by the writer goroutine
+	rdb     *sql.DB // read-only pool
+	publish func(...event.Event)
+
+	ops        chan op
+	maxBatch   int
+	writerDone chan struct{}
+
+	mu     sync.RWMutex // guards closed; held (read) while sending on ops
+	closed bool
+
+	nextID int64 // next event ID; owned by the writer goroutine after Open
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path, migrates it to the
+// current schema, and starts the writer. The caller must Close the store.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 4096
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 4096
+	}
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = 4
+	}
+	if opts.Publish == nil {
+		opts.Publish = func(...event.Event) {}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the data directory for %s: %w", path, err)
+	}
+	wdb, err := openDB(path, false)
+	if err != nil {
+		return nil, err
+	}
+	wdb.SetMaxOpenConns(1)
+	if err := migrate(ctx, wdb); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("migrating %s: %w", path, err)
+	}
+	rdb, err := openDB(path, true)
+	if err != nil {
+		wdb.Close()
+		return nil, err
+	}
+	rdb.SetMaxOpenConns(opts.ReadConns)
+	rdb.SetMaxIdleConns(opts.ReadConns)
+	s := &Store{
+		path:       path,
+		wdb:        wdb,
+		rdb:        rdb,
+		publish:    opts.Publish,
+		ops:        make(chan op, opts.QueueSize),
+		maxBatch:   opts.MaxBatch,
+		writerDone: make(chan struct{}),
+	}
+	if err := wdb.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&s.nextID); err != nil {
+		wdb.Close()
+		rdb.Close()
+		return nil, fmt.Errorf("reading the last event id of %s: %w", path, err)
+	}
+	s.nextID++
+	go s.writeLoop()
+	return s, nil
+}
+
+func openDB(path string, readOnly bool) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	if readOnly {
+		q.Add("_pragma", "query_only(ON)")
+	} else {
+		q.Add("_txlock", "immediate")
+	}
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close stops intake, commits everything queued, and closes the database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.ops)
+	s.mu.Unlock()
+	<-s.writerDone
+	return errors.Join(s.rdb.Close(), s.wdb.Close())
+}
+
+// Flush waits until everything queued before the call is committed.
+func (s *Store) Flush(ctx context.Context) error {
+	_, err := s.do(ctx, nil, false)
+	return err
+}

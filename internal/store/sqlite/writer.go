@@ -1,0 +1,189 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+)
+
+// op is one write operation for the writer goroutine.
+type op struct {
+	// apply runs inside the batch's transaction; nil for a flush marker.
+	apply func(w *wtx) error
+	// done receives the result; nil when the caller does not wait.
+	done chan result
+}
+
+type result struct {
+	events []event.Event
+	err    error
+}
+
+// wtx is what an operation sees of the write transaction.
+type wtx struct {
+	ctx    context.Context
+	tx     *sql.Tx
+	s      *Store
+	events []event.Event
+}
+
+// emit appends logged events to the log inside the transaction, assigning IDs.
+func (w *wtx) emit(evs ...event.Event) error {
+	for _, e := range evs {
+		if e.Transient() {
+			return fmt.Errorf("appending a %s event: transient events are not logged", e.Kind)
+		}
+		data, err := event.MarshalPayload(e.Payload)
+		if err != nil {
+			return err
+		}
+		if e.Time.IsZero() {
+			e.Time = time.Now().UTC()
+		}
+		e.ID = w.s.nextID
+		if _, err := w.tx.ExecContext(w.ctx,
+			`INSERT INTO events (id, time, kind, task_id, data) VALUES (?, ?, ?, ?, ?)`,
+			e.ID, e.Time.UnixNano(), string(e.Kind), nullString(string(e.TaskID)), nullBytes(data)); err != nil {
+			return fmt.Errorf("appending a %s event: %w", e.Kind, err)
+		}
+		w.s.nextID++
+		w.events = append(w.events, e)
+	}
+	return nil
+}
+
+// do sends an operation to the writer and, when wait is true, waits for its result.
+func (s *Store) do(ctx context.Context, apply func(*wtx) error, noWait bool) ([]event.Event, error) {
+	o := op{apply: apply}
+	if !noWait {
+		o.done = make(chan result, 1)
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, store.ErrClosed
+	}
+	select {
+	case s.ops <- o:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return nil, ctx.Err()
+	}
+	if noWait {
+		return nil, nil
+	}
+	// Once queued the operation will be committed or refused; a caller that
+	// stops waiting does not undo it, but is told it did not wait.
+	select {
+	case r := <-o.done:
+		return r.events, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *Store) writeLoop() {
+	defer close(s.writerDone)
+	batch := make([]op, 0, 64)
+	for o := range s.ops {
+		batch = append(batch[:0], o)
+	drain:
+		for len(batch) < s.maxBatch {
+			select {
+			case o, ok := <-s.ops:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, o)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+		clear(batch)
+	}
+}
+
+// commit runs a batch of operations in one transaction.
+func (s *Store) commit(batch []op) {
+	// Writes run detached from any caller's context: a caller that gives up
+	// must not abort the other operations of its batch.
+	ctx := context.Background()
+	results := make([]result, len(batch))
+	startID := s.nextID
+	var committed []event.Event
+	err := func() error {
+		tx, err := s.wdb.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("beginning a write transaction: %w", err)
+		}
+		defer tx.Rollback()
+		for i, o := range batch {
+			if o.apply == nil {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `SAVEPOINT op`); err != nil {
+				return fmt.Errorf("opening a savepoint: %w", err)
+			}
+			opStart := s.nextID
+			w := &wtx{ctx: ctx, tx: tx, s: s}
+			if err := o.apply(w); err != nil {
+				results[i].err = err
+				s.nextID = opStart
+				if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO op`); rerr != nil {
+					return fmt.Errorf("rolling back an operation (%v): %w", err, rerr)
+				}
+			} else {
+				results[i].events = w.events
+				committed = append(committed, w.events...)
+			}
+			if _, err := tx.ExecContext(ctx, `RELEASE op`); err != nil {
+				return fmt.Errorf("releasing a savepoint: %w", err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("committing %d operations: %w", len(batch), err)
+		}
+		return nil
+	}()
+	if err != nil {
+		s.nextID = startID
+		committed = nil
+		for i := range results {
+			if results[i].err == nil {
+				results[i] = result{err: err}
+			}
+		}
+	}
+	if len(committed) > 0 {
+		s.publish(committed...)
+	}
+	for i, o := range batch {
+		if o.done != nil {
+			o.done <- results[i]
+		}
+	}
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// isNoRows reports whether err is sql.ErrNoRows.
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

@@ -1,0 +1,156 @@
+// Package store defines what Neuraphage keeps durably: tasks, the dependencies
+// between them, per-task injection queues and the event log. The sqlite
+// subpackage implements it on SQLite; storetest is the conformance suite every
+// implementation passes.
+//
+// # Contract
+//
+// Writes are atomic and durable when they return: a task created or changed, and
+// the events returned with the change, survive a kill -9 of the process once the
+// call has returned without error. Events are given IDs in commit order; an
+// implementation hands every committed logged event, in ID order, to the publish
+// function it was opened with, after the commit and before the writing call
+// returns. Reads see every write that returned before they started.
+//
+// All methods are safe for concurrent use and honour their context.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// ErrNotFound is returned (wrapped) when a task or queue entry does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrExists is returned (wrapped) when creating something whose ID is taken.
+var ErrExists = errors.New("already exists")
+
+// ErrClosed is returned by calls made after Close.
+var ErrClosed = errors.New("store closed")
+
+// AmbiguousError is returned when a task reference matches several tasks.
+type AmbiguousError struct {
+	Ref     string
+	Matches []task.ID
+}
+
+func (e *AmbiguousError) Error() string {
+	ids := make([]string, len(e.Matches))
+	for i, id := range e.Matches {
+		ids[i] = string(id)
+	}
+	return fmt.Sprintf("%q matches several tasks (%s); type more of the id", e.Ref, strings.Join(ids, ", "))
+}
+
+// Mutation changes a task inside a write transaction and returns the events
+// that record the change, committed with it. It runs on the store's writer:
+// it must be quick and do no I/O. Returning an error abandons the change.
+type Mutation func(t *task.Task) ([]event.Event, error)
+
+// ListOptions selects tasks.
+type ListOptions struct {
+	// Statuses selects tasks in any of these statuses; empty selects all.
+	Statuses []task.Status
+	// ParentID selects the children of one task.
+	ParentID task.ID
+	// Limit caps the result; 0 means no cap.
+	Limit int
+}
+
+// Injection is a message waiting in a task's durable queue to be delivered at
+// the task's next turn boundary.
+type Injection struct {
+	ID     int64   `json:"id"`
+	TaskID task.ID `json:"task_id"`
+	// Source says who sent it: "user", and later "watcher", "syncer", ...
+	Source string `json:"source"`
+	Text   string `json:"text"`
+	// Urgent injections interrupt the turn in flight.
+	Urgent      bool       `json:"urgent,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+}
+
+// Counts summarizes the store for status displays.
+type Counts struct {
+	Tasks   map[task.Status]int `json:"tasks"`
+	Events  int64               `json:"events"`
+	LastID  int64               `json:"last_event_id"`
+	Pending int                 `json:"pending_injections"`
+}
+
+// Store is Neuraphage's durable state.
+type Store interface {
+	// CreateTask inserts t with the events recording its creation. A taken ID
+	// is ErrExists.
+	CreateTask(ctx context.Context, t task.Task, evs ...event.Event) ([]event.Event, error)
+	// UpdateTask applies m to the task with this id and stores the result with
+	// m's events, atomically. It returns the task as stored and the committed
+	// events (with IDs).
+	UpdateTask(ctx context.Context, id task.ID, m Mutation) (task.Task, []event.Event, error)
+	// GetTask returns one task.
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	// ResolveTask finds the task a user's reference names: an exact ID or a
+	// unique prefix of one (normalized by task.NormalizeRef). No match is
+	// ErrNotFound; several are *AmbiguousError.
+	ResolveTask(ctx context.Context, ref string) (task.ID, error)
+	// ListTasks returns tasks ordered by creation time, oldest first.
+	ListTasks(ctx context.Context, opts ListOptions) ([]task.Task, error)
+
+	// AddDependency records that dep.Task waits for dep.Blocker, with evs.
+	// Both must exist and the edge must not close a cycle (*CycleError).
+	AddDependency(ctx context.Context, dep task.Dependency, evs ...event.Event) ([]event.Event, error)
+	// Blockers returns the tasks id waits for.
+	Blockers(ctx context.Context, id task.ID) ([]task.ID, error)
+	// Readiness judges whether id may be dispatched as far as its blockers go.
+	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
+
+	// Enqueue adds inj to its task's queue with an event built from its ID by
+	// record, and returns the stored injection and committed events.
+	Enqueue(ctx context.Context, inj Injection, record func(Injection) []event.Event) (Injection, []event.Event, error)
+	// Pending returns a task's undelivered injections in queue order.
+	Pending(ctx context.Context, id task.ID) ([]Injection, error)
+	// MarkDelivered records that injections were delivered at the given time.
+	MarkDelivered(ctx context.Context, ids []int64, at time.Time, evs ...event.Event) ([]event.Event, error)
+
+	// AppendEvents commits logged events and returns them with their IDs.
+	// Transient events are refused.
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+	// EmitEvents queues logged events for the writer without waiting for the
+	// commit: the hot path. They may be lost on kill -9 while still queued.
+	EmitEvents(ctx context.Context, evs ...event.Event) error
+	// ReadEvents returns logged events matching q in ID order.
+	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
+	// LastEventID returns the highest event ID in the log, 0 when empty.
+	LastEventID(ctx context.Context) (int64, error)
+	// PruneEvents deletes logged events older than before and returns how many.
+	PruneEvents(ctx context.Context, before time.Time) (int64, error)
+
+	// Counts summarizes the store.
+	Counts(ctx context.Context) (Counts, error)
+	// Flush returns once everything queued for the writer before the call is
+	// committed.
+	Flush(ctx context.Context) error
+	// Close flushes queued writes and releases the store. It is idempotent.
+	Close() error
+}
+
+// CycleError is returned when a dependency would close a cycle.
+type CycleError struct {
+	Path []task.ID
+}
+
+func (e *CycleError) Error() string {
+	parts := make([]string, len(e.Path))
+	for i, id := range e.Path {
+		parts[i] = string(id)
+	}
+	return "dependency would close a cycle: " + strings.Join(parts, " → ")
+}

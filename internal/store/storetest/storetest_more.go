@@ -1,0 +1,356 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+func depEvent(d task.Dependency) event.Event {
+	return event.New(t0, d.Task, event.TaskDependency{Blocker: d.Blocker})
+}
+
+func testDependencies(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, rec := openFresh(t, open)
+	a, b, c := newTask(t, "t-aaaaa", "a", nil), newTask(t, "t-bbbbb", "b", nil), newTask(t, "t-ccccc", "c", nil)
+	for _, tk := range []task.Task{a, b, c} {
+		mustCreate(t, s, tk)
+	}
+	// a waits for b, b waits for c.
+	for _, d := range []task.Dependency{{Task: a.ID, Blocker: b.ID}, {Task: b.ID, Blocker: c.ID}} {
+		if _, err := s.AddDependency(ctx, d, depEvent(d)); err != nil {
+			t.Fatalf("AddDependency(%v): %v", d, err)
+		}
+	}
+	before := len(rec.events())
+	if evs, err := s.AddDependency(ctx, task.Dependency{Task: a.ID, Blocker: b.ID}, depEvent(task.Dependency{Task: a.ID, Blocker: b.ID})); err != nil || len(evs) != 0 {
+		t.Errorf("repeated AddDependency = %v, %v; want no events and no error", evs, err)
+	}
+	var cyc *store.CycleError
+	if _, err := s.AddDependency(ctx, task.Dependency{Task: c.ID, Blocker: a.ID}); !errors.As(err, &cyc) {
+		t.Errorf("cycle c→a error = %v, want *CycleError", err)
+	} else if diff := cmp.Diff([]task.ID{c.ID, a.ID, b.ID, c.ID}, cyc.Path); diff != "" {
+		t.Errorf("cycle path (-want +got):\n%s", diff)
+	}
+	if _, err := s.AddDependency(ctx, task.Dependency{Task: a.ID, Blocker: a.ID}); !errors.As(err, &cyc) {
+		t.Errorf("self dependency error = %v, want *CycleError", err)
+	}
+	if _, err := s.AddDependency(ctx, task.Dependency{Task: a.ID, Blocker: "t-zzzzz"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown blocker error = %v, want ErrNotFound", err)
+	}
+	if n := len(rec.events()); n != before {
+		t.Errorf("refused dependencies published %d events", n-before)
+	}
+	bl, err := s.Blockers(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]task.ID{b.ID}, bl); diff != "" {
+		t.Errorf("Blockers(a) (-want +got):\n%s", diff)
+	}
+	check := func(id task.ID, want task.Readiness) {
+		t.Helper()
+		got, err := s.Readiness(ctx, id)
+		if err != nil || got != want {
+			t.Errorf("Readiness(%s) = %s, %v; want %s", id, got, err, want)
+		}
+	}
+	check(a.ID, task.Blocked)
+	check(c.ID, task.Ready)
+	for _, to := range []task.Status{task.Running, task.Completed} {
+		if _, _, err := s.UpdateTask(ctx, b.ID, transition(to, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(a.ID, task.Ready)
+	if _, _, err := s.UpdateTask(ctx, c.ID, transition(task.Cancelled, "no longer needed")); err != nil {
+		t.Fatal(err)
+	}
+	check(b.ID, task.Stranded)
+}
+
+func testInjections(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, rec := openFresh(t, open)
+	tk := newTask(t, "t-aaaaa", "a", nil)
+	mustCreate(t, s, tk)
+	record := func(inj store.Injection) []event.Event {
+		return []event.Event{event.New(inj.CreatedAt, inj.TaskID, event.TaskMessage{InjectionID: inj.ID, Source: inj.Source, Text: inj.Text})}
+	}
+	var ids []int64
+	for i, text := range []string{"first", "second", "third"} {
+		inj, evs, err := s.Enqueue(ctx, store.Injection{TaskID: tk.ID, Source: "user", Text: text, Urgent: i == 2, CreatedAt: t0}, record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inj.ID <= 0 || len(evs) != 1 || evs[0].Payload.(event.TaskMessage).InjectionID != inj.ID {
+			t.Fatalf("Enqueue = %+v, %+v", inj, evs)
+		}
+		ids = append(ids, inj.ID)
+	}
+	if _, _, err := s.Enqueue(ctx, store.Injection{TaskID: "t-zzzzz", Source: "user", Text: "x"}, record); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Enqueue(unknown task) error = %v, want ErrNotFound", err)
+	}
+	pending, err := s.Pending(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Injection{
+		{ID: ids[0], TaskID: tk.ID, Source: "user", Text: "first", CreatedAt: t0},
+		{ID: ids[1], TaskID: tk.ID, Source: "user", Text: "second", CreatedAt: t0},
+		{ID: ids[2], TaskID: tk.ID, Source: "user", Text: "third", Urgent: true, CreatedAt: t0},
+	}
+	if diff := cmp.Diff(want, pending); diff != "" {
+		t.Errorf("Pending (-want +got):\n%s", diff)
+	}
+	if _, err := s.MarkDelivered(ctx, ids[:2], t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkDelivered(ctx, ids[:1], t0.Add(time.Second)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("delivering twice error = %v, want ErrNotFound", err)
+	}
+	pending, err = s.Pending(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want[2:], pending); diff != "" {
+		t.Errorf("Pending after delivery (-want +got):\n%s", diff)
+	}
+	if n := len(rec.events()); n != 4 {
+		t.Errorf("published %d events, want 4 (created + 3 messages)", n)
+	}
+}
+
+type futureKind struct {
+	X int `json:"x"`
+}
+
+func (futureKind) EventKind() event.Kind { return "future.thing" }
+
+type deltaKind struct{}
+
+func (deltaKind) EventKind() event.Kind { return "test.delta" }
+func (deltaKind) Transient() bool       { return true }
+
+func testEventQueries(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := openFresh(t, open)
+	a, b := newTask(t, "t-aaaaa", "a", nil), newTask(t, "t-bbbbb", "b", nil)
+	mustCreate(t, s, a)                                                                 // id 1
+	mustCreate(t, s, b)                                                                 // id 2
+	if _, _, err := s.UpdateTask(ctx, a.ID, transition(task.Running, "")); err != nil { // id 3 at t0+1m
+		t.Fatal(err)
+	}
+	evs, err := s.AppendEvents(ctx, event.New(t0.Add(2*time.Minute), "", futureKind{X: 7})) // id 4
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].ID != 4 {
+		t.Errorf("appended id = %d, want 4", evs[0].ID)
+	}
+	if _, err := s.AppendEvents(ctx, event.New(t0, a.ID, deltaKind{})); err == nil {
+		t.Error("AppendEvents accepted a transient event")
+	}
+	q := func(q event.Query) []int64 {
+		t.Helper()
+		evs, err := s.ReadEvents(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(evs))
+		for i, e := range evs {
+			ids[i] = e.ID
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		name string
+		q    event.Query
+		want []int64
+	}{
+		{"all", event.Query{}, []int64{1, 2, 3, 4}},
+		{"task", event.Query{Filter: event.Filter{TaskID: a.ID}}, []int64{1, 3}},
+		{"kind exact", event.Query{Filter: event.Filter{Kinds: []string{"task.status"}}}, []int64{3}},
+		{"kind prefix", event.Query{Filter: event.Filter{Kinds: []string{"task"}}}, []int64{1, 2, 3}},
+		{"kind prefix is per word", event.Query{Filter: event.Filter{Kinds: []string{"task.stat"}}}, []int64{}},
+		{"two kinds", event.Query{Filter: event.Filter{Kinds: []string{"future", "task.created"}}}, []int64{1, 2, 4}},
+		{"after", event.Query{AfterID: 2}, []int64{3, 4}},
+		{"since", event.Query{Since: t0.Add(time.Minute)}, []int64{3, 4}},
+		{"limit", event.Query{Limit: 2}, []int64{1, 2}},
+	} {
+		if diff := cmp.Diff(tc.want, q(tc.q)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	got, err := s.ReadEvents(ctx, event.Query{AfterID: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A kind this build does not know reads back as Unknown with its data intact.
+	u, ok := got[0].Payload.(event.Unknown)
+	if !ok || string(u.Raw) != `{"x":7}` {
+		t.Errorf("unknown kind payload = %#v, want Unknown with raw data", got[0].Payload)
+	}
+	b2, _ := json.Marshal(got[0])
+	if want := `{"id":4,"time":"2026-11-21T09:02:00Z","kind":"future.thing","data":{"x":7}}`; string(b2) != want {
+		t.Errorf("JSON = %s, want %s", b2, want)
+	}
+	if last, err := s.LastEventID(ctx); err != nil || last != 4 {
+		t.Errorf("LastEventID = %d, %v; want 4", last, err)
+	}
+	n, err := s.PruneEvents(ctx, t0.Add(time.Minute))
+	if err != nil || n != 2 {
+		t.Errorf("PruneEvents = %d, %v; want 2", n, err)
+	}
+	if diff := cmp.Diff([]int64{3, 4}, q(event.Query{})); diff != "" {
+		t.Errorf("after prune (-want +got):\n%s", diff)
+	}
+}
+
+func testEmitFlush(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, rec := openFresh(t, open)
+	for i := range 500 {
+		if err := s.EmitEvents(ctx, event.New(t0, "", futureKind{X: i})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.EmitEvents(ctx, event.New(t0, "", deltaKind{})); err == nil {
+		t.Error("EmitEvents accepted a transient event")
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.ReadEvents(ctx, event.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 500 {
+		t.Fatalf("read %d events after Flush, want 500", len(evs))
+	}
+	for i, e := range evs {
+		if e.ID != int64(i+1) {
+			t.Fatalf("event %d has id %d", i, e.ID)
+		}
+	}
+	if n := len(rec.events()); n != 500 {
+		t.Errorf("published %d, want 500", n)
+	}
+}
+
+func testReopen(t *testing.T, open Opener) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := open(t, dir, nil)
+	tk := newTask(t, "t-aaaaa", "a", nil)
+	mustCreate(t, s, tk)
+	for i := range 100 {
+		if err := s.EmitEvents(ctx, event.New(t0, tk.ID, futureKind{X: i})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Close must commit what was queued.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	s2 := open(t, dir, nil)
+	defer s2.Close()
+	got, err := s2.GetTask(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tk, got); diff != "" {
+		t.Errorf("task after reopen (-want +got):\n%s", diff)
+	}
+	evs, err := s2.AppendEvents(ctx, event.New(t0, tk.ID, futureKind{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].ID != 102 {
+		t.Errorf("first id after reopen = %d, want 102", evs[0].ID)
+	}
+}
+
+func testConcurrent(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, rec := openFresh(t, open)
+	const workers, each = 16, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := range workers {
+		wg.Go(func() {
+			id := task.ID(fmt.Sprintf("t-w%04d", w))
+			if _, err := s.CreateTask(ctx, newTask(t, id, "w", nil)); err != nil {
+				errs <- err
+				return
+			}
+			for i := range each {
+				// Every other mutation fails: the batch it rides in must not suffer.
+				_, _, err := s.UpdateTask(ctx, id, func(tk *task.Task) ([]event.Event, error) {
+					if i%2 == 1 {
+						return []event.Event{event.New(t0, id, futureKind{X: -1})}, errors.New("odd")
+					}
+					tk.Usage.Iterations++
+					return []event.Event{event.New(t0, id, futureKind{X: i})}, nil
+				})
+				if (err != nil) != (i%2 == 1) {
+					errs <- fmt.Errorf("worker %d step %d: %v", w, i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	pub := rec.events()
+	if len(pub) != workers*each/2 {
+		t.Fatalf("published %d events, want %d", len(pub), workers*each/2)
+	}
+	for i, e := range pub {
+		if e.ID != int64(i+1) {
+			t.Fatalf("published event %d has id %d: ids must be dense and in order", i, e.ID)
+		}
+		if e.Payload.(futureKind).X < 0 {
+			t.Fatalf("an event of a failed mutation was published: %+v", e)
+		}
+	}
+	for w := range workers {
+		tk, err := s.GetTask(ctx, task.ID(fmt.Sprintf("t-w%04d", w)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Usage.Iterations != each/2 {
+			t.Errorf("%s iterations = %d, want %d", tk.ID, tk.Usage.Iterations, each/2)
+		}
+	}
+}
+
+func testClosed(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t, t.TempDir(), nil)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateTask(ctx, newTask(t, "t-aaaaa", "a", nil)); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("CreateTask after Close error = %v, want ErrClosed", err)
+	}
+	if err := s.EmitEvents(ctx, event.New(t0, "", futureKind{})); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("EmitEvents after Close error = %v, want ErrClosed", err)
+	}
+}

@@ -1,0 +1,100 @@
+package task
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Status is where a task is in its life.
+type Status string
+
+// The statuses. Completed, Failed and Cancelled are terminal.
+const (
+	Queued    Status = "queued"    // waiting for a slot (and for its blockers)
+	Running   Status = "running"   // an engine is driving it
+	Waiting   Status = "waiting"   // the agent asked the user something and waits for the answer
+	Paused    Status = "paused"    // stopped at a boundary, conversation kept; resume continues it
+	Completed Status = "completed" // finished successfully
+	Failed    Status = "failed"    // finished unsuccessfully
+	Cancelled Status = "cancelled" // stopped by the user
+)
+
+// Statuses lists every status in life order.
+var Statuses = []Status{Queued, Running, Waiting, Paused, Completed, Failed, Cancelled}
+
+// ParseStatus returns the status named s, or an error listing the valid names.
+func ParseStatus(s string) (Status, error) {
+	for _, st := range Statuses {
+		if string(st) == strings.ToLower(strings.TrimSpace(s)) {
+			return st, nil
+		}
+	}
+	names := make([]string, len(Statuses))
+	for i, st := range Statuses {
+		names[i] = string(st)
+	}
+	return "", &InvalidError{Field: "status", Msg: fmt.Sprintf("%q is not a status; want one of %s", s, strings.Join(names, ", "))}
+}
+
+// Terminal reports whether no transition leaves s.
+func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Cancelled }
+
+// Active reports whether a task in s is in flight (it holds or may soon hold an engine).
+func (s Status) Active() bool { return s == Running || s == Waiting }
+
+// transitions is the one table of legal moves. Anything not listed is refused.
+var transitions = map[Status][]Status{
+	Queued:  {Running, Paused, Cancelled, Failed},
+	Running: {Waiting, Paused, Completed, Failed, Cancelled, Queued},
+	Waiting: {Running, Paused, Completed, Failed, Cancelled, Queued},
+	Paused:  {Queued, Cancelled, Failed},
+}
+
+// CanTransition reports whether from → to is legal.
+func CanTransition(from, to Status) bool {
+	for _, s := range transitions[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// TransitionError reports an illegal change of status.
+type TransitionError struct {
+	ID       ID
+	From, To Status
+}
+
+func (e *TransitionError) Error() string {
+	if e.From.Terminal() {
+		return fmt.Sprintf("task %s is %s; it cannot become %s", e.ID, e.From, e.To)
+	}
+	return fmt.Sprintf("task %s cannot go from %s to %s", e.ID, e.From, e.To)
+}
+
+// Transition moves t to status to at time now, recording reason, or returns a
+// *TransitionError and leaves t unchanged. It keeps the timestamps consistent:
+// StartedAt is set on the first move to Running, FinishedAt on reaching a terminal
+// status, and a move back to Queued clears nothing but the close reason.
+func (t *Task) Transition(to Status, reason string, now time.Time) error {
+	if !CanTransition(t.Status, to) {
+		return &TransitionError{ID: t.ID, From: t.Status, To: to}
+	}
+	now = now.UTC()
+	t.Status = to
+	t.UpdatedAt = now
+	t.CloseReason = reason
+	switch {
+	case to == Running:
+		if t.StartedAt == nil {
+			t.StartedAt = &now
+		}
+		t.ResumePending = false
+	case to.Terminal():
+		t.FinishedAt = &now
+		t.ResumePending = false
+	}
+	return nil
+}
