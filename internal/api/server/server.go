@@ -1,0 +1,354 @@
+// Package server serves the daemon's local API (see package api for the
+// routes) over a listener the daemon provides, normally its Unix socket.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/control"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// Tasks is the task control plane the server needs.
+type Tasks interface {
+	Create(ctx context.Context, spec task.Spec) (task.Task, error)
+	Resolve(ctx context.Context, ref string) (task.ID, error)
+	Get(ctx context.Context, ref string) (control.Detail, error)
+	List(ctx context.Context, statuses []task.Status, all bool) ([]task.Task, error)
+	Pause(ctx context.Context, ref, reason string) (task.Task, error)
+	Resume(ctx context.Context, ref, reason string) (task.Task, error)
+	Cancel(ctx context.Context, ref, reason string) (task.Task, error)
+	Send(ctx context.Context, ref, text string) (store.Injection, error)
+	Depend(ctx context.Context, ref, blockerRef string) (control.Detail, error)
+}
+
+// Daemon is what the server needs of the daemon itself.
+type Daemon interface {
+	Status(ctx context.Context) (api.Status, error)
+	Health() api.Health
+	// Shutdown starts an orderly shutdown and returns at once.
+	Shutdown(reason string)
+}
+
+// Config wires a Server.
+type Config struct {
+	Tasks  Tasks
+	Daemon Daemon
+	Log    event.Log
+	Bus    *event.Bus
+	// DefaultPriority is used when a create request names none.
+	DefaultPriority int
+	Logger          *slog.Logger
+}
+
+// Server is the API's HTTP handler.
+type Server struct {
+	cfg Config
+	mux *http.ServeMux
+}
+
+// New returns a Server with its routes.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /v1/health", s.health)
+	s.mux.HandleFunc("GET /v1/status", s.status)
+	s.mux.HandleFunc("POST /v1/shutdown", s.shutdown)
+	s.mux.HandleFunc("POST /v1/tasks", s.createTask)
+	s.mux.HandleFunc("GET /v1/tasks", s.listTasks)
+	s.mux.HandleFunc("GET /v1/tasks/{ref}", s.getTask)
+	s.mux.HandleFunc("POST /v1/tasks/{ref}/cancel", s.action((Tasks).Cancel))
+	s.mux.HandleFunc("POST /v1/tasks/{ref}/pause", s.action((Tasks).Pause))
+	s.mux.HandleFunc("POST /v1/tasks/{ref}/resume", s.action((Tasks).Resume))
+	s.mux.HandleFunc("POST /v1/tasks/{ref}/messages", s.send)
+	s.mux.HandleFunc("POST /v1/tasks/{ref}/dependencies", s.depend)
+	s.mux.HandleFunc("GET /v1/events", s.events)
+	s.mux.HandleFunc("GET /v1/watch", s.watch)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
+	})
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.cfg.Daemon.Health())
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	st, err := s.cfg.Daemon.Status(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) shutdown(w http.ResponseWriter, r *http.Request) {
+	s.cfg.Daemon.Shutdown("requested through the API")
+	writeJSON(w, http.StatusAccepted, struct{}{})
+}
+
+// maxBody bounds request bodies.
+const maxBody = 1 << 20
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeJSON(w, http.StatusBadRequest, api.Error{Code: api.CodeInvalid, Message: "reading the request body: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
+	var req api.CreateTaskRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	prio := s.cfg.DefaultPriority
+	if req.Priority != nil {
+		prio = *req.Priority
+	}
+	t, err := s.cfg.Tasks.Create(r.Context(), task.Spec{
+		Description: req.Description, Context: req.Context, Tags: req.Tags, Priority: prio,
+		ParentID: task.ID(req.ParentID), Persona: req.Persona, Engine: req.Engine, Model: req.Model,
+		Repo: req.Repo, Hold: req.NoStart,
+		Budget: task.Budget{MaxIterations: req.Budget.MaxIterations, MaxTokens: req.Budget.MaxTokens, MaxCostUSD: req.Budget.MaxCostUSD},
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, t)
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var statuses []task.Status
+	for _, v := range splitList(q["status"]) {
+		st, err := task.ParseStatus(v)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		statuses = append(statuses, st)
+	}
+	all := q.Get("all") == "1" || q.Get("all") == "true"
+	ts, err := s.cfg.Tasks.List(r.Context(), statuses, all)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if ts == nil {
+		ts = []task.Task{}
+	}
+	writeJSON(w, http.StatusOK, api.TaskList{Tasks: ts})
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+	d, err := s.cfg.Tasks.Get(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, detail(d))
+}
+
+func detail(d control.Detail) api.TaskDetail {
+	out := api.TaskDetail{Task: d.Task, Readiness: d.Readiness, Blockers: d.Blockers}
+	for _, inj := range d.Pending {
+		out.Pending = append(out.Pending, message(inj))
+	}
+	return out
+}
+
+func message(inj store.Injection) api.Message {
+	return api.Message{ID: inj.ID, TaskID: inj.TaskID, Source: inj.Source, Text: inj.Text, Urgent: inj.Urgent,
+		CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt}
+}
+
+func (s *Server) action(op func(Tasks, context.Context, string, string) (task.Task, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req api.ActionRequest
+		if r.ContentLength != 0 && !decode(w, r, &req) {
+			return
+		}
+		t, err := op(s.cfg.Tasks, r.Context(), r.PathValue("ref"), req.Reason)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, t)
+	}
+}
+
+func (s *Server) send(w http.ResponseWriter, r *http.Request) {
+	var req api.SendRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	inj, err := s.cfg.Tasks.Send(r.Context(), r.PathValue("ref"), req.Text)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, message(inj))
+}
+
+func (s *Server) depend(w http.ResponseWriter, r *http.Request) {
+	var req api.DependRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	d, err := s.cfg.Tasks.Depend(r.Context(), r.PathValue("ref"), req.Blocker)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, detail(d))
+}
+
+// query parses the event selection shared by /v1/events and /v1/watch.
+func (s *Server) query(r *http.Request, defaultAfter int64) (event.Query, error) {
+	v := r.URL.Query()
+	q := event.Query{AfterID: defaultAfter}
+	if ref := v.Get("task"); ref != "" {
+		id, err := s.cfg.Tasks.Resolve(r.Context(), ref)
+		if err != nil {
+			return q, err
+		}
+		q.TaskID = id
+	}
+	q.Kinds = splitList(v["kind"])
+	if a := v.Get("after"); a != "" {
+		n, err := strconv.ParseInt(a, 10, 64)
+		if err != nil {
+			return q, &task.InvalidError{Field: "after", Msg: "must be an event id (an integer)"}
+		}
+		q.AfterID = n
+	}
+	if since := v.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return q, &task.InvalidError{Field: "since", Msg: "must be an RFC 3339 time"}
+		}
+		q.Since = t
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			return q, &task.InvalidError{Field: "limit", Msg: "must be a non-negative integer"}
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	q, err := s.query(r, 0)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	evs, err := s.cfg.Log.ReadEvents(r.Context(), q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if evs == nil {
+		evs = []event.Event{}
+	}
+	writeJSON(w, http.StatusOK, api.EventList{Events: evs})
+}
+
+// watch streams events as NDJSON until the client goes away or the daemon
+// shuts down. Without ?after it starts live; with it, it replays from the log.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+	q, err := s.query(r, -1)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		s.fail(w, r, errors.New("streaming is not supported by this connection"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	enc := json.NewEncoder(w)
+	err = event.Follow(r.Context(), s.cfg.Bus, s.cfg.Log, q, func(e event.Event) error {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+		fl.Flush()
+		return nil
+	})
+	if err != nil && r.Context().Err() == nil && !errors.Is(err, event.ErrClosed) {
+		s.cfg.Logger.Warn("watch stream ended", "err", err)
+	}
+}
+
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// fail maps an error to its API code. It never matches on error text.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		inv *task.InvalidError
+		amb *store.AmbiguousError
+		tr  *task.TransitionError
+		cyc *store.CycleError
+		fin *control.FinishedError
+	)
+	e := api.Error{Message: err.Error()}
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		code, e.Code, e.Hint = http.StatusNotFound, api.CodeNotFound, "`neuraphage task list --all` lists every task"
+	case errors.As(err, &amb):
+		code, e.Code, e.Hint = http.StatusBadRequest, api.CodeInvalid, "type more characters of the task id"
+	case errors.As(err, &inv):
+		code, e.Code = http.StatusBadRequest, api.CodeInvalid
+	case errors.As(err, &tr), errors.As(err, &fin):
+		code, e.Code = http.StatusConflict, api.CodeConflict
+	case errors.As(err, &cyc):
+		code, e.Code = http.StatusConflict, api.CodeConflict
+	case errors.Is(err, store.ErrClosed):
+		code, e.Code = http.StatusServiceUnavailable, api.CodeUnavailable
+	default:
+		e.Code = api.CodeInternal
+		s.cfg.Logger.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, code, e)
+}

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neuraphage/neuraphage-go/internal/api/client"
+)
+
+type daemonStartOpts struct {
+	foreground bool
+}
+
+func (a *app) newDaemonStartCmd() *cobra.Command {
+	var opts daemonStartOpts
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Start the daemon (in the background unless --foreground)",
+		Args:  noArgs,
+		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			return a.runDaemonStart(cmd.Context(), opts, cmd.OutOrStdout())
+		}),
+	}
+	cmd.Flags().BoolVar(&opts.foreground, "foreground", false, "run in this process until SIGTERM, SIGINT or `daemon stop`")
+	return cmd
+}
+
+func (a *app) runDaemonStart(ctx context.Context, opts daemonStartOpts, out io.Writer) error {
+	p, err := a.getPaths()
+	if err != nil {
+		return err
+	}
+	cfg, err := a.getConfig()
+	if err != nil {
+		return err
+	}
+	if opts.foreground {
+		return a.env.RunDaemon(ctx, p, cfg, func() { fmt.Fprintf(out, "neuraphage daemon listening on %s\n", p.Socket) })
+	}
+	c := client.New(p.Socket)
+	defer c.Close()
+	if h, err := c.Health(ctx); err == nil {
+		return fmt.Errorf("a daemon is already running for this home (pid %d on %s); stop it with `neuraphage daemon stop`", h.PID, p.Socket)
+	} else if !errors.Is(err, client.ErrUnreachable) {
+		return err
+	}
+	if err := a.startDaemon(ctx, c, p, cfg); err != nil {
+		return err
+	}
+	h, err := c.Health(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "daemon started (pid %d) on %s\n", h.PID, p.Socket)
+	return nil
+}

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neuraphage/neuraphage-go/internal/api/client"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+type daemonStatusOpts struct {
+	json bool
+}
+
+func (a *app) newDaemonStatusCmd() *cobra.Command {
+	var opts daemonStatusOpts
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Say whether the daemon runs, and what it holds (exit 3 when not running)",
+		Args:  noArgs,
+		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			return a.runDaemonStatus(cmd.Context(), opts, cmd.OutOrStdout())
+		}),
+	}
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+	return cmd
+}
+
+func (a *app) runDaemonStatus(ctx context.Context, opts daemonStatusOpts, out io.Writer) error {
+	p, err := a.getPaths()
+	if err != nil {
+		return err
+	}
+	c := client.New(p.Socket)
+	defer c.Close()
+	st, err := c.Status(ctx)
+	if errors.Is(err, client.ErrUnreachable) {
+		if opts.json {
+			_ = writeJSON(out, map[string]any{"running": false, "socket": p.Socket})
+		} else {
+			fmt.Fprintf(out, "daemon is not running (socket %s)\n", p.Socket)
+		}
+		return &unreachableError{errors.New("daemon is not running")}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSON(out, st)
+	}
+	fmt.Fprintf(out, "daemon running (pid %d, version %s, up %s)\n", st.PID, st.Version, time.Since(st.StartedAt).Round(time.Second))
+	fmt.Fprintf(out, "socket:   %s\ndatabase: %s\nlog:      %s\n", st.Socket, st.DBFile, st.LogFile)
+	fmt.Fprint(out, "tasks:   ")
+	for _, s := range task.AllStatuses() {
+		fmt.Fprintf(out, " %s %d", s, st.Tasks[s])
+	}
+	fmt.Fprintf(out, "\nevents:   %d logged (last id %d); bus: %d published, %d dropped, %d subscribers\n",
+		st.Events, st.LastEventID, st.Bus.Published, st.Bus.Dropped, st.Bus.Subscribers)
+	fmt.Fprintf(out, "messages: %d waiting for delivery\n", st.PendingMessages)
+	return nil
+}

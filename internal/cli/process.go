@@ -1,0 +1,16 @@
+package cli
+
+import (
+	"errors"
+	"syscall"
+)
+
+// processAlive reports whether a process with this pid exists (and is not a
+// zombie we could reap: signal 0 only checks existence).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

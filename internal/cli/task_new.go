@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+type taskNewOpts struct {
+	repo, persona, parent, engine, model, context string
+	tags                                          []string
+	priority                                      int
+	budgetUSD                                     float64
+	noStart, json, quiet                          bool
+}
+
+func (a *app) newTaskNewCmd() *cobra.Command {
+	var opts taskNewOpts
+	cmd := &cobra.Command{
+		Use:   "new DESCRIPTION",
+		Short: "Create a task",
+		Long: `Create a task from a description. It is queued to run unless --no-start holds
+it (paused) until ` + "`task resume`" + `. Until the agent runtime lands, queued tasks stay queued.`,
+		Args: exactArgs("DESCRIPTION"),
+		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			return a.runTaskNew(cmd.Context(), opts, cmd.Flags().Changed("priority"), args, cmd.OutOrStdout())
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.repo, "repo", "", "repository the task works on (default: the current directory)")
+	f.StringVar(&opts.persona, "persona", "", "persona to run as (default: chosen by the router)")
+	f.StringSliceVar(&opts.tags, "tags", nil, "comma-separated tags, e.g. auth,jwt")
+	f.StringVar(&opts.parent, "parent", "", "parent task id")
+	f.IntVar(&opts.priority, "priority", 2, "0 (most urgent) to 4; default from tasks.default_priority")
+	f.StringVar(&opts.engine, "engine", "", "engine that drives the agent (default from tasks.default_engine)")
+	f.StringVar(&opts.model, "model", "", "model to use instead of the persona's tier")
+	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "stop spending on this task past this many dollars (0: no limit)")
+	f.StringVar(&opts.context, "context", "", "extra context for the agent")
+	f.BoolVar(&opts.noStart, "no-start", false, "create the task paused; `task resume` starts it")
+	f.BoolVar(&opts.json, "json", false, "print the task as JSON")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the task id")
+	return cmd
+}
+
+func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool, args []string, out io.Writer) error {
+	if strings.TrimSpace(args[0]) == "" {
+		return &usageError{msg: "the task description is empty", hint: `neuraphage task new "add token expiry checks"`}
+	}
+	if prioritySet && (opts.priority < task.MinPriority || opts.priority > task.MaxPriority) {
+		return usageErrorf("--priority %d is out of range; want %d (most urgent) to %d", opts.priority, task.MinPriority, task.MaxPriority)
+	}
+	if opts.budgetUSD < 0 {
+		return usageErrorf("--budget-usd must not be negative")
+	}
+	repo := opts.repo
+	if repo == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("finding the current directory: %w", err)
+		}
+		repo = wd
+	}
+	repo, err := filepath.Abs(repo)
+	if err != nil {
+		return usageErrorf("--repo %q: %v", opts.repo, err)
+	}
+	if fi, err := os.Stat(repo); err != nil || !fi.IsDir() {
+		return usageErrorf("--repo %q is not a directory", repo)
+	}
+	req := api.CreateTaskRequest{
+		Description: args[0], Context: opts.context, Tags: opts.tags, ParentID: opts.parent,
+		Persona: opts.persona, Engine: opts.engine, Model: opts.model, Repo: repo,
+		Budget: api.Budget{MaxCostUSD: opts.budgetUSD}, NoStart: opts.noStart,
+	}
+	if prioritySet {
+		req.Priority = &opts.priority
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := c.CreateTask(ctx, req)
+	if err != nil {
+		return err
+	}
+	switch {
+	case opts.json:
+		return writeJSON(out, t)
+	case opts.quiet:
+		fmt.Fprintln(out, t.ID)
+	default:
+		fmt.Fprintf(out, "created %s (%s)\n", t.ID, t.Status)
+	}
+	return nil
+}

@@ -1,0 +1,316 @@
+// Package daemon is Neuraphage's composition root: it builds the store, the
+// event bus, the task control plane and the API server, and owns their lives.
+//
+// Run holds a lock file so that one daemon serves a home; a lock left by a
+// crashed daemon is released by the kernel, so its stale pid file and socket are
+// simply replaced. On start it recovers what the previous run left (tasks that
+// were running are marked to resume). Shutdown, from a signal, the API or a
+// cancelled context, is ordered and bounded: stop intake (the socket stops
+// accepting and watch streams end), stop work, flush the event log, close the
+// store, remove the socket and pid file.
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/api/server"
+	"github.com/neuraphage/neuraphage-go/internal/config"
+	"github.com/neuraphage/neuraphage-go/internal/control"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+)
+
+// Options configures Run.
+type Options struct {
+	Paths   config.Paths
+	Config  config.Config
+	Version string
+	// Logger receives the daemon's logs; nil writes JSON to Paths.LogFile at
+	// the configured level.
+	Logger *slog.Logger
+	// Ready, when set, is called once the socket accepts connections.
+	Ready func()
+}
+
+// AlreadyRunningError refuses a second daemon on one home.
+type AlreadyRunningError struct {
+	PID      int
+	LockFile string
+}
+
+func (e *AlreadyRunningError) Error() string {
+	pid := "unknown pid"
+	if e.PID > 0 {
+		pid = "pid " + strconv.Itoa(e.PID)
+	}
+	return fmt.Sprintf("a daemon is already running for this home (%s, lock %s); stop it with `neuraphage daemon stop`", pid, e.LockFile)
+}
+
+// Daemon is a running daemon. It implements the server's Daemon interface.
+type Daemon struct {
+	opts    Options
+	log     *slog.Logger
+	store   *sqlite.Store
+	bus     *event.Bus
+	started time.Time
+
+	stopOnce sync.Once
+	stop     context.CancelCauseFunc
+}
+
+// Run runs a daemon until ctx ends or a shutdown is requested, then shuts it
+// down in order. It returns nil after a clean shutdown.
+func Run(ctx context.Context, opts Options) (err error) {
+	p := opts.Paths
+	for _, dir := range []string{p.RunDir, p.DataDir, p.LogDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating %s: %w", dir, err)
+		}
+	}
+	if err := os.Chmod(p.RunDir, 0o700); err != nil {
+		return fmt.Errorf("restricting %s to its owner: %w", p.RunDir, err)
+	}
+	unlock, err := lock(p.LockFile, p.PIDFile)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	logger := opts.Logger
+	if logger == nil {
+		f, err := os.OpenFile(p.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening the log file: %w", err)
+		}
+		defer f.Close()
+		logger = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: level(opts.Config.Log.Level)}))
+	}
+	logger = logger.With("component", "daemon")
+
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	d := &Daemon{opts: opts, log: logger, started: time.Now().UTC(), stop: stop}
+
+	var bus *event.Bus
+	st, err := sqlite.Open(ctx, p.DBFile, sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
+	if err != nil {
+		return fmt.Errorf("opening the store: %w", err)
+	}
+	last, err := st.LastEventID(ctx)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	bus = event.NewBus(event.Options{Buffer: opts.Config.Events.SubscriberBuffer}, last)
+	d.store, d.bus = st, bus
+	storeClosed := false
+	defer func() {
+		if !storeClosed {
+			err = errors.Join(err, st.Close())
+		}
+	}()
+
+	ctl := control.New(st, time.Now, rand.Reader, control.Defaults{
+		Priority: opts.Config.Tasks.DefaultPriority, Engine: opts.Config.Tasks.DefaultEngine,
+	}, logger)
+	recovered, err := ctl.Recover(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := st.AppendEvents(ctx, event.New(time.Now(), "", event.DaemonStarted{PID: os.Getpid(), Version: opts.Version})); err != nil {
+		return err
+	}
+
+	// A lock holder may replace a socket left by a crashed daemon.
+	if err := os.Remove(p.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the stale socket %s: %w", p.Socket, err)
+	}
+	ln, err := net.Listen("unix", p.Socket)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", p.Socket, err)
+	}
+	defer os.Remove(p.Socket)
+	if err := os.Chmod(p.Socket, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("restricting %s to its owner: %w", p.Socket, err)
+	}
+	if err := os.WriteFile(p.PIDFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("writing the pid file: %w", err)
+	}
+	defer os.Remove(p.PIDFile)
+
+	// Handlers run under streamCtx, which ends first at shutdown so that long
+	// watch streams let the server stop.
+	streamCtx, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{
+		Handler: server.New(server.Config{
+			Tasks: ctl, Daemon: d, Log: st, Bus: bus,
+			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
+		}),
+		BaseContext:       func(net.Listener) context.Context { return streamCtx },
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	logger.Info("daemon started", "pid", os.Getpid(), "socket", p.Socket, "version", opts.Version, "resume_pending", len(recovered))
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serving the API: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error { return d.pruneEvents(gctx) })
+	if opts.Ready != nil {
+		opts.Ready()
+	}
+	g.Go(func() error {
+		<-gctx.Done()
+		reason := "context ended"
+		if c := context.Cause(gctx); c != nil {
+			reason = c.Error()
+		}
+		return d.shutdown(srv, endStreams, reason, &storeClosed)
+	})
+	return g.Wait()
+}
+
+// shutdown stops the daemon in order, bounded by the configured timeout.
+func (d *Daemon) shutdown(srv *http.Server, endStreams context.CancelFunc, reason string, storeClosed *bool) error {
+	timeout := time.Duration(d.opts.Config.Daemon.ShutdownTimeoutSecs) * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	d.log.Info("daemon stopping", "reason", reason)
+
+	// 1. Stop intake: no new connections; live streams end.
+	endStreams()
+	if err := srv.Shutdown(ctx); err != nil {
+		d.log.Warn("API connections did not close in time; closing them", "err", err)
+		srv.Close()
+	}
+	// 2. Stop work: nothing runs tasks yet; the executor stops here.
+	// 3. Flush the event log.
+	var errs []error
+	if _, err := d.store.AppendEvents(ctx, event.New(time.Now(), "", event.DaemonStopping{Reason: reason})); err != nil {
+		errs = append(errs, fmt.Errorf("recording the shutdown: %w", err))
+	}
+	// 4. Close the store: the writer commits what is queued.
+	*storeClosed = true
+	if err := d.store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the store: %w", err))
+	}
+	d.bus.Close()
+	d.log.Info("daemon stopped")
+	return errors.Join(errs...)
+}
+
+// errShutdownRequested is the cause of a shutdown asked for through the API.
+type shutdownRequest struct{ reason string }
+
+func (s shutdownRequest) Error() string { return "shutdown " + s.reason }
+
+// Shutdown starts an orderly shutdown and returns at once.
+func (d *Daemon) Shutdown(reason string) {
+	d.stopOnce.Do(func() { d.stop(shutdownRequest{reason: reason}) })
+}
+
+// Health implements server.Daemon.
+func (d *Daemon) Health() api.Health {
+	return api.Health{Status: "ok", PID: os.Getpid(), Version: d.opts.Version, StartedAt: d.started}
+}
+
+// Status implements server.Daemon.
+func (d *Daemon) Status(ctx context.Context) (api.Status, error) {
+	c, err := d.store.Counts(ctx)
+	if err != nil {
+		return api.Status{}, err
+	}
+	p := d.opts.Paths
+	return api.Status{
+		Health: d.Health(), Socket: p.Socket, DBFile: p.DBFile, ConfigFile: p.ConfigFile, LogFile: p.LogFile,
+		Tasks: c.Tasks, Events: c.Events, LastEventID: c.LastID, PendingMessages: c.Pending, Bus: d.bus.Stats(),
+	}, nil
+}
+
+// pruneEvents deletes events older than the configured retention, hourly.
+func (d *Daemon) pruneEvents(ctx context.Context) error {
+	days := d.opts.Config.Events.RetentionDays
+	if days <= 0 {
+		return nil
+	}
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := d.store.PruneEvents(ctx, time.Now().AddDate(0, 0, -days))
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("pruning old events", "err", err)
+		} else if n > 0 {
+			d.log.Info("pruned old events", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func level(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// lock takes the home's lock file, or reports the daemon that holds it.
+func lock(lockFile, pidFile string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(lockFile), 0o700); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(lockFile), err)
+	}
+	f, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &AlreadyRunningError{PID: ReadPID(pidFile), LockFile: lockFile}
+		}
+		return nil, fmt.Errorf("locking %s: %w", lockFile, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// ReadPID returns the pid recorded in a pid file, or 0.
+func ReadPID(pidFile string) int {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
