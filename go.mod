@@ -10,7 +10,7 @@ require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/google/go-cmp v0.6.0
 	github.com/openai/openai-go/v3 v3.95.0
-	github.com/rogpeppe/go-internal v1.13.1
+	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/sync v0.24.0
 	gopkg.in/yaml.v3 v3.0.1
