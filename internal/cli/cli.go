@@ -113,7 +113,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	daemonCmd.AddCommand(a.newDaemonStartCmd(), a.newDaemonStopCmd(), a.newDaemonStatusCmd())
 	configCmd := &cobra.Command{Use: "config", Short: "Show and edit the configuration", Args: noArgs, RunE: help}
 	configCmd.AddCommand(a.newConfigShowCmd(), a.newConfigGetCmd(), a.newConfigSetCmd(), a.newConfigPathCmd())
-	root.AddCommand(taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newEventsCmd(), a.newVersionCmd())
+	root.AddCommand(taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newEventsCmd(), a.newVersionCmd(), a.newDemoCmd())
 	return root
 }
 

@@ -20,19 +20,21 @@ const (
 	Cancelled Status = "cancelled" // stopped by the user
 )
 
-// Statuses lists every status in life order.
-var Statuses = []Status{Queued, Running, Waiting, Paused, Completed, Failed, Cancelled}
+// AllStatuses lists every status in life order.
+func AllStatuses() []Status {
+	return []Status{Queued, Running, Waiting, Paused, Completed, Failed, Cancelled}
+}
 
 // ParseStatus returns the status named s, or an error listing the valid names.
 func ParseStatus(s string) (Status, error) {
-	for _, st := range Statuses {
+	for _, st := range AllStatuses() {
 		if string(st) == strings.ToLower(strings.TrimSpace(s)) {
 			return st, nil
 		}
 	}
-	names := make([]string, len(Statuses))
-	for i, st := range Statuses {
-		names[i] = string(st)
+	names := make([]string, 0, 7)
+	for _, st := range AllStatuses() {
+		names = append(names, string(st))
 	}
 	return "", &InvalidError{Field: "status", Msg: fmt.Sprintf("%q is not a status; want one of %s", s, strings.Join(names, ", "))}
 }
@@ -47,7 +49,7 @@ func (s Status) Active() bool { return s == Running || s == Waiting }
 var transitions = map[Status][]Status{
 	Queued:  {Running, Paused, Cancelled, Failed},
 	Running: {Waiting, Paused, Completed, Failed, Cancelled, Queued},
-	Waiting: {Running, Paused, Completed, Failed, Cancelled, Queued},
+	Waiting: {Running, Paused, Completed, Failed, Cancelled},
 	Paused:  {Queued, Cancelled, Failed},
 }
 

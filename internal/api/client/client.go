@@ -158,6 +158,23 @@ func (c *Client) ListTasks(ctx context.Context, statuses []task.Status, all bool
 	return l.Tasks, err
 }
 
+// ListTasksJSON is ListTasks returning the JSON array of tasks as the daemon
+// encoded it, without decoding it: the fast path for `task list --json`.
+func (c *Client) ListTasksJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error) {
+	v := url.Values{}
+	for _, s := range statuses {
+		v.Add("status", string(s))
+	}
+	if all {
+		v.Set("all", "1")
+	}
+	var l struct {
+		Tasks json.RawMessage `json:"tasks"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/tasks?"+v.Encode(), nil, &l)
+	return l.Tasks, err
+}
+
 // GetTask returns one task with its details.
 func (c *Client) GetTask(ctx context.Context, ref string) (api.TaskDetail, error) {
 	var d api.TaskDetail

@@ -15,7 +15,7 @@ CREATE TABLE tasks (
 	id             TEXT PRIMARY KEY,
 	description    TEXT NOT NULL,
 	context        TEXT NOT NULL DEFAULT '',
-	tags           TEXT NOT NULL DEFAULT '[]',
+	tags           TEXT NOT NULL DEFAULT '', -- comma-separated
 	priority       INTEGER NOT NULL,
 	parent_id      TEXT,
 	persona        TEXT NOT NULL DEFAULT '',

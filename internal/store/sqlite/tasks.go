@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -38,10 +37,8 @@ func scanTask(r scanner) (task.Task, error) {
 	if err != nil {
 		return task.Task{}, err
 	}
-	if tags != "" && tags != "[]" {
-		if err := json.Unmarshal([]byte(tags), &t.Tags); err != nil {
-			return task.Task{}, fmt.Errorf("decoding the tags of task %s: %w", t.ID, err)
-		}
+	if tags != "" {
+		t.Tags = strings.Split(tags, ",")
 	}
 	t.ParentID = task.ID(parent.String)
 	t.ResumePending = resume != 0
@@ -53,14 +50,8 @@ func scanTask(r scanner) (task.Task, error) {
 }
 
 func taskArgs(t task.Task) ([]any, error) {
-	tags := "[]"
-	if len(t.Tags) > 0 {
-		b, err := json.Marshal(t.Tags)
-		if err != nil {
-			return nil, fmt.Errorf("encoding the tags of task %s: %w", t.ID, err)
-		}
-		tags = string(b)
-	}
+	// Tags never contain commas (task.NormalizeTags refuses them).
+	tags := strings.Join(t.Tags, ",")
 	return []any{string(t.ID), t.Description, t.Context, tags, t.Priority, nullString(string(t.ParentID)),
 		t.Persona, t.Engine, t.Model, t.Repo, t.Branch, t.Worktree, string(t.Status), boolInt(t.ResumePending), t.CloseReason,
 		t.Budget.MaxIterations, t.Budget.MaxTokens, t.Budget.MaxCostUSD,

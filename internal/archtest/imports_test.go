@@ -1,0 +1,195 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/neuraphage/neuraphage-go"
+
+// imports maps each package of the module (by path relative to the module
+// root) to the packages its non-test files import.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if hasBuildTag(f.Comments, "tools") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			out[rel] = append(out[rel], p)
+		}
+		if _, ok := out[rel]; !ok {
+			out[rel] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func hasBuildTag(groups []*ast.CommentGroup, tag string) bool {
+	for _, g := range groups {
+		for _, c := range g.List {
+			if strings.HasPrefix(c.Text, "//go:build") && strings.Contains(c.Text, tag) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// internalDeps returns the module packages pkg depends on, transitively.
+func internalDeps(graph map[string][]string, pkg string) map[string]bool {
+	seen := map[string]bool{}
+	var visit func(string)
+	visit = func(p string) {
+		for _, imp := range graph[p] {
+			rel, ok := strings.CutPrefix(imp, module+"/")
+			if !ok || seen[rel] {
+				continue
+			}
+			seen[rel] = true
+			visit(rel)
+		}
+	}
+	visit(pkg)
+	return seen
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
+
+// TestDomainPackagesDoNoIO: the pure packages import no I/O and nothing
+// internal that does.
+func TestDomainPackagesDoNoIO(t *testing.T) {
+	t.Parallel()
+	graph := imports(t)
+	pure := []string{"internal/task", "internal/event", "internal/api", "internal/llm"}
+	forbidden := []string{"os", "os/exec", "net", "net/http", "database/sql", "syscall", "io/fs", "os/signal"}
+	// internal/llm classifies transport errors and reads Retry-After headers:
+	// it uses the error types and constants of these packages and performs no
+	// I/O itself (the providers in its subpackages do).
+	typesOnly := map[string][]string{"internal/llm": {"net", "net/http", "syscall"}}
+	for _, pkg := range pure {
+		if _, ok := graph[pkg]; !ok {
+			continue // not built yet
+		}
+		for _, imp := range graph[pkg] {
+			for _, f := range forbidden {
+				if imp == f && !contains(typesOnly[pkg], imp) {
+					t.Errorf("%s imports %s: domain packages do no I/O", pkg, imp)
+				}
+			}
+		}
+		for dep := range internalDeps(graph, pkg) {
+			ok := false
+			for _, p := range pure {
+				if dep == p {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s depends on %s: domain packages depend only on other domain packages", pkg, dep)
+			}
+		}
+	}
+}
+
+// TestClientsNeverImportDaemonInternals: the CLI and the TUI reach the daemon
+// only through api/client.
+func TestClientsNeverImportDaemonInternals(t *testing.T) {
+	t.Parallel()
+	graph := imports(t)
+	internals := []string{"internal/daemon", "internal/control", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/agent", "internal/engine"}
+	for _, client := range []string{"internal/cli", "internal/tui"} {
+		if _, ok := graph[client]; !ok {
+			continue
+		}
+		for dep := range internalDeps(graph, client) {
+			for _, in := range internals {
+				if under(dep, in) {
+					t.Errorf("%s depends on %s (daemon internals); use internal/api/client", client, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestOnlyRunnersStartProcesses: os/exec is imported only by the packages
+// that own running other programs.
+func TestOnlyRunnersStartProcesses(t *testing.T) {
+	t.Parallel()
+	allowed := []string{"internal/spawn", "internal/git", "internal/proc"}
+	var bad []string
+	for pkg, imps := range imports(t) {
+		for _, imp := range imps {
+			if imp != "os/exec" {
+				continue
+			}
+			ok := false
+			for _, a := range allowed {
+				if under(pkg, a) {
+					ok = true
+				}
+			}
+			if !ok {
+				bad = append(bad, pkg)
+			}
+		}
+	}
+	sort.Strings(bad)
+	for _, pkg := range bad {
+		t.Errorf("%s imports os/exec; run programs through internal/spawn or the git runner", pkg)
+	}
+}
+
+// TestCoreNeverImportsTheTUIToolkit: Bubble Tea stays inside internal/tui.
+func TestCoreNeverImportsTheTUIToolkit(t *testing.T) {
+	t.Parallel()
+	for pkg, imps := range imports(t) {
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, "github.com/charmbracelet/") && !under(pkg, "internal/tui") {
+				t.Errorf("%s imports %s; only internal/tui may", pkg, imp)
+			}
+		}
+	}
+}
