@@ -50,15 +50,19 @@ func (a *app) runTaskList(ctx context.Context, opts taskListOpts, out io.Writer)
 	if err != nil {
 		return err
 	}
+	if opts.json {
+		// Passed through as the daemon sent it (an array, one task per line):
+		// listing 10,000 tasks must stay fast.
+		raw, err := c.ListTasksJSON(ctx, statuses, opts.all)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(out, "%s\n", raw)
+		return err
+	}
 	ts, err := c.ListTasks(ctx, statuses, opts.all)
 	if err != nil {
 		return err
-	}
-	if opts.json {
-		if ts == nil {
-			ts = []task.Task{}
-		}
-		return writeJSON(out, ts)
 	}
 	if len(ts) == 0 {
 		if opts.all || len(statuses) > 0 {

@@ -11,6 +11,7 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,11 +129,20 @@ func (c *Control) detail(ctx context.Context, id task.ID) (Detail, error) {
 // List returns tasks. With no statuses it returns the tasks not yet finished
 // unless all is set.
 func (c *Control) List(ctx context.Context, statuses []task.Status, all bool) ([]task.Task, error) {
+	return c.store.ListTasks(ctx, c.listOptions(statuses, all))
+}
+
+// ListJSON is List returning the tasks as a JSON array, straight from the store.
+func (c *Control) ListJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error) {
+	return c.store.ListTasksJSON(ctx, c.listOptions(statuses, all))
+}
+
+func (c *Control) listOptions(statuses []task.Status, all bool) store.ListOptions {
 	opts := store.ListOptions{Statuses: statuses}
 	if len(statuses) == 0 && !all {
 		opts.Statuses = []task.Status{task.Queued, task.Running, task.Waiting, task.Paused}
 	}
-	return c.store.ListTasks(ctx, opts)
+	return opts
 }
 
 // Pause holds a task: a queued task is not dispatched, a running one stops at

@@ -226,7 +226,7 @@ func BenchmarkTaskListJSON10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out.Write(raw)
+		out.Write(raw) // what the CLI prints
 	}
 	b.ReportMetric(float64(out.Len()), "bytes")
 }

@@ -17,6 +17,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -103,6 +104,10 @@ type Store interface {
 	ResolveTask(ctx context.Context, ref string) (task.ID, error)
 	// ListTasks returns tasks ordered by creation time, oldest first.
 	ListTasks(ctx context.Context, opts ListOptions) ([]task.Task, error)
+	// ListTasksJSON is ListTasks as a JSON array of task.Task, encoded as
+	// encoding/json encodes them; implementations may serve it without
+	// decoding (the fast path for listing many tasks).
+	ListTasksJSON(ctx context.Context, opts ListOptions) (json.RawMessage, error)
 
 	// AddDependency records that dep.Task waits for dep.Blocker, with evs.
 	// Both must exist and the edge must not close a cycle (*CycleError).

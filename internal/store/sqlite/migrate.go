@@ -12,32 +12,15 @@ var migrations = []string{
 	// 1: tasks, dependencies, injection queues, event log.
 	`
 CREATE TABLE tasks (
-	id             TEXT PRIMARY KEY,
-	description    TEXT NOT NULL,
-	context        TEXT NOT NULL DEFAULT '',
-	tags           TEXT NOT NULL DEFAULT '', -- comma-separated
-	priority       INTEGER NOT NULL,
-	parent_id      TEXT,
-	persona        TEXT NOT NULL DEFAULT '',
-	engine         TEXT NOT NULL DEFAULT '',
-	model          TEXT NOT NULL DEFAULT '',
-	repo           TEXT NOT NULL DEFAULT '',
-	branch         TEXT NOT NULL DEFAULT '',
-	worktree       TEXT NOT NULL DEFAULT '',
-	status         TEXT NOT NULL,
-	resume_pending INTEGER NOT NULL DEFAULT 0,
-	close_reason   TEXT NOT NULL DEFAULT '',
-	max_iterations INTEGER NOT NULL DEFAULT 0,
-	max_tokens     INTEGER NOT NULL DEFAULT 0,
-	max_cost_usd   REAL NOT NULL DEFAULT 0,
-	iterations     INTEGER NOT NULL DEFAULT 0,
-	input_tokens   INTEGER NOT NULL DEFAULT 0,
-	output_tokens  INTEGER NOT NULL DEFAULT 0,
-	cost_usd       REAL NOT NULL DEFAULT 0,
-	created_at     INTEGER NOT NULL,
-	updated_at     INTEGER NOT NULL,
-	started_at     INTEGER,
-	finished_at    INTEGER
+	id         TEXT PRIMARY KEY,
+	status     TEXT NOT NULL,
+	priority   INTEGER NOT NULL,
+	parent_id  TEXT,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	-- The whole task.Task as JSON; the columns above repeat what queries filter
+	-- and sort on. Lists are served straight from this column.
+	data       TEXT NOT NULL
 );
 CREATE INDEX tasks_status ON tasks (status, created_at);
 CREATE INDEX tasks_created ON tasks (created_at, id);

@@ -1,62 +1,41 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
-	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
-const taskColumns = `id, description, context, tags, priority, parent_id, persona, engine, model,
-	repo, branch, worktree, status, resume_pending, close_reason,
-	max_iterations, max_tokens, max_cost_usd, iterations, input_tokens, output_tokens, cost_usd,
-	created_at, updated_at, started_at, finished_at`
-
 // scanner is what *sql.Row and *sql.Rows share.
 type scanner interface{ Scan(dest ...any) error }
 
 func scanTask(r scanner) (task.Task, error) {
-	var (
-		t                 task.Task
-		tags              string
-		parent            sql.NullString
-		resume            int
-		created, updated  int64
-		started, finished sql.NullInt64
-	)
-	err := r.Scan(&t.ID, &t.Description, &t.Context, &tags, &t.Priority, &parent, &t.Persona, &t.Engine, &t.Model,
-		&t.Repo, &t.Branch, &t.Worktree, &t.Status, &resume, &t.CloseReason,
-		&t.Budget.MaxIterations, &t.Budget.MaxTokens, &t.Budget.MaxCostUSD,
-		&t.Usage.Iterations, &t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CostUSD,
-		&created, &updated, &started, &finished)
-	if err != nil {
+	var data []byte
+	if err := r.Scan(&data); err != nil {
 		return task.Task{}, err
 	}
-	if tags != "" {
-		t.Tags = strings.Split(tags, ",")
+	var t task.Task
+	if err := json.Unmarshal(data, &t); err != nil {
+		return task.Task{}, fmt.Errorf("decoding a stored task: %w", err)
 	}
-	t.ParentID = task.ID(parent.String)
-	t.ResumePending = resume != 0
-	t.CreatedAt = fromNanos(created)
-	t.UpdatedAt = fromNanos(updated)
-	t.StartedAt = optTime(started)
-	t.FinishedAt = optTime(finished)
 	return t, nil
 }
 
+// taskArgs returns the column values of t in the order id, status, priority,
+// parent_id, created_at, updated_at, data.
 func taskArgs(t task.Task) ([]any, error) {
-	// Tags never contain commas (task.NormalizeTags refuses them).
-	tags := strings.Join(t.Tags, ",")
-	return []any{string(t.ID), t.Description, t.Context, tags, t.Priority, nullString(string(t.ParentID)),
-		t.Persona, t.Engine, t.Model, t.Repo, t.Branch, t.Worktree, string(t.Status), boolInt(t.ResumePending), t.CloseReason,
-		t.Budget.MaxIterations, t.Budget.MaxTokens, t.Budget.MaxCostUSD,
-		t.Usage.Iterations, t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CostUSD,
-		t.CreatedAt.UnixNano(), t.UpdatedAt.UnixNano(), nanosOrNil(t.StartedAt), nanosOrNil(t.FinishedAt)}, nil
+	data, err := json.Marshal(t)
+	if err != nil {
+		return nil, fmt.Errorf("encoding task %s: %w", t.ID, err)
+	}
+	return []any{string(t.ID), string(t.Status), t.Priority, nullString(string(t.ParentID)),
+		t.CreatedAt.UnixNano(), t.UpdatedAt.UnixNano(), string(data)}, nil
 }
 
 // CreateTask implements store.Store.
@@ -66,14 +45,8 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, evs ...event.Event)
 		return nil, err
 	}
 	return s.do(ctx, func(w *wtx) error {
-		var n int
-		if err := w.tx.QueryRowContext(w.ctx, `SELECT COUNT(*) FROM tasks WHERE id = ?`, string(t.ID)).Scan(&n); err != nil {
-			return fmt.Errorf("checking task id %s: %w", t.ID, err)
-		}
-		if n > 0 {
-			return fmt.Errorf("creating task %s: %w", t.ID, store.ErrExists)
-		}
 		if t.ParentID != "" {
+			var n int
 			if err := w.tx.QueryRowContext(w.ctx, `SELECT COUNT(*) FROM tasks WHERE id = ?`, string(t.ParentID)).Scan(&n); err != nil {
 				return fmt.Errorf("checking parent task %s: %w", t.ParentID, err)
 			}
@@ -81,9 +54,13 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, evs ...event.Event)
 				return fmt.Errorf("parent task %s: %w", t.ParentID, store.ErrNotFound)
 			}
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO tasks (`+taskColumns+`)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
+		res, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO tasks (id, status, priority, parent_id, created_at, updated_at, data)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, args...)
+		if err != nil {
 			return fmt.Errorf("inserting task %s: %w", t.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("creating task %s: %w", t.ID, store.ErrExists)
 		}
 		return w.emit(evs...)
 	}, false)
@@ -93,7 +70,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, evs ...event.Event)
 func (s *Store) UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error) {
 	var out task.Task
 	evs, err := s.do(ctx, func(w *wtx) error {
-		t, err := scanTask(w.tx.QueryRowContext(w.ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, string(id)))
+		t, err := scanTask(w.tx.QueryRowContext(w.ctx, `SELECT data FROM tasks WHERE id = ?`, string(id)))
 		if isNoRows(err) {
 			return fmt.Errorf("task %s: %w", id, store.ErrNotFound)
 		}
@@ -111,11 +88,8 @@ func (s *Store) UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (t
 		if err != nil {
 			return err
 		}
-		// Same column order as taskColumns, without id, then id for WHERE.
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET description=?, context=?, tags=?, priority=?, parent_id=?,
-			persona=?, engine=?, model=?, repo=?, branch=?, worktree=?, status=?, resume_pending=?, close_reason=?,
-			max_iterations=?, max_tokens=?, max_cost_usd=?, iterations=?, input_tokens=?, output_tokens=?, cost_usd=?,
-			created_at=?, updated_at=?, started_at=?, finished_at=? WHERE id=?`, append(args[1:], args[0])...); err != nil {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET status = ?, priority = ?, parent_id = ?, created_at = ?,
+			updated_at = ?, data = ? WHERE id = ?`, append(args[1:], args[0])...); err != nil {
 			return fmt.Errorf("updating task %s: %w", id, err)
 		}
 		out = t
@@ -129,7 +103,7 @@ func (s *Store) UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (t
 
 // GetTask implements store.Store.
 func (s *Store) GetTask(ctx context.Context, id task.ID) (task.Task, error) {
-	t, err := scanTask(s.rdb.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, string(id)))
+	t, err := scanTask(s.rdb.QueryRowContext(ctx, `SELECT data FROM tasks WHERE id = ?`, string(id)))
 	if isNoRows(err) {
 		return task.Task{}, fmt.Errorf("task %s: %w", id, store.ErrNotFound)
 	}
@@ -174,8 +148,8 @@ func (s *Store) ResolveTask(ctx context.Context, ref string) (task.ID, error) {
 	return "", &store.AmbiguousError{Ref: ref, Matches: ids}
 }
 
-// ListTasks implements store.Store.
-func (s *Store) ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error) {
+// listQuery builds the query for opts, selecting the data column.
+func listQuery(opts store.ListOptions) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -192,7 +166,7 @@ func (s *Store) ListTasks(ctx context.Context, opts store.ListOptions) ([]task.T
 		where = append(where, "parent_id = ?")
 		args = append(args, string(opts.ParentID))
 	}
-	q := `SELECT ` + taskColumns + ` FROM tasks`
+	q := `SELECT data FROM tasks`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -200,23 +174,65 @@ func (s *Store) ListTasks(ctx context.Context, opts store.ListOptions) ([]task.T
 	if opts.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", opts.Limit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("listing tasks: %w", err)
-	}
-	defer rows.Close()
+	return q, args
+}
+
+// ListTasks implements store.Store.
+func (s *Store) ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error) {
 	var out []task.Task
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, fmt.Errorf("listing tasks: %w", err)
+	err := s.eachTask(ctx, opts, func(data []byte) error {
+		var t task.Task
+		if err := json.Unmarshal(data, &t); err != nil {
+			return fmt.Errorf("decoding a stored task: %w", err)
 		}
 		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// ListTasksJSON implements store.Store: the stored JSON of each task, joined
+// into an array with one task per line, never decoded.
+func (s *Store) ListTasksJSON(ctx context.Context, opts store.ListOptions) (json.RawMessage, error) {
+	// One task per line: readable, greppable, and free to produce.
+	var buf bytes.Buffer
+	buf.WriteString("[\n")
+	n := 0
+	err := s.eachTask(ctx, opts, func(data []byte) error {
+		if n > 0 {
+			buf.WriteString(",\n")
+		}
+		n++
+		buf.Write(data)
+		return nil
+	})
+	if n > 0 {
+		buf.WriteByte('\n')
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), err
+}
+
+func (s *Store) eachTask(ctx context.Context, opts store.ListOptions, fn func([]byte) error) error {
+	q, args := listQuery(opts)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("listing tasks: %w", err)
+	}
+	defer rows.Close()
+	var data []byte
+	for rows.Next() {
+		if err := rows.Scan(&data); err != nil {
+			return fmt.Errorf("listing tasks: %w", err)
+		}
+		if err := fn(data); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing tasks: %w", err)
+		return fmt.Errorf("listing tasks: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 func boolInt(b bool) int {
@@ -224,21 +240,4 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
-
-func optTime(n sql.NullInt64) *time.Time {
-	if !n.Valid {
-		return nil
-	}
-	t := fromNanos(n.Int64)
-	return &t
-}
-
-func nanosOrNil(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixNano()
 }

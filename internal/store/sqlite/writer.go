@@ -187,3 +187,5 @@ func nullBytes(b []byte) any {
 
 // isNoRows reports whether err is sql.ErrNoRows.
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -4,6 +4,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -309,6 +311,24 @@ func testList(t *testing.T, open Opener) {
 	}
 	if diff := cmp.Diff(want[1:3], idsOf(children)); diff != "" {
 		t.Errorf("ListTasks(parent, limit 2) (-want +got):\n%s", diff)
+	}
+	// The JSON form decodes to exactly the typed list.
+	for _, opts := range []store.ListOptions{{}, {Statuses: []task.Status{task.Running}}, {Statuses: []task.Status{task.Failed}}} {
+		raw, err := s.ListTasksJSON(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromJSON []task.Task
+		if err := json.Unmarshal(raw, &fromJSON); err != nil {
+			t.Fatalf("ListTasksJSON(%+v) is not a JSON array of tasks: %v\n%s", opts, err, raw)
+		}
+		typed, err := s.ListTasks(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(typed, fromJSON, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("ListTasksJSON(%+v) differs from ListTasks (-typed +json):\n%s", opts, diff)
+		}
 	}
 }
 

@@ -1,0 +1,228 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Config is the whole Neuraphage configuration. Every field has a default
+// (see [Default]); the YAML names are the keys users write.
+type Config struct {
+	Log    Log    `yaml:"log"`
+	Daemon Daemon `yaml:"daemon"`
+	Events Events `yaml:"events"`
+	Tasks  Tasks  `yaml:"tasks"`
+}
+
+// Log configures the daemon's logging.
+type Log struct {
+	Level string `yaml:"level"` // debug|info|warn|error; default info
+}
+
+// Daemon configures the daemon process and how the CLI starts it.
+type Daemon struct {
+	ShutdownTimeoutSecs int  `yaml:"shutdown_timeout_secs"` // default 10, 1..600
+	StartTimeoutSecs    int  `yaml:"start_timeout_secs"`    // how long the CLI waits for an auto-started daemon; default 10, 1..120
+	AutoStart           bool `yaml:"auto_start"`            // default true
+}
+
+// Events configures the event bus and the event log.
+type Events struct {
+	SubscriberBuffer int `yaml:"subscriber_buffer"` // droppable events queued per slow subscriber before drops; default 1024, 16..1_000_000
+	RetentionDays    int `yaml:"retention_days"`    // 0 keeps the event log forever; default 0, >=0
+}
+
+// Tasks configures defaults for new tasks.
+type Tasks struct {
+	DefaultPriority int    `yaml:"default_priority"` // 0 (highest)..4; default 2
+	DefaultEngine   string `yaml:"default_engine"`   // default "native"; non-empty, [a-z0-9-]+
+}
+
+// Default returns the configuration used when the file sets nothing.
+// Each call returns a fresh value.
+func Default() Config {
+	return Config{
+		Log: Log{Level: "info"},
+		Daemon: Daemon{
+			ShutdownTimeoutSecs: 10,
+			StartTimeoutSecs:    10,
+			AutoStart:           true,
+		},
+		Events: Events{
+			SubscriberBuffer: 1024,
+			RetentionDays:    0,
+		},
+		Tasks: Tasks{
+			DefaultPriority: 2,
+			DefaultEngine:   "native",
+		},
+	}
+}
+
+// Validate checks every value. It calls the Validate method of each section
+// (see [Validator]) in declaration order and returns the first problem as an
+// *Error with Key set to the full dotted key; File and Line are left empty.
+func (c Config) Validate() error {
+	return validateFields(reflect.ValueOf(c), "")
+}
+
+// validateFields validates the tagged fields of struct v, whose dotted path is
+// prefix. It starts at the fields so that Config's own Validate is not called
+// again.
+func validateFields(v reflect.Value, prefix string) error {
+	for _, f := range fieldsOf(v.Type()) {
+		if err := validateValue(v.FieldByIndex(f.index), join(prefix, f.name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateValue calls Validate on the outermost Validator in v's tree.
+func validateValue(v reflect.Value, key string) error {
+	if val, ok := asValidator(v); ok {
+		if err := val.Validate(); err != nil {
+			return sectionError(key, err)
+		}
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return validateValue(v.Elem(), key)
+		}
+	case reflect.Struct:
+		return validateFields(v, key)
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if err := validateValue(v.Index(i), join(key, strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		for _, k := range keys {
+			if err := validateValue(v.MapIndex(k), join(key, k.String())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// asValidator reports whether v, or a pointer to a copy of it, implements
+// Validator. Only struct types are considered: a Validate method on a scalar
+// type is the type's own business.
+func asValidator(v reflect.Value) (Validator, bool) {
+	if v.Kind() != reflect.Struct || !v.CanInterface() {
+		return nil, false
+	}
+	if val, ok := v.Interface().(Validator); ok {
+		return val, true
+	}
+	p := reflect.New(v.Type())
+	p.Elem().Set(v)
+	val, ok := p.Interface().(Validator)
+	return val, ok
+}
+
+// sectionError maps an error from the Validate method of the section at
+// prefix to an *Error with the full dotted key.
+func sectionError(prefix string, err error) *Error {
+	err = firstError(err)
+	var fe FieldError
+	if errors.As(err, &fe) {
+		key, msg := fe.ConfigField()
+		cause := err
+		if ce, ok := err.(*Error); ok {
+			cause = ce.Err // an *Error from this package adds nothing as a cause
+		}
+		return &Error{Key: join(prefix, key), Msg: msg, Err: cause}
+	}
+	return &Error{Key: prefix, Msg: err.Error(), Err: err}
+}
+
+// firstError descends errors.Join trees to the first leaf error.
+func firstError(err error) error {
+	for {
+		j, ok := err.(interface{ Unwrap() []error })
+		if !ok {
+			return err
+		}
+		errs := j.Unwrap()
+		i := slices.IndexFunc(errs, func(e error) bool { return e != nil })
+		if i < 0 {
+			return err
+		}
+		err = errs[i]
+	}
+}
+
+// Validate checks the log settings.
+func (l Log) Validate() error {
+	levels := []string{"debug", "info", "warn", "error"}
+	if !slices.Contains(levels, l.Level) {
+		return &Error{Key: "level", Msg: fmt.Sprintf("want one of %s, got %q", strings.Join(levels, ", "), l.Level)}
+	}
+	return nil
+}
+
+// Validate checks the daemon settings.
+func (d Daemon) Validate() error {
+	return errors.Join(
+		checkRange("shutdown_timeout_secs", d.ShutdownTimeoutSecs, 1, 600),
+		checkRange("start_timeout_secs", d.StartTimeoutSecs, 1, 120),
+	)
+}
+
+// Validate checks the event settings.
+func (e Events) Validate() error {
+	if err := checkRange("subscriber_buffer", e.SubscriberBuffer, 16, 1_000_000); err != nil {
+		return err
+	}
+	if e.RetentionDays < 0 {
+		return &Error{Key: "retention_days", Msg: fmt.Sprintf("want 0 (keep forever) or more, got %d", e.RetentionDays)}
+	}
+	return nil
+}
+
+var engineName = regexp.MustCompile(`^[a-z0-9-]+$`)
+
+// Validate checks the task defaults.
+func (t Tasks) Validate() error {
+	if err := checkRange("default_priority", t.DefaultPriority, 0, 4); err != nil {
+		return err
+	}
+	switch {
+	case t.DefaultEngine == "":
+		return &Error{Key: "default_engine", Msg: "must not be empty"}
+	case !engineName.MatchString(t.DefaultEngine):
+		return &Error{Key: "default_engine", Msg: fmt.Sprintf("want lowercase letters, digits and dashes, got %q", t.DefaultEngine)}
+	}
+	return nil
+}
+
+// checkRange returns an *Error for key unless lo <= n <= hi.
+func checkRange(key string, n, lo, hi int) error {
+	if n < lo || n > hi {
+		return &Error{Key: key, Msg: fmt.Sprintf("want %d to %d, got %d", lo, hi, n)}
+	}
+	return nil
+}
+
+// join appends name to a dotted prefix.
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	if name == "" {
+		return prefix
+	}
+	return prefix + "." + name
+}

@@ -1,0 +1,305 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		yaml string
+		want func(*Config)
+	}{
+		{name: "empty file", yaml: "", want: func(*Config) {}},
+		{name: "only comments", yaml: "# nothing here\n", want: func(*Config) {}},
+		{name: "null document", yaml: "~\n", want: func(*Config) {}},
+		{name: "empty sections keep defaults", yaml: "daemon:\nlog:\n", want: func(*Config) {}},
+		{
+			name: "partial file keeps defaults",
+			yaml: "# mine\ndaemon:\n  shutdown_timeout_secs: 30\ntasks:\n  default_engine: claude\n",
+			want: func(c *Config) {
+				c.Daemon.ShutdownTimeoutSecs = 30
+				c.Tasks.DefaultEngine = "claude"
+			},
+		},
+		{
+			name: "every key",
+			yaml: `log: {level: debug}
+daemon: {shutdown_timeout_secs: 600, start_timeout_secs: 1, auto_start: false}
+events: {subscriber_buffer: 16, retention_days: 30}
+tasks: {default_priority: 0, default_engine: my-engine-2}
+`,
+			want: func(c *Config) {
+				*c = Config{
+					Log:    Log{Level: "debug"},
+					Daemon: Daemon{ShutdownTimeoutSecs: 600, StartTimeoutSecs: 1, AutoStart: false},
+					Events: Events{SubscriberBuffer: 16, RetentionDays: 30},
+					Tasks:  Tasks{DefaultPriority: 0, DefaultEngine: "my-engine-2"},
+				}
+			},
+		},
+		{
+			name: "an anchor under an unknown key is still an unknown key",
+			yaml: "x: &t 20\ndaemon:\n  auto_start: off\n  shutdown_timeout_secs: *t\n",
+			want: nil,
+		},
+		{
+			name: "anchor inside known keys",
+			yaml: "daemon:\n  auto_start: off\n  shutdown_timeout_secs: &t 20\n  start_timeout_secs: *t\n",
+			want: func(c *Config) {
+				c.Daemon.AutoStart = false
+				c.Daemon.ShutdownTimeoutSecs = 20
+				c.Daemon.StartTimeoutSecs = 20
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Load(writeTemp(t, tt.yaml))
+			if tt.want == nil {
+				if err == nil {
+					t.Fatalf("Load = %+v, want an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			want := Default()
+			tt.want(&want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Load mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
+	got, err := Load(filepath.Join(t.TempDir(), "nope", "neuraphage.yaml"))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if diff := cmp.Diff(Default(), got); diff != "" {
+		t.Errorf("Load of a missing file mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		yaml    string
+		line    int
+		key     string
+		msgHas  []string // fragments of Msg
+		msgFull string   // exact Msg, when set
+	}{
+		{
+			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
+			line: 3, key: "logs",
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks`,
+		},
+		{
+			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",
+			line: 3, key: "daemon.shutdown_timeout",
+			msgFull: `unknown key; did you mean "shutdown_timeout_secs"?; valid keys in daemon: shutdown_timeout_secs, start_timeout_secs, auto_start`,
+		},
+		{
+			name: "unknown key with no close match", yaml: "tasks:\n  zzz: 1\n",
+			line: 2, key: "tasks.zzz",
+			msgFull: "unknown key; valid keys in tasks: default_priority, default_engine",
+		},
+		{
+			name: "wrong type string for int", yaml: "daemon:\n  shutdown_timeout_secs: ten\n",
+			line: 2, key: "daemon.shutdown_timeout_secs", msgFull: `want an integer, got "ten"`,
+		},
+		{
+			name: "float for int is not truncated", yaml: "tasks:\n  default_priority: 1.5\n",
+			line: 2, key: "tasks.default_priority", msgFull: "want an integer, got 1.5",
+		},
+		{
+			name: "integer out of range", yaml: "events:\n  retention_days: 18446744073709551615\n",
+			line: 2, key: "events.retention_days", msgHas: []string{"out of range"},
+		},
+		{
+			name: "wrong type for bool", yaml: "daemon:\n  auto_start: maybe\n",
+			line: 2, key: "daemon.auto_start", msgFull: `want true or false, got "maybe"`,
+		},
+		{
+			name: "list for scalar", yaml: "log:\n  level: [debug]\n",
+			line: 2, key: "log.level", msgFull: "want a string, got a list",
+		},
+		{
+			name: "scalar for section", yaml: "\n\ndaemon: 5\n",
+			line: 3, key: "daemon", msgFull: "want a mapping, got 5",
+		},
+		{
+			name: "top level is not a mapping", yaml: "- a\n- b\n",
+			line: 1, key: "", msgFull: "want a mapping, got a list",
+		},
+		{
+			name: "invalid value carries its line", yaml: "# c\ntasks:\n  default_engine: native\n  default_priority: 7\n",
+			line: 4, key: "tasks.default_priority", msgFull: "want 0 to 4, got 7",
+		},
+		{
+			name: "invalid log level", yaml: "log:\n  level: verbose\n",
+			line: 2, key: "log.level", msgFull: `want one of debug, info, warn, error, got "verbose"`,
+		},
+		{
+			name: "invalid engine", yaml: "tasks:\n  default_engine: Claude Code\n",
+			line: 2, key: "tasks.default_engine", msgHas: []string{"lowercase", `"Claude Code"`},
+		},
+		{
+			name: "empty engine", yaml: "tasks:\n  default_engine: ''\n",
+			line: 2, key: "tasks.default_engine", msgFull: "must not be empty",
+		},
+		{
+			name: "second daemon check is reported too", yaml: "daemon:\n  start_timeout_secs: 0\n",
+			line: 2, key: "daemon.start_timeout_secs", msgFull: "want 1 to 120, got 0",
+		},
+		{
+			name: "duplicate key", yaml: "log:\n  level: info\n  level: debug\n",
+			line: 3, key: "log.level", msgFull: "duplicate key (first set at line 2)",
+		},
+		{
+			name: "merge keys", yaml: "base: &b {level: info}\nlog:\n  <<: *b\n",
+			line: 1, key: "base", msgHas: []string{"unknown key"},
+		},
+		{
+			name: "merge keys in a known section", yaml: "log:\n  <<: {level: info}\n",
+			line: 2, key: "log", msgHas: []string{"merge keys"},
+		},
+		{
+			name: "unclosed flow sequence", yaml: "log:\n  level: info\ndaemon: [1\n",
+			line: 3, msgHas: []string{"invalid YAML", "did not find expected"},
+		},
+		{
+			name: "syntax error mid-file", yaml: "a: 1\nb: c: d\n",
+			line: 2, msgFull: "invalid YAML: mapping values are not allowed in this context",
+		},
+		{
+			name: "bad indentation", yaml: "log:\n  level: info\n bad: 1\n",
+			line: 3, msgFull: "invalid YAML: did not find expected key",
+		},
+		{
+			name: "parser error on the first line", yaml: "a: [1, 2}\n",
+			line: 1, msgFull: "invalid YAML: did not find expected ',' or ']'",
+		},
+		{
+			name: "parser error on a later line", yaml: "- a\nb: 1\n",
+			line: 2, msgFull: "invalid YAML: did not find expected '-' indicator",
+		},
+		{
+			name: "scanner error on the first line", yaml: "\t a: 1\n",
+			line: 0, msgFull: "invalid YAML: found character that cannot start any token",
+		},
+		{
+			name: "tab indentation", yaml: "log:\n\tlevel: info\n",
+			line: 2, msgHas: []string{"invalid YAML"},
+		},
+		{
+			name: "two documents", yaml: "log: {level: info}\n---\nlog: {level: debug}\n",
+			line: 2, msgFull: "a second YAML document; want exactly one",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := writeTemp(t, tt.yaml)
+			_, err := Load(path)
+			ce := asError(t, err)
+			got := Error{File: ce.File, Line: ce.Line, Key: ce.Key}
+			want := Error{File: path, Line: tt.line, Key: tt.key}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Load(%q) error %q location mismatch (-want +got):\n%s", tt.yaml, err, diff)
+			}
+			if tt.msgFull != "" && ce.Msg != tt.msgFull {
+				t.Errorf("Msg = %q, want %q", ce.Msg, tt.msgFull)
+			}
+			for _, s := range tt.msgHas {
+				if !strings.Contains(ce.Msg, s) {
+					t.Errorf("Msg = %q, want it to contain %q", ce.Msg, s)
+				}
+			}
+			if !strings.HasPrefix(err.Error(), path+":") {
+				t.Errorf("Error() = %q, want it to start with the file name", err)
+			}
+		})
+	}
+}
+
+func TestLoadUnreadable(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root can read a mode 000 file")
+	}
+	path := writeTemp(t, "log: {level: info}\n")
+	if err := os.Chmod(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	ce := asError(t, err)
+	if ce.File != path || !errors.Is(err, os.ErrPermission) {
+		t.Errorf("Load error = %q (File %q), want a permission error naming %s", err, ce.File, path)
+	}
+}
+
+func TestLoadDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := Load(dir)
+	if ce := asError(t, err); ce.File != dir || !strings.Contains(ce.Msg, "reading config file") {
+		t.Errorf("Load(dir) error = %q, want a read error naming %s", err, dir)
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	t.Parallel()
+	cause := errors.New("boom")
+	tests := []struct {
+		err  *Error
+		want string
+	}{
+		{&Error{File: "f.yaml", Line: 3, Key: "log.level", Msg: "bad"}, "f.yaml:3: log.level: bad"},
+		{&Error{File: "f.yaml", Key: "log.level", Msg: "bad"}, "f.yaml: log.level: bad"},
+		{&Error{Key: "log.level", Msg: "bad"}, "log.level: bad"},
+		{&Error{File: "f.yaml", Line: 2, Msg: "bad"}, "f.yaml:2: bad"},
+		{&Error{File: "f.yaml", Err: cause}, "f.yaml: boom"},
+		{&Error{Msg: "bad", Err: cause}, "bad"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+	if !errors.Is(&Error{Err: cause}, cause) {
+		t.Error("errors.Is does not see the cause")
+	}
+}
+
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "neuraphage.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func asError(t *testing.T, err error) *Error {
+	t.Helper()
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("error = %v (%T), want *Error", err, err)
+	}
+	return ce
+}
