@@ -36,6 +36,7 @@ func TestScripts(t *testing.T) {
 			"envfile":    cmdEnvFile,
 			"killdaemon": cmdKillDaemon,
 			"eventually": cmdEventually,
+			"termdaemon": cmdTermDaemon,
 		},
 	})
 }
@@ -68,6 +69,18 @@ func cmdEventually(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("stdout of %v never matched %q (last error %v)", args[1:], args[0], err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// termdaemon sends SIGTERM to the daemon and waits until it has exited.
+func cmdTermDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	pid := readPID(filepath.Join(ts.Getenv("NEURAPHAGE_HOME"), "run", "daemon.pid"))
+	if pid == 0 {
+		ts.Fatalf("no daemon pid file")
+	}
+	ts.Check(syscall.Kill(pid, syscall.SIGTERM))
+	if !waitGone(pid, 20*time.Second) {
+		ts.Fatalf("daemon %d did not stop on SIGTERM", pid)
 	}
 }
 
