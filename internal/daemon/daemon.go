@@ -108,7 +108,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	d := &Daemon{opts: opts, log: logger, started: time.Now().UTC(), stop: stop}
 
 	var bus *event.Bus
-	st, err := sqlite.Open(ctx, p.DBFile, sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
+	st, err := sqlite.Open(ctx, p.DBFile, sqlite.Options{
+		Publish:      func(evs ...event.Event) { bus.Publish(evs...) },
+		OnWriteError: func(err error) { logger.Error("an unacknowledged write was lost", "err", err) },
+	})
 	if err != nil {
 		return fmt.Errorf("opening the store: %w", err)
 	}

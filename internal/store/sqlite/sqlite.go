@@ -38,6 +38,9 @@ type Options struct {
 	MaxBatch int
 	// ReadConns is the size of the read pool. Default 4.
 	ReadConns int
+	// OnWriteError hears of failed operations nobody waits for (EmitEvents);
+	// the daemon logs them. Default: ignored.
+	OnWriteError func(error)
 }
 
 // Store is a store.Store on one SQLite database file.
@@ -46,6 +49,7 @@ type Store struct {
 	wdb     *sql.DB // one connection, used only by the writer goroutine
 	rdb     *sql.DB // read-only pool
 	publish func(...event.Event)
+	onError func(error)
 
 	ops        chan op
 	maxBatch   int
@@ -74,6 +78,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Publish == nil {
 		opts.Publish = func(...event.Event) {}
 	}
+	if opts.OnWriteError == nil {
+		opts.OnWriteError = func(error) {}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the data directory for %s: %w", path, err)
 	}
@@ -98,6 +105,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		wdb:        wdb,
 		rdb:        rdb,
 		publish:    opts.Publish,
+		onError:    opts.OnWriteError,
 		ops:        make(chan op, opts.QueueSize),
 		maxBatch:   opts.MaxBatch,
 		writerDone: make(chan struct{}),

@@ -165,8 +165,11 @@ func (s *Store) commit(batch []op) {
 		s.publish(committed...)
 	}
 	for i, o := range batch {
-		if o.done != nil {
+		switch {
+		case o.done != nil:
 			o.done <- results[i]
+		case results[i].err != nil:
+			s.onError(results[i].err)
 		}
 	}
 }
