@@ -17,8 +17,8 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/daemon"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/store/storetest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -214,7 +214,7 @@ func BenchmarkTaskListJSON10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	populate(b, st, 10_000)
+	storetest.Populate(b, st, 10_000)
 	st.Close()
 	r := start(b, home)
 	var out bytes.Buffer
@@ -229,28 +229,4 @@ func BenchmarkTaskListJSON10k(b *testing.B) {
 		out.Write(raw) // what the CLI prints
 	}
 	b.ReportMetric(float64(out.Len()), "bytes")
-}
-
-func populate(tb testing.TB, s store.Store, n int) {
-	ctx := context.Background()
-	now := time.Now()
-	var wg sync.WaitGroup
-	for w := range 32 {
-		wg.Go(func() {
-			for i := w; i < n; i += 32 {
-				t, err := task.New(task.ID(fmt.Sprintf("t-%06d", i)), task.Spec{
-					Description: fmt.Sprintf("task number %d: add token expiry checks to the auth middleware", i),
-					Tags:        []string{"auth", "bench"}, Priority: i % 5, Repo: "/src/repo", Engine: "native",
-				}, now.Add(time.Duration(i)*time.Millisecond))
-				if err == nil {
-					_, err = s.CreateTask(ctx, t)
-				}
-				if err != nil {
-					tb.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
 }

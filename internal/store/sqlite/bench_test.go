@@ -11,6 +11,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/store/storetest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -76,7 +77,7 @@ func BenchmarkAppendWaited(b *testing.B) {
 // BenchmarkListTasks10k reads 10,000 tasks from the store.
 func BenchmarkListTasks10k(b *testing.B) {
 	s := openBench(b)
-	Populate(b, s, 10_000)
+	storetest.Populate(b, s, 10_000)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -86,30 +87,4 @@ func BenchmarkListTasks10k(b *testing.B) {
 			b.Fatalf("ListTasks = %d tasks, %v", len(ts), err)
 		}
 	}
-}
-
-// Populate creates n tasks concurrently so that group commit batches them.
-func Populate(tb testing.TB, s store.Store, n int) {
-	ctx := context.Background()
-	now := time.Now()
-	var wg sync.WaitGroup
-	for w := range 32 {
-		wg.Go(func() {
-			for i := w; i < n; i += 32 {
-				t, err := task.New(task.ID(fmt.Sprintf("t-%06d", i)), task.Spec{
-					Description: fmt.Sprintf("task number %d: add token expiry checks to the auth middleware", i),
-					Tags:        []string{"auth", "bench"}, Priority: i % 5, Repo: "/src/repo", Engine: "native",
-				}, now.Add(time.Duration(i)*time.Millisecond))
-				if err != nil {
-					tb.Error(err)
-					return
-				}
-				if _, err := s.CreateTask(ctx, t); err != nil {
-					tb.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
 }

@@ -1,0 +1,38 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// Populate creates n tasks named t-000000, t-000001, … in s, from 32
+// goroutines so that a group-committing store batches them. For benchmarks.
+func Populate(tb testing.TB, s store.Store, n int) {
+	ctx := context.Background()
+	now := time.Now()
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Go(func() {
+			for i := w; i < n; i += 32 {
+				t, err := task.New(task.ID(fmt.Sprintf("t-%06d", i)), task.Spec{
+					Description: fmt.Sprintf("task number %d: add token expiry checks to the auth middleware", i),
+					Tags:        []string{"auth", "bench"}, Priority: i % 5, Repo: "/src/repo", Engine: "native",
+				}, now.Add(time.Duration(i)*time.Millisecond))
+				if err == nil {
+					_, err = s.CreateTask(ctx, t)
+				}
+				if err != nil {
+					tb.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
