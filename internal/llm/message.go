@@ -1,0 +1,95 @@
+package llm
+
+import "encoding/json"
+
+// Role is the author of a message in a conversation.
+type Role string
+
+// Roles a Message may have. The system prompt is not a message: it travels
+// in Request.System.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one turn of a conversation: ordered parts from one author.
+// Tool results travel in user messages, tool calls in assistant messages,
+// as both supported wire formats can represent that.
+type Message struct {
+	Role  Role
+	Parts []Part
+}
+
+// Part is one piece of a message. Exactly one of Text (non-empty), ToolCall
+// or ToolResult is set; use the constructors TextPart, ToolCallPart and
+// ToolResultPart.
+type Part struct {
+	Text       string
+	ToolCall   *ToolCall
+	ToolResult *ToolResult
+}
+
+// TextPart returns a Part holding text.
+func TextPart(text string) Part { return Part{Text: text} }
+
+// ToolCallPart returns a Part holding a tool call made by the model.
+func ToolCallPart(c ToolCall) Part { return Part{ToolCall: &c} }
+
+// ToolResultPart returns a Part holding the result of a tool call.
+func ToolResultPart(r ToolResult) Part { return Part{ToolResult: &r} }
+
+// UserText returns a user message holding one text part.
+func UserText(text string) Message {
+	return Message{Role: RoleUser, Parts: []Part{TextPart(text)}}
+}
+
+// ToolCall is a complete request by the model to run a tool.
+type ToolCall struct {
+	// ID is the provider's identifier, echoed back in the ToolResult.
+	ID   string
+	Name string
+	// Input is the tool's arguments: always a valid JSON object (see ParseToolInput).
+	Input json.RawMessage
+}
+
+// ToolResult is the outcome of running a tool, sent back to the model.
+type ToolResult struct {
+	// CallID is the ToolCall.ID this result answers.
+	CallID  string
+	Content string
+	// IsError tells the model the tool failed; Content says why.
+	IsError bool
+}
+
+// ToolDef describes a tool the model may call.
+type ToolDef struct {
+	Name        string
+	Description string
+	// Schema is the JSON schema of the tool's input; it must describe an
+	// object. Empty means an object with no properties.
+	Schema json.RawMessage
+}
+
+// Text returns the concatenated text parts of m.
+func (m Message) Text() string {
+	var n int
+	for _, p := range m.Parts {
+		n += len(p.Text)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range m.Parts {
+		b = append(b, p.Text...)
+	}
+	return string(b)
+}
+
+// ToolCalls returns the tool calls in m, in order.
+func (m Message) ToolCalls() []ToolCall {
+	var calls []ToolCall
+	for _, p := range m.Parts {
+		if p.ToolCall != nil {
+			calls = append(calls, *p.ToolCall)
+		}
+	}
+	return calls
+}
