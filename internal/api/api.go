@@ -55,6 +55,24 @@ type Status struct {
 	LastEventID     int64               `json:"last_event_id"`
 	PendingMessages int                 `json:"pending_messages"`
 	Bus             event.Stats         `json:"bus"`
+	Models          Models              `json:"models"`
+}
+
+// Models says which model each tier resolved to at daemon start, or how to
+// configure one when none can be used.
+type Models struct {
+	Ready bool `json:"ready"`
+	// Setup explains what to configure when Ready is false.
+	Setup string      `json:"setup,omitempty"`
+	Tiers []TierModel `json:"tiers,omitempty"`
+}
+
+// TierModel is one tier's resolved model.
+type TierModel struct {
+	Tier     string `json:"tier"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	BaseURL  string `json:"base_url,omitempty"`
 }
 
 // CreateTaskRequest asks for a new task.

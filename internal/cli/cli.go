@@ -113,7 +113,9 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	daemonCmd.AddCommand(a.newDaemonStartCmd(), a.newDaemonStopCmd(), a.newDaemonStatusCmd())
 	configCmd := &cobra.Command{Use: "config", Short: "Show and edit the configuration", Args: noArgs, RunE: help}
 	configCmd.AddCommand(a.newConfigShowCmd(), a.newConfigGetCmd(), a.newConfigSetCmd(), a.newConfigPathCmd())
-	root.AddCommand(taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newEventsCmd(), a.newVersionCmd(), a.newDemoCmd())
+	devCmd := &cobra.Command{Use: "dev", Short: "Tools for developing with and on Neuraphage", Args: noArgs, RunE: help}
+	devCmd.AddCommand(a.newDevFakeLLMCmd())
+	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newEventsCmd(), a.newVersionCmd(), a.newDemoCmd())
 	return root
 }
 

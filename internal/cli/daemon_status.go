@@ -62,5 +62,14 @@ func (a *app) runDaemonStatus(ctx context.Context, opts daemonStatusOpts, out io
 	fmt.Fprintf(out, "\nevents:   %d logged (last id %d); bus: %d published, %d dropped, %d subscribers\n",
 		st.Events, st.LastEventID, st.Bus.Published, st.Bus.Dropped, st.Bus.Subscribers)
 	fmt.Fprintf(out, "messages: %d waiting for delivery\n", st.PendingMessages)
+	if !st.Models.Ready {
+		fmt.Fprintf(out, "models:   none configured: %s\n", st.Models.Setup)
+		return nil
+	}
+	fmt.Fprint(out, "models:  ")
+	for _, t := range st.Models.Tiers {
+		fmt.Fprintf(out, " %s %s/%s", t.Tier, t.Provider, t.Model)
+	}
+	fmt.Fprintln(out)
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
 // Config is the whole Neuraphage configuration. Every field has a default
@@ -17,6 +19,9 @@ type Config struct {
 	Daemon Daemon `yaml:"daemon"`
 	Events Events `yaml:"events"`
 	Tasks  Tasks  `yaml:"tasks"`
+	// LLM is the model layer: providers, tiers, retry, the model catalogue.
+	// Its keys are documented in docs/llm.md and summarized in docs/config.md.
+	LLM llm.Config `yaml:"llm"`
 }
 
 // Log configures the daemon's logging.
@@ -61,6 +66,7 @@ func Default() Config {
 			DefaultPriority: 2,
 			DefaultEngine:   "native",
 		},
+		LLM: llm.DefaultConfig(),
 	}
 }
 

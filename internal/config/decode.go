@@ -77,7 +77,9 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, key string) error {
 	if t.Key().Kind() != reflect.String {
 		return d.errorf(n, key, "unsupported map key type %s (want string keys)", t.Key())
 	}
-	if v.IsNil() {
+	if v.IsNil() && len(n.Content) > 0 {
+		// An empty mapping merges nothing, so a nil map stays nil: Marshal
+		// renders nil as {}, which must load back unchanged.
 		v.Set(reflect.MakeMap(t))
 	}
 	return d.eachPair(n, key, func(_, vn *yaml.Node, name, full string) error {
@@ -120,10 +122,15 @@ func (d *decoder) eachPair(n *yaml.Node, key string, fn func(kn, vn *yaml.Node, 
 	return nil
 }
 
-// decodeSlice decodes sequence n into a new slice that replaces v.
+// decodeSlice decodes sequence n into a new slice that replaces v. An empty
+// sequence leaves an already empty v as it is, nil or not: Marshal renders a
+// nil slice as [], which must load back unchanged.
 func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, key string) error {
 	if n.Kind != yaml.SequenceNode {
 		return d.typeError(n, v, key)
+	}
+	if len(n.Content) == 0 && v.Len() == 0 {
+		return nil
 	}
 	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, en := range n.Content {

@@ -17,8 +17,10 @@
 // the line and the dotted key ("daemon.shutdown_timeout_secs"). Keys absent
 // from the file, and keys whose value is null (an empty "daemon:" section, for
 // example), keep their defaults. Maps merge into their defaults; lists replace
-// them. Integer fields accept only YAML integers (yaml.v3 alone would truncate
-// 1.5 to 1). Types that implement yaml.Unmarshaler or encoding.TextUnmarshaler,
+// them. An empty list or mapping leaves an empty (or nil) default as it is, so
+// that the output of [Marshal], which writes nil as [] or {}, loads back
+// unchanged. Integer fields accept only YAML integers (yaml.v3 alone would
+// truncate 1.5 to 1). Types that implement yaml.Unmarshaler or encoding.TextUnmarshaler,
 // and time.Duration, are decoded by yaml.v3 itself.
 //
 // # Adding a section

@@ -30,6 +30,9 @@ func FuzzLoad(f *testing.F) {
 		"\t a: 1",
 		"daemon: !!binary aGVsbG8=\n",
 		"events: {retention_days: 18446744073709551615}\n",
+		"llm:\n  tiers:\n    worker: {provider: foo, model: x}\n",
+		"llm:\n  models: []\n  providers: {openai: {base_url: 'http://localhost:11434/v1'}}\n",
+		"llm:\n  models:\n    - {name: m, provider: openai, input_per_mtok: .nan}\n",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
 func TestKeys(t *testing.T) {
@@ -20,6 +22,29 @@ func TestKeys(t *testing.T) {
 		"events.retention_days",
 		"tasks.default_priority",
 		"tasks.default_engine",
+		"llm.providers.anthropic.base_url",
+		"llm.providers.anthropic.api_key_env",
+		"llm.providers.anthropic.max_concurrent",
+		"llm.providers.anthropic.requests_per_minute",
+		"llm.providers.anthropic.tokens_per_minute",
+		"llm.providers.anthropic.max_output_tokens",
+		"llm.providers.openai.base_url",
+		"llm.providers.openai.api_key_env",
+		"llm.providers.openai.max_concurrent",
+		"llm.providers.openai.requests_per_minute",
+		"llm.providers.openai.tokens_per_minute",
+		"llm.providers.openai.max_output_tokens",
+		"llm.tiers.router.provider",
+		"llm.tiers.router.model",
+		"llm.tiers.worker.provider",
+		"llm.tiers.worker.model",
+		"llm.tiers.expert.provider",
+		"llm.tiers.expert.model",
+		"llm.retry.max_attempts",
+		"llm.retry.base_delay_ms",
+		"llm.retry.max_delay_ms",
+		"llm.stream_idle_timeout_secs",
+		// llm.models is a list of sections: edited in the file, not by Set.
 	}
 	if diff := cmp.Diff(want, Keys()); diff != "" {
 		t.Errorf("Keys mismatch (-want +got):\n%s", diff)
@@ -65,10 +90,17 @@ func TestValidate(t *testing.T) {
 		{"negative priority", func(c *Config) { c.Tasks.DefaultPriority = -1 }, "tasks.default_priority"},
 		{"empty engine", func(c *Config) { c.Tasks.DefaultEngine = "" }, "tasks.default_engine"},
 		{"engine with underscore", func(c *Config) { c.Tasks.DefaultEngine = "my_engine" }, "tasks.default_engine"},
+		{"unknown tier provider", func(c *Config) { c.LLM.Tiers.Worker.Provider = "foo" }, "llm.tiers.worker.provider"},
+		{"tier model without provider", func(c *Config) { c.LLM.Tiers.Expert.Model = "gpt-5" }, "llm.tiers.expert.provider"},
+		{"negative retry", func(c *Config) { c.LLM.Retry.MaxAttempts = -1 }, "llm.retry.max_attempts"},
+		{"catalogue entry without name", func(c *Config) {
+			c.LLM.Models = []llm.ModelConfig{{Name: "m", Provider: "openai"}, {Provider: "openai"}}
+		}, "llm.models.1.name"},
 		{"valid edges", func(c *Config) {
 			c.Daemon = Daemon{ShutdownTimeoutSecs: 600, StartTimeoutSecs: 120}
 			c.Events = Events{SubscriberBuffer: 16, RetentionDays: 0}
 			c.Tasks = Tasks{DefaultPriority: 4, DefaultEngine: "a-1"}
+			c.LLM = llm.Config{} // every llm field has a usable zero value
 		}, ""},
 	}
 	for _, tt := range tests {
@@ -104,6 +136,9 @@ func TestGet(t *testing.T) {
 		{"tasks.default_engine", `"007"`},
 		{"daemon", "shutdown_timeout_secs: 10\nstart_timeout_secs: 10\nauto_start: true"},
 		{"log", "level: info"},
+		{"llm.providers.anthropic.api_key_env", "ANTHROPIC_API_KEY"},
+		{"llm.retry", "max_attempts: 5\nbase_delay_ms: 500\nmax_delay_ms: 30000"},
+		{"llm.models", "[]"},
 	}
 	for _, tt := range tests {
 		got, err := Get(c, tt.key)
@@ -140,21 +175,91 @@ func TestGetUnknown(t *testing.T) {
 
 func TestMarshalRoundTrip(t *testing.T) {
 	t.Parallel()
-	c := Default()
-	c.Log.Level = "warn"
-	c.Events.RetentionDays = 3
-	out, err := Marshal(c)
+	edited := Default()
+	edited.Log.Level = "warn"
+	edited.Events.RetentionDays = 3
+	full := edited
+	full.LLM = llm.Config{
+		Providers: llm.ProvidersConfig{
+			Anthropic: llm.ProviderConfig{BaseURL: "https://proxy.example/anthropic", APIKeyEnv: "MY_KEY", MaxConcurrent: 2, RequestsPerMinute: 50, TokensPerMinute: 40_000, MaxOutputTokens: 4096},
+			OpenAI:    llm.ProviderConfig{BaseURL: "http://localhost:11434/v1"},
+		},
+		Tiers: llm.TiersConfig{
+			Router: llm.TierConfig{Provider: "openai", Model: "llama3.2"},
+			Worker: llm.TierConfig{Provider: "anthropic", Model: "claude-sonnet-4-5"},
+		},
+		Retry:                 llm.RetryConfig{MaxAttempts: 1, BaseDelayMs: 100, MaxDelayMs: 1000},
+		StreamIdleTimeoutSecs: 30,
+		Models: []llm.ModelConfig{
+			{Name: "llama3.2", Provider: "openai", ContextWindow: 128_000},
+			{Name: "claude-sonnet-4-5", Provider: "anthropic", ContextWindow: 200_000, InputPerMTok: 3, OutputPerMTok: 15, CacheWritePerMTok: 3.75, CacheReadPerMTok: 0.3},
+		},
+	}
+	for _, tt := range []struct {
+		name string
+		c    Config
+	}{
+		// Default().LLM.Models is nil, which Marshal writes as [].
+		{"defaults with edits", edited},
+		{"every llm field set", full},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := Marshal(tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(out), "log:\n  level: warn\ndaemon:\n  shutdown_timeout_secs: 10\n") {
+				t.Errorf("Marshal output does not start as expected:\n%s", out)
+			}
+			got, err := Load(writeTemp(t, string(out)))
+			if err != nil {
+				t.Fatalf("Load(Marshal(c)): %v", err)
+			}
+			if diff := cmp.Diff(tt.c, got); diff != "" {
+				t.Errorf("round trip mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMarshalDefault pins what `neuraphage config show` prints with no file;
+// docs/config.md shows the same text.
+func TestMarshalDefault(t *testing.T) {
+	t.Parallel()
+	out, err := Marshal(Default())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(out), "log:\n  level: warn\ndaemon:\n  shutdown_timeout_secs: 10\n") {
-		t.Errorf("Marshal output does not start as expected:\n%s", out)
-	}
-	got, err := Load(writeTemp(t, string(out)))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
 	if err != nil {
-		t.Fatalf("Load(Marshal(c)): %v", err)
+		t.Fatal(err)
 	}
-	if diff := cmp.Diff(c, got); diff != "" {
-		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
+	block := "The defaults, as `neuraphage config show` prints them with no file:\n\n```yaml\n" + string(out) + "```\n"
+	if !strings.Contains(string(doc), block) {
+		t.Errorf("docs/config.md does not show the defaults as Marshal(Default()) renders them:\n%s", out)
+	}
+}
+
+// TestDocExamplesLoad checks that every YAML example in docs/config.md that
+// sets Neuraphage keys is a valid configuration file.
+func TestDocExamplesLoad(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(doc), "```yaml\n")[1:]
+	if len(blocks) < 3 {
+		t.Fatalf("found %d YAML examples in docs/config.md, want at least 3", len(blocks))
+	}
+	for i, b := range blocks {
+		body, _, ok := strings.Cut(b, "```")
+		if !ok {
+			t.Fatalf("YAML example %d is not closed", i)
+		}
+		if _, err := Load(writeTemp(t, body)); err != nil {
+			t.Errorf("YAML example %d does not load: %v\n%s", i, err, body)
+		}
 	}
 }

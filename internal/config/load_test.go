@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
 func TestLoad(t *testing.T) {
@@ -35,6 +37,18 @@ func TestLoad(t *testing.T) {
 daemon: {shutdown_timeout_secs: 600, start_timeout_secs: 1, auto_start: false}
 events: {subscriber_buffer: 16, retention_days: 30}
 tasks: {default_priority: 0, default_engine: my-engine-2}
+llm:
+  providers:
+    anthropic: {base_url: "https://a.example", api_key_env: A_KEY, max_concurrent: 0, requests_per_minute: 1, tokens_per_minute: 2, max_output_tokens: 3}
+    openai: {base_url: "http://localhost:11434/v1", api_key_env: "", max_concurrent: 4, requests_per_minute: 5, tokens_per_minute: 6, max_output_tokens: 7}
+  tiers:
+    router: {provider: openai, model: llama3.2}
+    worker: {provider: anthropic, model: claude-sonnet-4-5}
+    expert: {provider: "", model: ""}
+  retry: {max_attempts: 0, base_delay_ms: 0, max_delay_ms: 0}
+  stream_idle_timeout_secs: 0
+  models:
+    - {name: llama3.2, provider: openai, context_window: 128000, input_per_mtok: 0.5, output_per_mtok: 1, cache_write_per_mtok: 0.25, cache_read_per_mtok: 0.125}
 `,
 			want: func(c *Config) {
 				*c = Config{
@@ -42,8 +56,27 @@ tasks: {default_priority: 0, default_engine: my-engine-2}
 					Daemon: Daemon{ShutdownTimeoutSecs: 600, StartTimeoutSecs: 1, AutoStart: false},
 					Events: Events{SubscriberBuffer: 16, RetentionDays: 30},
 					Tasks:  Tasks{DefaultPriority: 0, DefaultEngine: "my-engine-2"},
+					LLM: llm.Config{
+						Providers: llm.ProvidersConfig{
+							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},
+							OpenAI:    llm.ProviderConfig{BaseURL: "http://localhost:11434/v1", MaxConcurrent: 4, RequestsPerMinute: 5, TokensPerMinute: 6, MaxOutputTokens: 7},
+						},
+						Tiers: llm.TiersConfig{
+							Router: llm.TierConfig{Provider: "openai", Model: "llama3.2"},
+							Worker: llm.TierConfig{Provider: "anthropic", Model: "claude-sonnet-4-5"},
+						},
+						Models: []llm.ModelConfig{{
+							Name: "llama3.2", Provider: "openai", ContextWindow: 128_000,
+							InputPerMTok: 0.5, OutputPerMTok: 1, CacheWritePerMTok: 0.25, CacheReadPerMTok: 0.125,
+						}},
+					},
 				}
 			},
+		},
+		{
+			name: "empty llm lists keep the nil default",
+			yaml: "llm:\n  models: []\n  tiers: {}\n",
+			want: func(*Config) {},
 		},
 		{
 			name: "an anchor under an unknown key is still an unknown key",
@@ -106,7 +139,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
 			line: 3, key: "logs",
-			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks`,
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, llm`,
 		},
 		{
 			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",

@@ -222,3 +222,27 @@ func TestAliasBomb(t *testing.T) {
 		t.Errorf("alias bomb error = %v, want a size error", err)
 	}
 }
+
+// TestWalkerEmptyCollections checks that an empty list or mapping leaves an
+// empty default as it is (nil stays nil, so Marshal's [] and {} load back
+// unchanged) and that an empty list still replaces a non-empty default.
+func TestWalkerEmptyCollections(t *testing.T) {
+	t.Parallel()
+	var zero wideRoot
+	if _, err := decodeFile("w.yaml", []byte("tags: []\nhooks: []\nlimits: {}\nllm: {tiers: {}}\n"), reflect.ValueOf(&zero).Elem(), func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if zero.Tags != nil || zero.Hooks != nil || zero.Limits != nil || zero.LLM.Tiers != nil {
+		t.Errorf("empty collections over nil defaults = %#v, want them all nil", zero)
+	}
+	got, err := loadWide(t, "tags: []\nlimits: {}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Tags == nil || len(got.Tags) != 0 {
+		t.Errorf("tags: [] over a non-empty default = %#v, want an empty list", got.Tags)
+	}
+	if diff := cmp.Diff(map[string]int{"a": 1}, got.Limits); diff != "" {
+		t.Errorf("limits: {} over a default merges nothing (-want +got):\n%s", diff)
+	}
+}

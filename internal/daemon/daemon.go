@@ -33,6 +33,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 )
 
@@ -72,6 +73,8 @@ type Daemon struct {
 
 	stopOnce sync.Once
 	stop     context.CancelCauseFunc
+
+	models api.Models // resolved at start from the config and the environment
 }
 
 // Run runs a daemon until ctx ends or a shutdown is requested, then shuts it
@@ -105,7 +108,12 @@ func Run(ctx context.Context, opts Options) (err error) {
 
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	d := &Daemon{opts: opts, log: logger, started: time.Now().UTC(), stop: stop}
+	d := &Daemon{opts: opts, log: logger, started: time.Now().UTC(), stop: stop, models: resolveModels(opts.Config.LLM, os.Getenv)}
+	if !d.models.Ready {
+		// The daemon still runs: tasks can be created and managed; they need a
+		// model only when they start.
+		logger.Warn("no model provider is configured", "setup", d.models.Setup)
+	}
 
 	var bus *event.Bus
 	st, err := sqlite.Open(ctx, p.DBFile, sqlite.Options{
@@ -249,6 +257,7 @@ func (d *Daemon) Status(ctx context.Context) (api.Status, error) {
 	return api.Status{
 		Health: d.Health(), Socket: p.Socket, DBFile: p.DBFile, ConfigFile: p.ConfigFile, LogFile: p.LogFile,
 		Tasks: c.Tasks, Events: c.Events, LastEventID: c.LastID, PendingMessages: c.Pending, Bus: d.bus.Stats(),
+		Models: d.models,
 	}, nil
 }
 
@@ -273,6 +282,20 @@ func (d *Daemon) pruneEvents(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// resolveModels maps every tier to its model, or says how to configure one.
+func resolveModels(cfg llm.Config, env func(string) string) api.Models {
+	res, err := llm.Resolve(cfg, env)
+	if err != nil {
+		return api.Models{Setup: err.Error()}
+	}
+	m := api.Models{Ready: true}
+	for _, t := range llm.Tiers() {
+		tg, _ := res.Target(t)
+		m.Tiers = append(m.Tiers, api.TierModel{Tier: string(t), Provider: tg.Endpoint.Provider, Model: tg.Model, BaseURL: tg.Endpoint.BaseURL})
+	}
+	return m
 }
 
 func level(s string) slog.Level {
