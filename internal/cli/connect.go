@@ -60,10 +60,8 @@ func (a *app) connect(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := a.getConfig()
-	if err != nil {
-		return nil, err
-	}
+	// A running daemon is used whatever the config file now says: a file
+	// broken after the daemon started must not lock the user out of it.
 	c := client.New(p.Socket)
 	err = probe(ctx, c)
 	if err == nil {
@@ -71,6 +69,10 @@ func (a *app) connect(ctx context.Context) (*client.Client, error) {
 		return c, nil
 	}
 	if !errors.Is(err, client.ErrUnreachable) {
+		return nil, err
+	}
+	cfg, err := a.getConfig()
+	if err != nil {
 		return nil, err
 	}
 	if !cfg.Daemon.AutoStart {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
+	"github.com/neuraphage/neuraphage-go/internal/config"
 )
 
 func (a *app) newDaemonStopCmd() *cobra.Command {
@@ -18,19 +19,22 @@ func (a *app) newDaemonStopCmd() *cobra.Command {
 		Short: "Stop the daemon in order and wait until it is gone",
 		Args:  noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
-			return a.runDaemonStop(cmd.Context(), cmd.OutOrStdout())
+			return a.runDaemonStop(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 }
 
-func (a *app) runDaemonStop(ctx context.Context, out io.Writer) error {
+func (a *app) runDaemonStop(ctx context.Context, out, errOut io.Writer) error {
 	p, err := a.getPaths()
 	if err != nil {
 		return err
 	}
+	// Stopping must work even when the config file was broken after the
+	// daemon started: fall back to the default timeout and say so.
 	cfg, err := a.getConfig()
 	if err != nil {
-		return err
+		fmt.Fprintf(errOut, "neuraphage: warning: %v; using the default shutdown timeout\n", err)
+		cfg = config.Default()
 	}
 	c := client.New(p.Socket)
 	defer c.Close()
