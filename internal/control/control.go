@@ -126,13 +126,8 @@ func (c *Control) detail(ctx context.Context, id task.ID) (Detail, error) {
 	return d, nil
 }
 
-// List returns tasks. With no statuses it returns the tasks not yet finished
-// unless all is set.
-func (c *Control) List(ctx context.Context, statuses []task.Status, all bool) ([]task.Task, error) {
-	return c.store.ListTasks(ctx, c.listOptions(statuses, all))
-}
-
-// ListJSON is List returning the tasks as a JSON array, straight from the store.
+// ListJSON returns tasks as a JSON array, straight from the store: those in
+// statuses, or with none given the unfinished ones unless all is set.
 func (c *Control) ListJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error) {
 	return c.store.ListTasksJSON(ctx, c.listOptions(statuses, all))
 }

@@ -232,7 +232,7 @@ func (d *Daemon) shutdown(srv *http.Server, endStreams context.CancelFunc, reaso
 	return errors.Join(errs...)
 }
 
-// errShutdownRequested is the cause of a shutdown asked for through the API.
+// shutdownRequest is the cause of a shutdown asked for through the API.
 type shutdownRequest struct{ reason string }
 
 func (s shutdownRequest) Error() string { return "shutdown " + s.reason }

@@ -93,3 +93,25 @@ func (m Message) ToolCalls() []ToolCall {
 	}
 	return calls
 }
+
+// TextBytes is the size of all the text a request carries: the system prompt,
+// message text, tool calls and results, and tool definitions. The limiter and
+// the scripted server derive token counts from it.
+func TextBytes(system string, msgs []Message, tools []ToolDef) int {
+	n := len(system)
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			n += len(p.Text)
+			if p.ToolCall != nil {
+				n += len(p.ToolCall.Name) + len(p.ToolCall.Input)
+			}
+			if p.ToolResult != nil {
+				n += len(p.ToolResult.Content)
+			}
+		}
+	}
+	for _, t := range tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	return n
+}

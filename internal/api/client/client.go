@@ -146,21 +146,13 @@ func (c *Client) CreateTask(ctx context.Context, req api.CreateTaskRequest) (tas
 // ListTasks lists tasks: those in statuses, or with none given the unfinished
 // ones, or every task when all is set.
 func (c *Client) ListTasks(ctx context.Context, statuses []task.Status, all bool) ([]task.Task, error) {
-	v := url.Values{}
-	for _, s := range statuses {
-		v.Add("status", string(s))
-	}
-	if all {
-		v.Set("all", "1")
-	}
+	v := listValues(statuses, all)
 	var l api.TaskList
 	err := c.do(ctx, http.MethodGet, "/v1/tasks?"+v.Encode(), nil, &l)
 	return l.Tasks, err
 }
 
-// ListTasksJSON is ListTasks returning the JSON array of tasks as the daemon
-// encoded it, without decoding it: the fast path for `task list --json`.
-func (c *Client) ListTasksJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error) {
+func listValues(statuses []task.Status, all bool) url.Values {
 	v := url.Values{}
 	for _, s := range statuses {
 		v.Add("status", string(s))
@@ -168,6 +160,13 @@ func (c *Client) ListTasksJSON(ctx context.Context, statuses []task.Status, all 
 	if all {
 		v.Set("all", "1")
 	}
+	return v
+}
+
+// ListTasksJSON is ListTasks returning the JSON array of tasks as the daemon
+// encoded it, without decoding it: the fast path for `task list --json`.
+func (c *Client) ListTasksJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error) {
+	v := listValues(statuses, all)
 	var l struct {
 		Tasks json.RawMessage `json:"tasks"`
 	}

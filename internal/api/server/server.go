@@ -343,9 +343,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		code, e.Code, e.Hint = http.StatusBadRequest, api.CodeInvalid, "type more characters of the task id"
 	case errors.As(err, &inv):
 		code, e.Code = http.StatusBadRequest, api.CodeInvalid
-	case errors.As(err, &tr), errors.As(err, &fin):
-		code, e.Code = http.StatusConflict, api.CodeConflict
-	case errors.As(err, &cyc):
+	case errors.As(err, &tr), errors.As(err, &fin), errors.As(err, &cyc):
 		code, e.Code = http.StatusConflict, api.CodeConflict
 	case errors.Is(err, store.ErrClosed):
 		code, e.Code = http.StatusServiceUnavailable, api.CodeUnavailable

@@ -34,6 +34,17 @@ type Harness struct {
 	// (use srv.URL() or srv.OpenAIBaseURL() as fits the wire format) with
 	// the SDK's retries disabled and any API key.
 	NewClient func(t testing.TB, srv *llmtest.Server, o Options) llm.Client
+	// Provider is the name the provider's errors carry (llm.ProviderAnthropic, …).
+	Provider string
+	// Overloaded is how the provider reports overload: its class and HTTP
+	// status (Anthropic: ClassOverloaded, 529; Chat Completions: ClassServer, 503).
+	Overloaded Overload
+}
+
+// Overload is a provider's way of saying it is overloaded.
+type Overload struct {
+	Class  llm.Class
+	Status int
 }
 
 const testModel = "test-model-1"
@@ -59,6 +70,7 @@ func Run(t *testing.T, h Harness) {
 		{"StalledStream", s.stalled},
 		{"SlowStreamWithinIdleTimeout", s.slowWithinIdle},
 		{"ConcurrentStreams", s.concurrent},
+		{"ErrorClassification", s.errorClassification},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -140,22 +140,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request, h func(llm.Event)
 // Estimate guesses the input tokens of req at four bytes per token, the
 // usual ratio for English and code.
 func Estimate(req *llm.Request) int64 {
-	n := len(req.System)
-	for _, m := range req.Messages {
-		for _, p := range m.Parts {
-			n += len(p.Text)
-			if p.ToolCall != nil {
-				n += len(p.ToolCall.Name) + len(p.ToolCall.Input)
-			}
-			if p.ToolResult != nil {
-				n += len(p.ToolResult.Content)
-			}
-		}
-	}
-	for _, t := range req.Tools {
-		n += len(t.Name) + len(t.Description) + len(t.Schema)
-	}
-	return int64(n/4 + 1)
+	return int64(llm.TextBytes(req.System, req.Messages, req.Tools)/4 + 1)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

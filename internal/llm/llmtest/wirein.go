@@ -66,24 +66,7 @@ func (r *Request) assistantTurns() int {
 }
 
 // textBytes is the size of all text in the request, for computed usage.
-func (r *Request) textBytes() int {
-	n := len(r.System)
-	for _, m := range r.Messages {
-		for _, p := range m.Parts {
-			n += len(p.Text)
-			if p.ToolCall != nil {
-				n += len(p.ToolCall.Name) + len(p.ToolCall.Input)
-			}
-			if p.ToolResult != nil {
-				n += len(p.ToolResult.Content)
-			}
-		}
-	}
-	for _, t := range r.Tools {
-		n += len(t.Name) + len(t.Description) + len(t.Schema)
-	}
-	return n
-}
+func (r *Request) textBytes() int { return llm.TextBytes(r.System, r.Messages, r.Tools) }
 
 // textOrBlocks is a string or a list of {type, text} blocks.
 type textOrBlocks struct {

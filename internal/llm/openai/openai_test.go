@@ -25,5 +25,5 @@ func clientOptions() clienttest.Options {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	clienttest.Run(t, clienttest.Harness{NewClient: newClient})
+	clienttest.Run(t, clienttest.Harness{NewClient: newClient, Provider: llm.ProviderOpenAI, Overloaded: clienttest.Overload{Class: llm.ClassServer, Status: 503}})
 }

@@ -73,7 +73,7 @@ var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 
 type fixedIDs struct{ n int }
 
-func (f *fixedIDs) next(t *testing.T) task.ID {
+func (f *fixedIDs) next() task.ID {
 	f.n++
 	return task.ID(fmt.Sprintf("t-%05d", f.n))
 }
@@ -278,12 +278,12 @@ func testList(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s, _ := openFresh(t, open)
 	ids := &fixedIDs{}
-	parent := newTask(t, ids.next(t), "parent", nil)
+	parent := newTask(t, ids.next(), "parent", nil)
 	mustCreate(t, s, parent)
 	var want []task.ID
 	want = append(want, parent.ID)
 	for i := range 5 {
-		tk := newTask(t, ids.next(t), fmt.Sprintf("child %d", i), func(sp *task.Spec) { sp.ParentID = parent.ID })
+		tk := newTask(t, ids.next(), fmt.Sprintf("child %d", i), func(sp *task.Spec) { sp.ParentID = parent.ID })
 		tk.CreatedAt = tk.CreatedAt.Add(time.Duration(i+1) * time.Second)
 		mustCreate(t, s, tk)
 		want = append(want, tk.ID)
