@@ -22,16 +22,21 @@
 //	POST /v1/tasks/{ref}/resume           ActionRequest → task.Task
 //	POST /v1/tasks/{ref}/messages         SendRequest → Message
 //	POST /v1/tasks/{ref}/dependencies     DependRequest → TaskDetail
+//	GET  /v1/tasks/{ref}/log?from=N       TaskLog: the stored conversation, entries with seq ≥ N
+//	GET  /v1/cost?task=&by=&since=        CostReport: the cost ledger grouped by day, task or model
 //	GET  /v1/events?task=&kind=&after=&since=&limit=   EventList
 //	GET  /v1/watch?task=&kind=&after=     NDJSON stream of event.Event
 //
-// {ref} is a task ID or a unique prefix of one, with or without "t-".
+// {ref} is a task ID or a unique prefix of one, with or without "t-". On
+// /v1/cost, task is such a reference (empty: every task), by is day, task,
+// model or empty (only the total), and since an RFC 3339 time (empty: all).
 package api
 
 import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -56,6 +61,11 @@ type Status struct {
 	PendingMessages int                 `json:"pending_messages"`
 	Bus             event.Stats         `json:"bus"`
 	Models          Models              `json:"models"`
+	// Running lists the tasks the executor runs now; Held says why it
+	// dispatches nothing new (a spent budget, an engine not ready), or is
+	// empty.
+	Running []task.ID `json:"running"`
+	Held    string    `json:"held,omitempty"`
 }
 
 // Models says which model each tier resolved to at daemon start, or how to
@@ -140,6 +150,60 @@ type DependRequest struct {
 // EventList is a page of the event log.
 type EventList struct {
 	Events []event.Event `json:"events"`
+}
+
+// TaskLog is a task's stored conversation, or the part of it asked for.
+type TaskLog struct {
+	TaskID  task.ID    `json:"task_id"`
+	Entries []LogEntry `json:"entries"`
+}
+
+// LogEntry is one message of a task's conversation.
+type LogEntry struct {
+	// Seq is the entry's position in the conversation, from 0.
+	Seq int `json:"seq"`
+	// Turn is the engine's turn number when the entry was added.
+	Turn    int         `json:"turn"`
+	At      time.Time   `json:"at"`
+	Message llm.Message `json:"message"`
+}
+
+// The groupings of a cost report.
+const (
+	CostByDay   = "day"   // UTC date, YYYY-MM-DD
+	CostByTask  = "task"  // task ID
+	CostByModel = "model" // provider/model
+)
+
+// CostQuery selects a cost report: the query of GET /v1/cost.
+type CostQuery struct {
+	// Task is a task reference; empty selects every task.
+	Task string
+	// By is CostByDay, CostByTask, CostByModel or empty (only the total).
+	By string
+	// Since selects charges at or after it; zero selects all.
+	Since time.Time
+}
+
+// CostReport is the cost ledger summarized: one row per group, ordered by
+// key, and the total of the selection.
+type CostReport struct {
+	TaskID task.ID   `json:"task_id,omitempty"`
+	Since  time.Time `json:"since,omitzero"`
+	By     string    `json:"by,omitempty"`
+	Rows   []CostRow `json:"rows"`
+	Total  CostRow   `json:"total"`
+}
+
+// CostRow is one group of model calls and what they cost.
+type CostRow struct {
+	Key              string  `json:"key"`
+	Calls            int64   `json:"calls"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
 }
 
 // Error is the body of every non-2xx answer.

@@ -46,9 +46,10 @@ type Env struct {
 	// Argv0 is the program name the daemon is started under.
 	Argv0 string
 	// RunDaemon runs a daemon in this process until ctx ends or it is told to
-	// stop, calling ready once it listens. The composition root provides it so
-	// that the CLI never imports the daemon's internals.
-	RunDaemon func(ctx context.Context, p config.Paths, c config.Config, ready func()) error
+	// stop, reading the environment (API keys) through getenv and calling
+	// ready once it listens. The composition root provides it so that the CLI
+	// never imports the daemon's internals.
+	RunDaemon func(ctx context.Context, p config.Paths, c config.Config, getenv func(string) string, ready func()) error
 }
 
 // Main runs the command line and returns the process exit code.
@@ -108,6 +109,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	taskCmd.AddCommand(
 		a.newTaskNewCmd(), a.newTaskListCmd("list"), a.newTaskShowCmd(), a.newTaskCancelCmd(),
 		a.newTaskPauseCmd(), a.newTaskResumeCmd(), a.newTaskSendCmd(), a.newTaskAttachCmd(), a.newTaskDependCmd(),
+		a.newTaskLogCmd(),
 	)
 	daemonCmd := &cobra.Command{Use: "daemon", Short: "Start, stop and inspect the daemon", Args: noArgs, RunE: help}
 	daemonCmd.AddCommand(a.newDaemonStartCmd(), a.newDaemonStopCmd(), a.newDaemonStatusCmd())
@@ -115,7 +117,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	configCmd.AddCommand(a.newConfigShowCmd(), a.newConfigGetCmd(), a.newConfigSetCmd(), a.newConfigPathCmd())
 	devCmd := &cobra.Command{Use: "dev", Short: "Tools for developing with and on Neuraphage", Args: noArgs, RunE: help}
 	devCmd.AddCommand(a.newDevFakeLLMCmd())
-	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newEventsCmd(), a.newVersionCmd(), a.newDemoCmd())
+	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newEventsCmd(), a.newCostCmd(), a.newVersionCmd(), a.newDemoCmd())
 	return root
 }
 

@@ -39,7 +39,7 @@ func (a *app) runDaemonStart(ctx context.Context, opts daemonStartOpts, out io.W
 		return err
 	}
 	if opts.foreground {
-		return a.env.RunDaemon(ctx, p, cfg, func() { fmt.Fprintf(out, "neuraphage daemon listening on %s\n", p.Socket) })
+		return a.env.RunDaemon(ctx, p, cfg, a.env.Getenv, func() { fmt.Fprintf(out, "neuraphage daemon listening on %s\n", p.Socket) })
 	}
 	c := client.New(p.Socket)
 	defer c.Close()

@@ -62,6 +62,14 @@ func (a *app) runDaemonStatus(ctx context.Context, opts daemonStatusOpts, out io
 	fmt.Fprintf(out, "\nevents:   %d logged (last id %d); bus: %d published, %d dropped, %d subscribers\n",
 		st.Events, st.LastEventID, st.Bus.Published, st.Bus.Dropped, st.Bus.Subscribers)
 	fmt.Fprintf(out, "messages: %d waiting for delivery\n", st.PendingMessages)
+	fmt.Fprintf(out, "running:  %d task(s)", len(st.Running))
+	for _, id := range st.Running {
+		fmt.Fprintf(out, " %s", id)
+	}
+	fmt.Fprintln(out)
+	if st.Held != "" {
+		fmt.Fprintf(out, "held:     queued tasks wait: %s\n", st.Held)
+	}
 	if !st.Models.Ready {
 		fmt.Fprintf(out, "models:   none configured: %s\n", st.Models.Setup)
 		return nil

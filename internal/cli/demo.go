@@ -2,10 +2,16 @@ package cli
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +19,13 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 )
+
+//go:embed demodata/script.yaml
+var demoScript []byte
 
 type demoOpts struct {
 	keep bool
@@ -23,150 +35,279 @@ func (a *app) newDemoCmd() *cobra.Command {
 	var opts demoOpts
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run an offline demonstration in a scratch home",
-		Long: `Demo starts a daemon in this process under a scratch NEURAPHAGE_HOME, drives it
-through the API as the CLI would, and prints the timeline from the event log.
-It needs no network and no API key. Today it shows the foundation: tasks,
-dependencies, pause and resume, queued messages, the live event stream, and
-recovery after a restart. Tasks are not executed yet: the agent runtime has not
-landed, so queued tasks stay queued.`,
+		Short: "Run three agents on a scratch repository, offline",
+		Long: `Demo shows Neuraphage at work with no API key and no network. It makes a
+scratch git repository and a scratch NEURAPHAGE_HOME, starts the scripted model
+server (the Anthropic wire format over real HTTP) and a daemon in this process,
+and runs three tasks at once through the API as the CLI would. The agents
+really read, write and edit files and run commands through their tools; one
+asks its user a question and the demo answers it; a message is delivered to
+another at its next turn boundary; a model call fails once and is retried. The
+demo prints the live timeline from the event stream, a summary with tokens and
+cost, the files changed in the repository, and then restarts the daemon to show
+that everything is back from the store. --keep leaves the scratch directory.`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			return a.runDemo(cmd.Context(), opts, cmd.OutOrStdout())
 		}),
 	}
-	cmd.Flags().BoolVar(&opts.keep, "keep", false, "keep the scratch home for inspection")
+	cmd.Flags().BoolVar(&opts.keep, "keep", false, "keep the scratch repository and home for inspection")
 	return cmd
 }
 
+// demoTimeout bounds the whole scene; the scripted model answers in
+// hundreds of milliseconds, so it only trips when something is broken.
+const demoTimeout = 2 * time.Minute
+
 func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
-	home, err := os.MkdirTemp("", "np-demo")
+	ctx, cancel := context.WithTimeout(ctx, demoTimeout)
+	defer cancel()
+	root, err := os.MkdirTemp("", "np-demo")
 	if err != nil {
-		return fmt.Errorf("making a scratch home: %w", err)
+		return fmt.Errorf("making a scratch directory: %w", err)
 	}
 	if opts.keep {
-		defer fmt.Fprintf(out, "\nscratch home kept: NEURAPHAGE_HOME=%s\n", home)
+		defer fmt.Fprintf(out, "\nscratch directory kept: %s\n  repository  %s\n  NEURAPHAGE_HOME=%s\n", root, filepath.Join(root, "repo"), filepath.Join(root, "home"))
 	} else {
-		defer os.RemoveAll(home)
+		defer os.RemoveAll(root)
 	}
-	p, err := config.ResolvePaths(func(k string) string {
-		if k == "NEURAPHAGE_HOME" {
-			return home
-		}
-		return a.env.Getenv(k)
-	})
+	home, repo := filepath.Join(root, "home"), filepath.Join(root, "repo")
+	if err := demoRepo(ctx, repo); err != nil {
+		return err
+	}
+
+	// The scripted model server, owned here and joined before return.
+	script, err := llmtest.ParseScript("demo script", demoScript)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("starting the scripted model server: %w", err)
+	}
+	srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
+	var srv sync.WaitGroup
+	srv.Go(func() { llmtest.ServeListener(srvCtx, ln, script, nil) })
+	defer func() { stopSrv(); srv.Wait() }()
+	url := "http://" + ln.Addr().String()
+
+	env := map[string]string{"NEURAPHAGE_HOME": home, "NEURAPHAGE_DEMO_API_KEY": "demo"}
+	getenv := func(k string) string { return env[k] }
+	p, err := config.ResolvePaths(getenv)
 	if err != nil {
 		return err
 	}
 	cfg := config.Default()
-	fmt.Fprintf(out, "Neuraphage demo: a daemon in this process, home %s\n\n", home)
+	cfg.Executor.MaxConcurrent = 3
+	an := &cfg.LLM.Providers.Anthropic
+	an.BaseURL, an.APIKeyEnv = url, "NEURAPHAGE_DEMO_API_KEY"
+	for _, t := range []*string{&cfg.LLM.Tiers.Router.Provider, &cfg.LLM.Tiers.Worker.Provider, &cfg.LLM.Tiers.Expert.Provider} {
+		*t = "anthropic"
+	}
+	cfg.LLM.Tiers.Worker.Model = "claude-sonnet-4-5"
+	cfg.LLM.Retry.BaseDelayMs, cfg.LLM.Retry.MaxDelayMs = 50, 200
 
-	var timeline []event.Event
-	for run := 1; run <= 2; run++ {
-		evs, err := a.demoRun(ctx, p, cfg, run, out)
-		timeline = append(timeline, evs...)
+	fmt.Fprintf(out, "Neuraphage demo: three agents on one repository, offline\n")
+	fmt.Fprintf(out, "  repository  %s (a scratch git repository)\n", repo)
+	fmt.Fprintf(out, "  home        %s\n", home)
+	fmt.Fprintf(out, "  model       the scripted model server at %s (Anthropic wire format; no key, no network)\n\n", url)
+
+	var ids []task.ID
+	err = a.withDemoDaemon(ctx, p, cfg, getenv, func(c *client.Client) error {
+		var err error
+		ids, err = demoScene(ctx, c, repo, out)
 		if err != nil {
 			return err
 		}
+		return demoSummary(ctx, c, ids, repo, out)
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(out, "\nTimeline (from the event log):")
-	for _, e := range timeline {
-		printEvent(out, e)
-	}
-	return nil
+	return a.withDemoDaemon(ctx, p, cfg, getenv, func(c *client.Client) error {
+		return demoRestart(ctx, c, ids, out)
+	})
 }
 
-// demoRun starts a daemon, runs one scene against it and stops it. The second
-// run returns the whole event log. The daemon goroutine is joined before it
-// returns.
-func (a *app) demoRun(ctx context.Context, p config.Paths, cfg config.Config, run int, out io.Writer) ([]event.Event, error) {
+// withDemoDaemon runs a daemon in this process for the length of fn. The
+// daemon goroutine is joined before it returns.
+func (a *app) withDemoDaemon(ctx context.Context, p config.Paths, cfg config.Config, getenv func(string) string, fn func(*client.Client) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ready := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- a.env.RunDaemon(ctx, p, cfg, func() { close(ready) }) }()
+	go func() { done <- a.env.RunDaemon(ctx, p, cfg, getenv, func() { close(ready) }) }()
 	select {
 	case <-ready:
 	case err := <-done:
-		return nil, fmt.Errorf("starting the demo daemon: %w", err)
+		return fmt.Errorf("starting the demo daemon: %w", err)
 	}
 	c := client.New(p.Socket)
 	defer c.Close()
-	var (
-		evs   []event.Event
-		scene error
-	)
-	if run == 1 {
-		scene = demoScene(ctx, c, out)
-	} else {
-		scene = demoRestart(ctx, c, out)
-		if scene == nil {
-			evs, scene = c.Events(ctx, event.Query{})
-		}
-	}
+	err := fn(c)
 	cancel()
-	return evs, errors.Join(scene, <-done)
+	return errors.Join(err, <-done)
 }
 
-func demoScene(ctx context.Context, c *client.Client, out io.Writer) error {
-	step := func(format string, args ...any) { fmt.Fprintf(out, "• "+format+"\n", args...) }
-	prio := 1
-	auth, err := c.CreateTask(ctx, api.CreateTaskRequest{Description: "add token expiry checks", Tags: []string{"auth", "jwt"}, Priority: &prio})
-	if err != nil {
-		return err
+// demoRepo makes the scratch repository the agents work on.
+func demoRepo(ctx context.Context, dir string) error {
+	files := map[string]string{
+		"README.md":        "# greeter\n\nA tiny program that greets people.\n",
+		"src/greeting.txt": "Hello.\n",
+		"config.ini":       "[greeting]\nname = world\nloud = false\n\n[internal]\ncache_dir = /tmp/greeter\n",
 	}
-	step("created %s %q (priority 1, tags auth,jwt)", auth.ID, auth.Description)
-	ui, err := c.CreateTask(ctx, api.CreateTaskRequest{Description: "login form with token refresh", Tags: []string{"auth", "ui"}})
-	if err != nil {
-		return err
+	for name, body := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			return err
+		}
 	}
-	step("created %s %q", ui.ID, ui.Description)
-	tests, err := c.CreateTask(ctx, api.CreateTaskRequest{Description: "integration tests for the auth flow", NoStart: true})
-	if err != nil {
-		return err
+	id := []string{"-c", "user.name=Neuraphage Demo", "-c", "user.email=demo@neuraphage.invalid", "-c", "commit.gpgsign=false"}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "."},
+		append(id, "commit", "-q", "-m", "greeter: first version"),
+	} {
+		if _, err := git.Run(ctx, dir, args...); err != nil {
+			return fmt.Errorf("making the scratch repository (is git installed?): %w", err)
+		}
 	}
-	step("created %s %q held with --no-start (%s)", tests.ID, tests.Description, tests.Status)
-	d, err := c.Depend(ctx, string(tests.ID), string(auth.ID))
-	if err != nil {
-		return err
-	}
-	step("%s now waits for %s: %s", tests.ID, auth.ID, d.Readiness)
-	if _, err := c.Send(ctx, string(ui.ID), "the token refresh endpoint is /api/refresh"); err != nil {
-		return err
-	}
-	step("queued a message for %s; it waits in the durable queue for the task's next turn", ui.ID)
-	if _, err := c.Act(ctx, string(ui.ID), client.Pause, "waiting for a design review"); err != nil {
-		return err
-	}
-	if _, err := c.Act(ctx, string(ui.ID), client.Resume, ""); err != nil {
-		return err
-	}
-	step("paused and resumed %s", ui.ID)
-	if _, err := c.Act(ctx, string(auth.ID), client.Cancel, "superseded"); err != nil {
-		return err
-	}
-	d, err = c.GetTask(ctx, string(tests.ID))
-	if err != nil {
-		return err
-	}
-	step("cancelled %s; %s, which waited for it, is now %s", auth.ID, tests.ID, d.Readiness)
-	var ce *client.Error
-	if _, err := c.Act(ctx, string(auth.ID), client.Resume, ""); errors.As(err, &ce) {
-		step("resuming the cancelled task is refused: %s", ce.Body.Message)
-	}
-	step("stopping the daemon; everything above is in the store")
 	return nil
 }
 
-func demoRestart(ctx context.Context, c *client.Client, out io.Writer) error {
+type demoTask struct {
+	desc string
+	tags []string
+	prio int
+}
+
+var demoTasks = []demoTask{
+	{"Make the greeting friendlier", []string{"ui"}, 1},
+	{"Add a changelog entry for the release", []string{"docs", "release"}, 2},
+	{"Document the configuration keys", []string{"docs"}, 2},
+}
+
+// demoScene runs the three tasks and prints the live timeline until all have
+// finished. It answers the question one task asks and sends another a
+// message mid-run.
+func demoScene(ctx context.Context, c *client.Client, repo string, out io.Writer) ([]task.ID, error) {
+	stream, err := c.Watch(ctx, event.Query{AfterID: -1})
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close()
+	var ids []task.ID
+	names := map[task.ID]string{}
+	for i, d := range demoTasks {
+		prio := d.prio
+		t, err := c.CreateTask(ctx, api.CreateTaskRequest{Description: d.desc, Tags: d.tags, Priority: &prio, Repo: repo})
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, t.ID)
+		names[t.ID] = string(rune('A' + i))
+		fmt.Fprintf(out, "• created %s (%s) %q\n", t.ID, names[t.ID], t.Description)
+	}
+	fmt.Fprintf(out, "\nLive, from the event stream (A, B, C run at once; 3 slots):\n")
+	start := time.Now()
+	line := func(id task.ID, s string) {
+		fmt.Fprintf(out, "  %5.2fs  %s %s  %s\n", time.Since(start).Seconds(), id, names[id], s)
+	}
+	say := func(s string) { fmt.Fprintf(out, "  %5.2fs  %s\n", time.Since(start).Seconds(), s) }
+
+	done := map[task.ID]bool{}
+	sent := false
+	for len(done) < len(ids) {
+		e, err := stream.Next()
+		if err != nil {
+			return nil, fmt.Errorf("watching the demo: %w", err)
+		}
+		if names[e.TaskID] == "" {
+			continue
+		}
+		switch p := e.Payload.(type) {
+		case event.TaskStatus:
+			line(e.TaskID, describeEvent(e))
+			if p.To.Terminal() {
+				done[e.TaskID] = true
+			}
+		case event.ToolCall:
+			line(e.TaskID, fmt.Sprintf("→ %s %s", p.Name, truncate(string(p.Args), 70)))
+			if !sent && e.TaskID == ids[0] {
+				// Tell A something while it works: it reaches the model at
+				// A's next turn boundary, with a receipt.
+				sent = true
+				if _, err := c.Send(ctx, string(ids[0]), "keep it under 40 characters"); err != nil {
+					return nil, err
+				}
+				say(fmt.Sprintf("you → %s: \"keep it under 40 characters\" (task send; queued for its next turn)", ids[0]))
+			}
+		case event.ToolResult, event.FileChanged, event.Delivered, event.Learning, event.Completed, event.Failed, event.Interrupted:
+			line(e.TaskID, describeEvent(e))
+		case event.TurnEnded:
+			if p.Attempts > 1 {
+				line(e.TaskID, fmt.Sprintf("turn %d needed %d attempts: the model was overloaded once and the call was retried", p.Turn, p.Attempts))
+			}
+		case event.NeedsInput:
+			line(e.TaskID, "? "+p.Question)
+			answer := "Only the public ones."
+			if _, err := c.Send(ctx, string(e.TaskID), answer); err != nil {
+				return nil, err
+			}
+			say(fmt.Sprintf("you → %s: %q (task send; the waiting task resumes)", e.TaskID, answer))
+		}
+	}
+	return ids, nil
+}
+
+func demoSummary(ctx context.Context, c *client.Client, ids []task.ID, repo string, out io.Writer) error {
+	fmt.Fprintf(out, "\nSummary:\n")
+	tw := newTable(out)
+	fmt.Fprintln(tw, "  TASK\tSTATUS\tCALLS\tTOKENS\tCOST\tRESULT")
+	for _, id := range ids {
+		d, err := c.GetTask(ctx, string(id))
+		if err != nil {
+			return err
+		}
+		t := d.Task
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t$%.4f\t%s\n", t.ID, t.Status, t.Usage.Iterations, tokens(t.Usage), t.Usage.CostUSD, truncate(t.CloseReason, 60))
+	}
+	tw.Flush()
+	status, err := git.Run(ctx, repo, "status", "--short")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nThe repository now (git status --short):\n")
+	for _, l := range strings.Split(strings.TrimRight(status, "\n"), "\n") {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
+	rep, err := c.Costs(ctx, api.CostQuery{By: api.CostByModel})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nCost ledger by model (neuraphage cost --by model):\n")
+	for _, r := range rep.Rows {
+		fmt.Fprintf(out, "  %-32s %3d calls  %7s tokens  $%.4f\n", r.Key, r.Calls, count(r.InputTokens+r.OutputTokens+r.CacheReadTokens+r.CacheWriteTokens), r.CostUSD)
+	}
+	fmt.Fprintf(out, "  (priced from the built-in catalogue as if the scripted model were claude-sonnet-4-5)\n")
+	return nil
+}
+
+func demoRestart(ctx context.Context, c *client.Client, ids []task.ID, out io.Writer) error {
 	ts, err := c.ListTasks(ctx, nil, true)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "• restarted the daemon: %d tasks back from the store\n", len(ts))
-	for _, t := range ts {
-		fmt.Fprintf(out, "    %s  %-9s %s\n", t.ID, t.Status, t.Description)
+	fmt.Fprintf(out, "\n• restarted the daemon: %d tasks back from the store\n", len(ts))
+	for _, id := range ids {
+		lg, err := c.TaskLog(ctx, string(id), 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "    %s  conversation of %d messages (neuraphage task log %s)\n", id, len(lg.Entries), id)
 	}
-	fmt.Fprintln(out, "• the agent runtime has not landed yet, so queued tasks stay queued")
 	return nil
 }

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,8 +50,10 @@ func age(now, t time.Time) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-func tokens(u task.Usage) string {
-	n := u.InputTokens + u.OutputTokens
+func tokens(u task.Usage) string { return count(u.InputTokens + u.OutputTokens) }
+
+// count renders a number of tokens coarsely: 950, 12.3k, 1.2M.
+func count(n int64) string {
 	switch {
 	case n >= 1_000_000:
 		return fmt.Sprintf("%.1fM", float64(n)/1e6)
@@ -81,7 +86,7 @@ func describeEvent(e event.Event) string {
 		}
 		return s
 	case event.TaskMessage:
-		return fmt.Sprintf("message #%d from %s queued: %s", p.InjectionID, p.Source, truncate(p.Text, 60))
+		return describeMessage(p)
 	case event.TaskDependency:
 		return "now waits for " + string(p.Blocker)
 	case event.DaemonStarted:
@@ -93,15 +98,240 @@ func describeEvent(e event.Event) string {
 	case event.Unknown:
 		return truncate(string(p.Raw), 80)
 	}
+	if s, ok := describeObservation(e.Payload); ok {
+		return s
+	}
 	b, _ := json.Marshal(e.Payload)
 	return truncate(string(b), 80)
 }
 
+// describeMessage renders a queued injection: its kind, number, sender,
+// attributes and the start of its text. A plain message reads
+// "message #1 from user queued: …".
+func describeMessage(p event.TaskMessage) string {
+	kind := p.Kind
+	if kind == "" {
+		kind = "message"
+	}
+	var extra []string
+	for _, k := range slices.Sorted(maps.Keys(p.Attrs)) {
+		extra = append(extra, k+"="+p.Attrs[k])
+	}
+	if p.Urgent {
+		extra = append(extra, "urgent")
+	}
+	s := fmt.Sprintf("%s #%d from %s queued", kind, p.InjectionID, p.Source)
+	if len(extra) > 0 {
+		s += " [" + strings.Join(extra, ", ") + "]"
+	}
+	return s + ": " + truncate(p.Text, 60)
+}
+
+// describeObservation renders an agent observation as one line.
+func describeObservation(p event.Payload) (string, bool) {
+	switch p := p.(type) {
+	case event.TurnStarted:
+		s := fmt.Sprintf("turn %d started", p.Turn)
+		if on := nonEmpty(p.Engine, p.Model); len(on) > 0 {
+			s += " (" + strings.Join(on, ", ") + ")"
+		}
+		if p.Resumed {
+			s += ", resumed from the stored conversation"
+		}
+		return s, true
+	case event.TurnEnded:
+		return fmt.Sprintf("turn %d ended: %s", p.Turn, turnEnd(p)), true
+	case event.Text:
+		return fmt.Sprintf("turn %d: %s", p.Turn, truncate(p.Text, 70)), true
+	case event.TextDelta:
+		if p.Reset {
+			return fmt.Sprintf("turn %d: retried; the text so far is discarded", p.Turn), true
+		}
+		return fmt.Sprintf("turn %d: %s", p.Turn, truncate(p.Text, 70)), true
+	case event.ToolCall:
+		return fmt.Sprintf("turn %d → %s %s", p.Turn, p.Name, compactArgs(p.Args, 60)), true
+	case event.ToolResult:
+		return fmt.Sprintf("turn %d ← %s %s", p.Turn, p.Name, toolOutcome(p.Error, p.Size, p.DurationMs)), true
+	case event.Usage:
+		return fmt.Sprintf("turn %d: %s", p.Turn, usageLine(p)), true
+	case event.FileChanged:
+		return fileChange(p), true
+	case event.NeedsInput:
+		return fmt.Sprintf("turn %d asks: %s", p.Turn, truncate(p.Question, 70)), true
+	case event.Completed:
+		return "completed: " + truncate(p.Summary, 70), true
+	case event.Failed:
+		return "failed: " + truncate(p.Reason, 70), true
+	case event.Delivered:
+		return fmt.Sprintf("turn %d took in %s", p.Turn, deliveries(p)), true
+	case event.Interrupted:
+		return interruption(p), true
+	case event.Learning:
+		return learning(p), true
+	}
+	return "", false
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func turnEnd(p event.TurnEnded) string {
+	s := fmt.Sprintf("%s, %s", dash(p.StopReason), millis(p.DurationMs))
+	if p.Attempts > 1 {
+		s += fmt.Sprintf(", %d attempts", p.Attempts)
+	}
+	return s
+}
+
+// millis renders a duration given in milliseconds: 850ms, 3.2s, 2m05s.
+func millis(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// toolOutcome renders how a tool call went: "ok (2345 bytes, 12ms)".
+func toolOutcome(failed bool, size int, durationMs int64) string {
+	s := "ok"
+	if failed {
+		s = "error"
+	}
+	return fmt.Sprintf("%s (%d bytes, %s)", s, size, millis(durationMs))
+}
+
+func usageLine(p event.Usage) string {
+	s := fmt.Sprintf("%s in / %s out tokens", count(p.InputTokens), count(p.OutputTokens))
+	var cache []string
+	if p.CacheReadTokens > 0 {
+		cache = append(cache, count(p.CacheReadTokens)+" read")
+	}
+	if p.CacheWriteTokens > 0 {
+		cache = append(cache, count(p.CacheWriteTokens)+" written")
+	}
+	if len(cache) > 0 {
+		s += " (cache " + strings.Join(cache, ", ") + ")"
+	}
+	return s + fmt.Sprintf(", $%.4f; task total %s tokens, $%.4f", p.CostUSD, count(p.TotalTokens), p.TotalCostUSD)
+}
+
+func fileChange(p event.FileChanged) string {
+	s := dash(p.Op) + " " + p.Path
+	if p.Tool != "" {
+		s += " (" + p.Tool + ")"
+	}
+	return s
+}
+
+func deliveries(p event.Delivered) string {
+	parts := make([]string, len(p.InjectionIDs))
+	for i, id := range p.InjectionIDs {
+		kind := "message"
+		if i < len(p.Kinds) && p.Kinds[i] != "" {
+			kind = p.Kinds[i]
+		}
+		parts[i] = fmt.Sprintf("%s #%d", kind, id)
+		if i < len(p.LatencyMs) {
+			parts[i] += " after " + millis(p.LatencyMs[i])
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func interruption(p event.Interrupted) string {
+	s := fmt.Sprintf("turn %d interrupted by an urgent message", p.Turn)
+	if len(p.Dropped) > 0 {
+		s += "; dropped " + strings.Join(p.Dropped, ", ")
+	}
+	return s
+}
+
+func learning(p event.Learning) string {
+	s := fmt.Sprintf("learning #%d: %s", p.LearningID, truncate(p.Summary, 70))
+	if len(p.Tags) > 0 {
+		s += " [" + strings.Join(p.Tags, ",") + "]"
+	}
+	return s
+}
+
+// compactArgs renders a tool call's JSON input on one line, cut to n runes.
+func compactArgs(raw json.RawMessage, n int) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return truncate(string(raw), n)
+	}
+	return clip(b.String(), n)
+}
+
+// clip cuts s to n runes, keeping its spacing (truncate folds it).
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// writeBlock writes text line by line, the first line after first and the
+// others after rest, at most maxLines of them (0: all) each cut to width runes
+// (0: whole), then how many lines were left out.
+func writeBlock(out io.Writer, first, rest, text string, maxLines, width int) {
+	text = strings.TrimRight(text, " \t\r\n")
+	lines := strings.Split(text, "\n")
+	more := 0
+	if maxLines > 0 && len(lines) > maxLines {
+		lines, more = lines[:maxLines], len(lines)-maxLines
+	}
+	for i, l := range lines {
+		l = strings.TrimRight(l, " \t\r")
+		if width > 0 {
+			l = clip(l, width)
+		}
+		prefix := rest
+		if i == 0 {
+			prefix = first
+		}
+		if l == "" {
+			prefix = strings.TrimRight(prefix, " ")
+		}
+		fmt.Fprintf(out, "%s%s\n", prefix, l)
+	}
+	if more > 0 {
+		fmt.Fprintf(out, "%s… %d more line%s\n", rest, more, plural(more))
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // printEvent writes one event line.
-func printEvent(out io.Writer, e event.Event) {
+func printEvent(out io.Writer, e event.Event) { writeEventLine(out, e, time.Local) }
+
+// writeEventLine writes one event line with its time in loc.
+func writeEventLine(out io.Writer, e event.Event, loc *time.Location) {
+	fmt.Fprintf(out, "%s%s\n", eventPrefix(e, loc), describeEvent(e))
+}
+
+// eventPrefix is the start of an event line: id, time, task and kind.
+func eventPrefix(e event.Event, loc *time.Location) string {
 	id := "-"
 	if e.ID != 0 {
 		id = fmt.Sprint(e.ID)
 	}
-	fmt.Fprintf(out, "%-6s %s  %-8s %-16s %s\n", id, e.Time.Local().Format("15:04:05.000"), dash(string(e.TaskID)), e.Kind, describeEvent(e))
+	return fmt.Sprintf("%-6s %s  %-8s %-18s ", id, e.Time.In(loc).Format("15:04:05.000"), dash(string(e.TaskID)), e.Kind)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,9 +23,13 @@ func (a *app) newTaskAttachCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "attach ID",
 		Short: "Follow a task live; lines typed on stdin are sent to it as messages",
-		Long: `Attach prints the task's events from its start and then live, until the task
-finishes or you interrupt it (Ctrl-C). Each line you type is queued for the task
-as a user message. At the end of stdin attach keeps following.`,
+		Long: `Attach prints the task's run from its start and then live, until the task
+finishes or you interrupt it (Ctrl-C): each turn, the model's text as it
+streams, tool calls and their results, costs, changed files, messages delivered,
+and the task's changes of status. Each line you type is queued for the task as
+a user message; when the task asks a question, the next line you type answers
+it. At the end of stdin attach keeps following. --json prints the events as
+JSON, one per line.`,
 		Args: exactArgs("ID"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			return a.runTaskAttach(cmd.Context(), opts, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -53,7 +58,11 @@ func (a *app) runTaskAttach(ctx context.Context, opts taskAttachOpts, args []str
 	// cannot be interrupted, so the reader is joined when stdin ends; when the
 	// task finishes first, the process exits with the read still pending.
 	go sendLines(ctx, c, string(id), in, errOut)
-	return follow(ctx, c, event.Query{Filter: event.Filter{TaskID: id}}, out, opts.json, terminalFor(id))
+	emit := jsonLines(out)
+	if !opts.json {
+		emit = newLiveWriter(out, time.Local, true).Print
+	}
+	return follow(ctx, c, event.Query{Filter: event.Filter{TaskID: id}}, emit, terminalFor(id))
 }
 
 // sendLines queues each non-empty line of in as a message for the task.

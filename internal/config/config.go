@@ -19,6 +19,11 @@ type Config struct {
 	Daemon Daemon `yaml:"daemon"`
 	Events Events `yaml:"events"`
 	Tasks  Tasks  `yaml:"tasks"`
+	// Executor schedules tasks; Agent bounds the native agent loop; Budget
+	// caps spending.
+	Executor Executor `yaml:"executor"`
+	Agent    Agent    `yaml:"agent"`
+	Budget   Budget   `yaml:"budget"`
 	// LLM is the model layer: providers, tiers, retry, the model catalogue.
 	// Its keys are documented in docs/llm.md and summarized in docs/config.md.
 	LLM llm.Config `yaml:"llm"`
@@ -48,6 +53,29 @@ type Tasks struct {
 	DefaultEngine   string `yaml:"default_engine"`   // default "native"; non-empty, [a-z0-9-]+
 }
 
+// Executor configures the scheduler.
+type Executor struct {
+	MaxConcurrent int `yaml:"max_concurrent"` // tasks running at once; default 4, 1..10000
+}
+
+// Agent configures the native agent loop and its tools.
+type Agent struct {
+	MaxIterations      int      `yaml:"max_iterations"`        // model calls per task unless its budget says otherwise; default 200, 1..1_000_000
+	MaxToolFailures    int      `yaml:"max_tool_failures"`     // tool calls failing in a row before the task pauses; default 8, 1..1000
+	NoProgressSecs     int      `yaml:"no_progress_secs"`      // time without a successful tool call before the task pauses; default 900, 10..86400
+	BashTimeoutSecs    int      `yaml:"bash_timeout_secs"`     // default timeout of a bash call; default 120, 1..86400
+	MaxBashTimeoutSecs int      `yaml:"max_bash_timeout_secs"` // the most a bash call may ask for; default 1800, >= bash_timeout_secs
+	MaxToolOutputBytes int      `yaml:"max_tool_output_bytes"` // tool output the model sees; default 32768, 1024..10_485_760
+	DenyCommands       []string `yaml:"deny_commands"`         // extra Go regexps refused for bash, added to the built-in deny-list
+}
+
+// Budget caps spending in US dollars. Zero means no cap.
+type Budget struct {
+	TaskUSD  float64 `yaml:"task_usd"`  // per task, unless the task sets its own; default 0
+	DailyUSD float64 `yaml:"daily_usd"` // all tasks, per UTC day; default 0
+	FleetUSD float64 `yaml:"fleet_usd"` // all tasks, ever (the whole cost ledger); default 0
+}
+
 // Default returns the configuration used when the file sets nothing.
 // Each call returns a fresh value.
 func Default() Config {
@@ -65,6 +93,15 @@ func Default() Config {
 		Tasks: Tasks{
 			DefaultPriority: 2,
 			DefaultEngine:   "native",
+		},
+		Executor: Executor{MaxConcurrent: 4},
+		Agent: Agent{
+			MaxIterations:      200,
+			MaxToolFailures:    8,
+			NoProgressSecs:     900,
+			BashTimeoutSecs:    120,
+			MaxBashTimeoutSecs: 1800,
+			MaxToolOutputBytes: 32 << 10,
 		},
 		LLM: llm.DefaultConfig(),
 	}
@@ -210,6 +247,42 @@ func (t Tasks) Validate() error {
 		return &Error{Key: "default_engine", Msg: "must not be empty"}
 	case !engineName.MatchString(t.DefaultEngine):
 		return &Error{Key: "default_engine", Msg: fmt.Sprintf("want lowercase letters, digits and dashes, got %q", t.DefaultEngine)}
+	}
+	return nil
+}
+
+// Validate checks the executor settings.
+func (e Executor) Validate() error {
+	return checkRange("max_concurrent", e.MaxConcurrent, 1, 10_000)
+}
+
+// Validate checks the agent settings.
+func (a Agent) Validate() error {
+	err := errors.Join(
+		checkRange("max_iterations", a.MaxIterations, 1, 1_000_000),
+		checkRange("max_tool_failures", a.MaxToolFailures, 1, 1000),
+		checkRange("no_progress_secs", a.NoProgressSecs, 10, 86400),
+		checkRange("bash_timeout_secs", a.BashTimeoutSecs, 1, 86400),
+		checkRange("max_bash_timeout_secs", a.MaxBashTimeoutSecs, a.BashTimeoutSecs, 86400),
+		checkRange("max_tool_output_bytes", a.MaxToolOutputBytes, 1024, 10<<20),
+	)
+	if err != nil {
+		return err
+	}
+	for i, p := range a.DenyCommands {
+		if _, err := regexp.Compile(p); err != nil {
+			return &Error{Key: "deny_commands." + strconv.Itoa(i), Msg: fmt.Sprintf("not a Go regular expression: %v", err)}
+		}
+	}
+	return nil
+}
+
+// Validate checks the budgets.
+func (b Budget) Validate() error {
+	for key, v := range map[string]float64{"task_usd": b.TaskUSD, "daily_usd": b.DailyUSD, "fleet_usd": b.FleetUSD} {
+		if v < 0 {
+			return &Error{Key: key, Msg: fmt.Sprintf("want 0 (no cap) or more, got %g", v)}
+		}
 	}
 	return nil
 }

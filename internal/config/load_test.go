@@ -37,6 +37,9 @@ func TestLoad(t *testing.T) {
 daemon: {shutdown_timeout_secs: 600, start_timeout_secs: 1, auto_start: false}
 events: {subscriber_buffer: 16, retention_days: 30}
 tasks: {default_priority: 0, default_engine: my-engine-2}
+executor: {max_concurrent: 16}
+agent: {max_iterations: 50, max_tool_failures: 3, no_progress_secs: 60, bash_timeout_secs: 30, max_bash_timeout_secs: 60, max_tool_output_bytes: 4096, deny_commands: ["\\bterraform\\s+destroy\\b"]}
+budget: {task_usd: 2.5, daily_usd: 20, fleet_usd: 100}
 llm:
   providers:
     anthropic: {base_url: "https://a.example", api_key_env: A_KEY, max_concurrent: 0, requests_per_minute: 1, tokens_per_minute: 2, max_output_tokens: 3}
@@ -52,10 +55,14 @@ llm:
 `,
 			want: func(c *Config) {
 				*c = Config{
-					Log:    Log{Level: "debug"},
-					Daemon: Daemon{ShutdownTimeoutSecs: 600, StartTimeoutSecs: 1, AutoStart: false},
-					Events: Events{SubscriberBuffer: 16, RetentionDays: 30},
-					Tasks:  Tasks{DefaultPriority: 0, DefaultEngine: "my-engine-2"},
+					Log:      Log{Level: "debug"},
+					Daemon:   Daemon{ShutdownTimeoutSecs: 600, StartTimeoutSecs: 1, AutoStart: false},
+					Events:   Events{SubscriberBuffer: 16, RetentionDays: 30},
+					Tasks:    Tasks{DefaultPriority: 0, DefaultEngine: "my-engine-2"},
+					Executor: Executor{MaxConcurrent: 16},
+					Agent: Agent{MaxIterations: 50, MaxToolFailures: 3, NoProgressSecs: 60, BashTimeoutSecs: 30, MaxBashTimeoutSecs: 60,
+						MaxToolOutputBytes: 4096, DenyCommands: []string{`\bterraform\s+destroy\b`}},
+					Budget: Budget{TaskUSD: 2.5, DailyUSD: 20, FleetUSD: 100},
 					LLM: llm.Config{
 						Providers: llm.ProvidersConfig{
 							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},
@@ -139,7 +146,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
 			line: 3, key: "logs",
-			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, llm`,
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, llm`,
 		},
 		{
 			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",

@@ -33,6 +33,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 )
@@ -47,6 +48,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Ready, when set, is called once the socket accepts connections.
 	Ready func()
+	// Getenv reads the environment (API keys, provider base URLs); nil
+	// means os.Getenv.
+	Getenv func(string) string
 }
 
 // AlreadyRunningError refuses a second daemon on one home.
@@ -75,12 +79,18 @@ type Daemon struct {
 	stop     context.CancelCauseFunc
 
 	models api.Models // resolved at start from the config and the environment
+
+	executor *executor.Executor
+	stopWork func(context.Context) error
 }
 
 // Run runs a daemon until ctx ends or a shutdown is requested, then shuts it
 // down in order. It returns nil after a clean shutdown.
 func Run(ctx context.Context, opts Options) (err error) {
 	p := opts.Paths
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
 	for _, dir := range []string{p.RunDir, p.DataDir, p.LogDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("creating %s: %w", dir, err)
@@ -108,7 +118,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	d := &Daemon{opts: opts, log: logger, started: time.Now().UTC(), stop: stop, models: resolveModels(opts.Config.LLM, os.Getenv)}
+	d := &Daemon{opts: opts, log: logger, started: time.Now().UTC(), stop: stop, models: resolveModels(opts.Config.LLM, opts.Getenv)}
 	if !d.models.Ready {
 		// The daemon still runs: tasks can be created and managed; they need a
 		// model only when they start.
@@ -144,6 +154,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
+	ex, err := newExecutor(opts.Config, opts.Getenv, st, bus, logger)
+	if err != nil {
+		return err
+	}
+	d.executor = ex
 	if _, err := st.AppendEvents(ctx, event.New(time.Now(), "", event.DaemonStarted{PID: os.Getpid(), Version: opts.Version})); err != nil {
 		return err
 	}
@@ -173,7 +188,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer endStreams()
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: ctl, Daemon: d, Log: st, Bus: bus,
+			Tasks: tasks{Control: ctl, ex: ex}, Daemon: d, Log: st, Bus: bus,
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
@@ -189,6 +204,24 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return nil
 	})
 	g.Go(func() error { return d.pruneEvents(gctx) })
+	// The executor runs under its own context: shutdown stops it after
+	// intake and before the store closes, and waits for it.
+	workCtx, stopWork := context.WithCancel(context.Background())
+	defer stopWork()
+	workDone := make(chan struct{})
+	g.Go(func() error {
+		defer close(workDone)
+		return ex.Run(workCtx)
+	})
+	d.stopWork = func(ctx context.Context) error {
+		stopWork()
+		select {
+		case <-workDone:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("running tasks did not stop in time: %w", ctx.Err())
+		}
+	}
 	if opts.Ready != nil {
 		opts.Ready()
 	}
@@ -216,9 +249,13 @@ func (d *Daemon) shutdown(srv *http.Server, endStreams context.CancelFunc, reaso
 		d.log.Warn("API connections did not close in time; closing them", "err", err)
 		srv.Close()
 	}
-	// 2. Stop work: nothing runs tasks yet; the executor stops here.
-	// 3. Flush the event log.
+	// 2. Stop work: every run stops; its task goes back to the queue, to
+	// resume from its last stored turn.
 	var errs []error
+	if err := d.stopWork(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	// 3. Flush the event log.
 	if _, err := d.store.AppendEvents(ctx, event.New(time.Now(), "", event.DaemonStopping{Reason: reason})); err != nil {
 		errs = append(errs, fmt.Errorf("recording the shutdown: %w", err))
 	}
@@ -257,7 +294,7 @@ func (d *Daemon) Status(ctx context.Context) (api.Status, error) {
 	return api.Status{
 		Health: d.Health(), Socket: p.Socket, DBFile: p.DBFile, ConfigFile: p.ConfigFile, LogFile: p.LogFile,
 		Tasks: c.Tasks, Events: c.Events, LastEventID: c.LastID, PendingMessages: c.Pending, Bus: d.bus.Stats(),
-		Models: d.models,
+		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(),
 	}, nil
 }
 

@@ -29,8 +29,8 @@ func Version(set string) string {
 }
 
 // RunFunc adapts Run to the CLI's RunDaemon hook.
-func RunFunc(version string) func(ctx context.Context, p config.Paths, c config.Config, ready func()) error {
-	return func(ctx context.Context, p config.Paths, c config.Config, ready func()) error {
-		return Run(ctx, Options{Paths: p, Config: c, Version: version, Ready: ready})
+func RunFunc(version string) func(ctx context.Context, p config.Paths, c config.Config, getenv func(string) string, ready func()) error {
+	return func(ctx context.Context, p config.Paths, c config.Config, getenv func(string) string, ready func()) error {
+		return Run(ctx, Options{Paths: p, Config: c, Version: version, Getenv: getenv, Ready: ready})
 	}
 }

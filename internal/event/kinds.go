@@ -32,7 +32,7 @@ func newPayload(k Kind) any {
 	case KindDaemonRecovered:
 		return &DaemonRecovered{}
 	}
-	return nil
+	return observationPayload(k)
 }
 
 // deref turns the pointer newPayload made back into the value payload.
@@ -52,6 +52,9 @@ func deref(p any) Payload {
 		return *v
 	case *DaemonRecovered:
 		return *v
+	}
+	if o, ok := derefObservation(p); ok {
+		return o
 	}
 	return p.(Payload)
 }
@@ -81,12 +84,17 @@ type TaskStatus struct {
 // EventKind implements Payload.
 func (TaskStatus) EventKind() Kind { return KindTaskStatus }
 
-// TaskMessage records a message queued for a task (a user's message now; nudges,
-// sync messages and notices later), by its id in the task's injection queue.
+// TaskMessage records an injection queued for a task (a user's message, a
+// nudge, a sync message, a notice, a pause), by its id in the task's queue.
 type TaskMessage struct {
 	InjectionID int64  `json:"injection_id"`
 	Source      string `json:"source"`
-	Text        string `json:"text"`
+	// Kind is the injection's kind (message, nudge, sync, rebase,
+	// interjection, pause); empty in logs written before kinds existed.
+	Kind   string            `json:"kind,omitempty"`
+	Attrs  map[string]string `json:"attrs,omitempty"`
+	Urgent bool              `json:"urgent,omitempty"`
+	Text   string            `json:"text"`
 }
 
 // EventKind implements Payload.

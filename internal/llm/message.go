@@ -12,21 +12,22 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// Message is one turn of a conversation: ordered parts from one author.
+// Message is one turn of a conversation: ordered parts from one author. Its
+// JSON form is how conversations are stored.
 // Tool results travel in user messages, tool calls in assistant messages,
 // as both supported wire formats can represent that.
 type Message struct {
-	Role  Role
-	Parts []Part
+	Role  Role   `json:"role"`
+	Parts []Part `json:"parts"`
 }
 
 // Part is one piece of a message. Exactly one of Text (non-empty), ToolCall
 // or ToolResult is set; use the constructors TextPart, ToolCallPart and
 // ToolResultPart.
 type Part struct {
-	Text       string
-	ToolCall   *ToolCall
-	ToolResult *ToolResult
+	Text       string      `json:"text,omitempty"`
+	ToolCall   *ToolCall   `json:"tool_call,omitempty"`
+	ToolResult *ToolResult `json:"tool_result,omitempty"`
 }
 
 // TextPart returns a Part holding text.
@@ -46,19 +47,19 @@ func UserText(text string) Message {
 // ToolCall is a complete request by the model to run a tool.
 type ToolCall struct {
 	// ID is the provider's identifier, echoed back in the ToolResult.
-	ID   string
-	Name string
+	ID   string `json:"id"`
+	Name string `json:"name"`
 	// Input is the tool's arguments: always a valid JSON object (see ParseToolInput).
-	Input json.RawMessage
+	Input json.RawMessage `json:"input"`
 }
 
 // ToolResult is the outcome of running a tool, sent back to the model.
 type ToolResult struct {
 	// CallID is the ToolCall.ID this result answers.
-	CallID  string
-	Content string
+	CallID  string `json:"call_id"`
+	Content string `json:"content"`
 	// IsError tells the model the tool failed; Content says why.
-	IsError bool
+	IsError bool `json:"is_error,omitempty"`
 }
 
 // ToolDef describes a tool the model may call.

@@ -1,5 +1,6 @@
 // Package store defines what Neuraphage keeps durably: tasks, the dependencies
-// between them, per-task injection queues and the event log. The sqlite
+// between them, per-task injection queues, the event log, and what tasks'
+// runs leave behind: conversations, the cost ledger and learnings. The sqlite
 // subpackage implements it on SQLite; storetest is the conformance suite every
 // implementation passes.
 //
@@ -70,9 +71,16 @@ type ListOptions struct {
 type Injection struct {
 	ID     int64   `json:"id"`
 	TaskID task.ID `json:"task_id"`
-	// Source says who sent it: "user", and later "watcher", "syncer", ...
+	// Source says who sent it: "user", "watcher", "syncer", a task ID, ...
 	Source string `json:"source"`
-	Text   string `json:"text"`
+	// Kind is what the message is: one of the engine.Kind names ("message",
+	// "nudge", "sync", "rebase", "interjection", "pause"). Empty is stored
+	// as "message".
+	Kind string `json:"kind"`
+	// Attrs are the kind's attributes (severity, urgency, from, ...), shown
+	// in the wrapper the model sees.
+	Attrs map[string]string `json:"attrs,omitempty"`
+	Text  string            `json:"text"`
 	// Urgent injections interrupt the turn in flight.
 	Urgent      bool       `json:"urgent,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
@@ -137,6 +145,32 @@ type Store interface {
 	LastEventID(ctx context.Context) (int64, error)
 	// PruneEvents deletes logged events older than before and returns how many.
 	PruneEvents(ctx context.Context, before time.Time) (int64, error)
+
+	// Checkpoint commits one step of a task's run atomically: conversation
+	// entries, delivered injections, cost-ledger charges, a change of the
+	// task and the events recording them. See Checkpoint.
+	Checkpoint(ctx context.Context, cp Checkpoint, evs ...event.Event) (task.Task, []event.Event, error)
+	// Conversation returns a task's stored conversation in sequence order,
+	// the entries with Seq >= from. An unknown task is ErrNotFound.
+	Conversation(ctx context.Context, id task.ID, from int) ([]Entry, error)
+	// ConversationLen returns the number of entries of a task's conversation.
+	// An unknown task is ErrNotFound.
+	ConversationLen(ctx context.Context, id task.ID) (int, error)
+
+	// Costs summarizes the cost ledger, one row per group ordered by key. An
+	// unknown grouping is an error.
+	Costs(ctx context.Context, q CostQuery) ([]CostRow, error)
+	// Spent returns the total cost of the charges at or after since (zero
+	// time: all of them).
+	Spent(ctx context.Context, since time.Time) (float64, error)
+
+	// RecordLearning stores a learning of an existing task (else
+	// ErrNotFound) with the events built from its ID by record, and returns
+	// the stored learning and committed events.
+	RecordLearning(ctx context.Context, l Learning, record func(Learning) []event.Event) (Learning, []event.Event, error)
+	// Learnings returns stored learnings matching q, oldest (lowest ID)
+	// first.
+	Learnings(ctx context.Context, q LearningQuery) ([]Learning, error)
 
 	// Counts summarizes the store.
 	Counts(ctx context.Context) (Counts, error)

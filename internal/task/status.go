@@ -49,7 +49,7 @@ func (s Status) Active() bool { return s == Running || s == Waiting }
 var transitions = map[Status][]Status{
 	Queued:  {Running, Paused, Cancelled, Failed},
 	Running: {Waiting, Paused, Completed, Failed, Cancelled, Queued},
-	Waiting: {Running, Paused, Completed, Failed, Cancelled},
+	Waiting: {Running, Queued, Paused, Completed, Failed, Cancelled},
 	Paused:  {Queued, Cancelled, Failed},
 }
 

@@ -30,7 +30,14 @@ type Tasks interface {
 	Cancel(ctx context.Context, ref, reason string) (task.Task, error)
 	Send(ctx context.Context, ref, text string) (store.Injection, error)
 	Depend(ctx context.Context, ref, blockerRef string) (control.Detail, error)
+	// Log returns the task's conversation from entry from on.
+	Log(ctx context.Context, ref string, from int) (task.ID, []store.Entry, error)
+	// Costs summarizes the cost ledger for one task (ref) or all (ref empty),
+	// grouped by "day", "task", "model", or "" for one row keyed "total".
+	Costs(ctx context.Context, ref string, by string, since time.Time) ([]store.CostRow, error)
 }
+
+var _ Tasks = (*control.Control)(nil)
 
 // Daemon is what the server needs of the daemon itself.
 type Daemon interface {
@@ -71,6 +78,8 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/resume", s.action((Tasks).Resume))
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/messages", s.send)
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/dependencies", s.depend)
+	s.mux.HandleFunc("GET /v1/tasks/{ref}/log", s.taskLog)
+	s.mux.HandleFunc("GET /v1/cost", s.cost)
 	s.mux.HandleFunc("GET /v1/events", s.events)
 	s.mux.HandleFunc("GET /v1/watch", s.watch)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

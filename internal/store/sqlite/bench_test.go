@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/store/storetest"
@@ -86,5 +88,99 @@ func BenchmarkListTasks10k(b *testing.B) {
 		if err != nil || len(ts) != 10_000 {
 			b.Fatalf("ListTasks = %d tasks, %v", len(ts), err)
 		}
+	}
+}
+
+// BenchmarkCheckpoint measures acknowledged checkpoints per second, each one
+// conversation entry and one charge: the store's share of every model turn.
+// With several tasks, each task's runner checkpoints in turn and group commit
+// shares transactions between them; "mutate" also updates the task's usage,
+// as an executor does.
+func BenchmarkCheckpoint(b *testing.B) {
+	msg := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
+		llm.TextPart("The middleware reads the token but never checks its expiry; I will add the check and a test."),
+		llm.ToolCallPart(llm.ToolCall{ID: "toolu_01", Name: "read_file", Input: json.RawMessage(`{"path":"internal/auth/middleware.go"}`)}),
+	}}
+	charge := store.Charge{Provider: "anthropic", Model: "claude-sonnet-4-5", InputTokens: 12_000, OutputTokens: 400,
+		CacheReadTokens: 10_000, CostUSD: 0.0123, DurationMs: 2300}
+	usage := func(t *task.Task) ([]event.Event, error) {
+		t.Usage.Iterations++
+		t.Usage.InputTokens += charge.InputTokens
+		t.Usage.OutputTokens += charge.OutputTokens
+		t.Usage.CostUSD += charge.CostUSD
+		return nil, nil
+	}
+	for _, bc := range []struct {
+		tasks  int
+		mutate bool
+	}{{1, false}, {16, false}, {16, true}} {
+		b.Run(fmt.Sprintf("tasks=%d/mutate=%t", bc.tasks, bc.mutate), func(b *testing.B) {
+			s := openBench(b)
+			ctx := context.Background()
+			storetest.Populate(b, s, bc.tasks)
+			now := time.Now()
+			var mutate store.Mutation
+			if bc.mutate {
+				mutate = usage
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for w := range bc.tasks {
+				wg.Go(func() {
+					id := task.ID(fmt.Sprintf("t-%06d", w))
+					from := 0
+					for i := w; i < b.N; i += bc.tasks {
+						if _, _, err := s.Checkpoint(ctx, store.Checkpoint{
+							TaskID: id, From: from, Entries: []store.Entry{{Turn: from, At: now, Message: msg}},
+							Charges: []store.Charge{charge}, Mutate: mutate,
+						}); err != nil {
+							b.Error(err)
+							return
+						}
+						from++
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checkpoints/s")
+		})
+	}
+}
+
+// BenchmarkSpent measures the budget check the executor makes before each
+// dispatch, over a ledger of 100,000 charges spread over 100 days: since the
+// start of the last day, and over everything.
+func BenchmarkSpent(b *testing.B) {
+	s := openBench(b)
+	ctx := context.Background()
+	storetest.Populate(b, s, 1)
+	const days, perDay = 100, 1000
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for d := range days {
+		charges := make([]store.Charge, perDay)
+		for i := range charges {
+			charges[i] = store.Charge{At: start.Add(time.Duration(d)*24*time.Hour + time.Duration(i)*time.Minute),
+				Provider: "anthropic", Model: "claude", CostUSD: 0.01}
+		}
+		if _, _, err := s.Checkpoint(ctx, store.Checkpoint{TaskID: "t-000000", Charges: charges}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, bc := range []struct {
+		name  string
+		since time.Time
+	}{
+		{"last-day", start.Add((days - 1) * 24 * time.Hour)},
+		{"all", time.Time{}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := s.Spent(ctx, bc.since); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -14,12 +14,8 @@ import (
 func (s *Store) AddDependency(ctx context.Context, dep task.Dependency, evs ...event.Event) ([]event.Event, error) {
 	return s.do(ctx, func(w *wtx) error {
 		for _, id := range []task.ID{dep.Task, dep.Blocker} {
-			var n int
-			if err := w.tx.QueryRowContext(w.ctx, `SELECT COUNT(*) FROM tasks WHERE id = ?`, string(id)).Scan(&n); err != nil {
-				return fmt.Errorf("checking task %s: %w", id, err)
-			}
-			if n == 0 {
-				return fmt.Errorf("task %s: %w", id, store.ErrNotFound)
+			if err := w.taskExists(id); err != nil {
+				return err
 			}
 		}
 		var qerr error
@@ -36,7 +32,7 @@ func (s *Store) AddDependency(ctx context.Context, dep task.Dependency, evs ...e
 		if qerr != nil {
 			return qerr
 		}
-		res, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO dependencies (task_id, blocker_id, created_at) VALUES (?, ?, ?)`,
+		res, err := w.exec(`INSERT OR IGNORE INTO dependencies (task_id, blocker_id, created_at) VALUES (?, ?, ?)`,
 			string(dep.Task), string(dep.Blocker), nowNanos(evs))
 		if err != nil {
 			return fmt.Errorf("recording that %s waits for %s: %w", dep.Task, dep.Blocker, err)

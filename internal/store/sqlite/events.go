@@ -112,7 +112,7 @@ func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	_, err := s.do(ctx, func(w *wtx) error {
-		res, err := w.tx.ExecContext(w.ctx, `DELETE FROM events WHERE time < ?`, before.UnixNano())
+		res, err := w.exec(`DELETE FROM events WHERE time < ?`, before.UnixNano())
 		if err != nil {
 			return fmt.Errorf("pruning events before %s: %w", before.Format(time.RFC3339), err)
 		}

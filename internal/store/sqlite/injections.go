@@ -3,8 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -12,21 +12,28 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
+// defaultInjectionKind is the kind of an injection enqueued without one.
+const defaultInjectionKind = "message"
+
 // Enqueue implements store.Store.
 func (s *Store) Enqueue(ctx context.Context, inj store.Injection, record func(store.Injection) []event.Event) (store.Injection, []event.Event, error) {
 	if inj.CreatedAt.IsZero() {
 		inj.CreatedAt = time.Now().UTC()
 	}
+	if inj.Kind == "" {
+		inj.Kind = defaultInjectionKind
+	}
+	attrs, err := encodeAttrs(inj.Attrs)
+	if err != nil {
+		return store.Injection{}, nil, fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
+	}
 	evs, err := s.do(ctx, func(w *wtx) error {
-		var n int
-		if err := w.tx.QueryRowContext(w.ctx, `SELECT COUNT(*) FROM tasks WHERE id = ?`, string(inj.TaskID)).Scan(&n); err != nil {
-			return fmt.Errorf("checking task %s: %w", inj.TaskID, err)
+		if err := w.taskExists(inj.TaskID); err != nil {
+			return err
 		}
-		if n == 0 {
-			return fmt.Errorf("task %s: %w", inj.TaskID, store.ErrNotFound)
-		}
-		res, err := w.tx.ExecContext(w.ctx, `INSERT INTO injections (task_id, source, text, urgent, created_at) VALUES (?, ?, ?, ?, ?)`,
-			string(inj.TaskID), inj.Source, inj.Text, boolInt(inj.Urgent), inj.CreatedAt.UnixNano())
+		res, err := w.exec(`INSERT INTO injections (task_id, source, kind, attrs, text, urgent, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			string(inj.TaskID), inj.Source, inj.Kind, attrs, inj.Text, boolInt(inj.Urgent), inj.CreatedAt.UnixNano())
 		if err != nil {
 			return fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
 		}
@@ -44,9 +51,22 @@ func (s *Store) Enqueue(ctx context.Context, inj store.Injection, record func(st
 	return inj, evs, nil
 }
 
+// encodeAttrs returns the attrs column for m: a JSON object, or NULL when m
+// is empty.
+func encodeAttrs(m map[string]string) (any, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encoding attributes: %w", err)
+	}
+	return string(b), nil
+}
+
 // Pending implements store.Store.
 func (s *Store) Pending(ctx context.Context, id task.ID) ([]store.Injection, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, task_id, source, text, urgent, created_at FROM injections
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, task_id, source, kind, attrs, text, urgent, created_at FROM injections
 		WHERE task_id = ? AND delivered_at IS NULL ORDER BY id`, string(id))
 	if err != nil {
 		return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
@@ -56,11 +76,17 @@ func (s *Store) Pending(ctx context.Context, id task.ID) ([]store.Injection, err
 	for rows.Next() {
 		var (
 			inj     store.Injection
+			attrs   sql.NullString
 			urgent  int
 			created int64
 		)
-		if err := rows.Scan(&inj.ID, &inj.TaskID, &inj.Source, &inj.Text, &urgent, &created); err != nil {
+		if err := rows.Scan(&inj.ID, &inj.TaskID, &inj.Source, &inj.Kind, &attrs, &inj.Text, &urgent, &created); err != nil {
 			return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
+		}
+		if attrs.Valid {
+			if err := json.Unmarshal([]byte(attrs.String), &inj.Attrs); err != nil {
+				return nil, fmt.Errorf("reading the queue of %s: injection %d: decoding attributes: %w", id, inj.ID, err)
+			}
 		}
 		inj.Urgent = urgent != 0
 		inj.CreatedAt = fromNanos(created)
@@ -75,16 +101,18 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, at time.Time, ev
 		return nil, nil
 	}
 	return s.do(ctx, func(w *wtx) error {
-		ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-		args := []any{at.UnixNano()}
+		// One fixed statement per ID rather than an IN list of varying
+		// length: the writer prepares fixed statements once.
+		var n int64
 		for _, id := range ids {
-			args = append(args, id)
+			res, err := w.exec(`UPDATE injections SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL`, at.UnixNano(), id)
+			if err != nil {
+				return fmt.Errorf("marking %d injections delivered: %w", len(ids), err)
+			}
+			k, _ := res.RowsAffected()
+			n += k
 		}
-		res, err := w.tx.ExecContext(w.ctx, `UPDATE injections SET delivered_at = ? WHERE delivered_at IS NULL AND id IN (`+ph+`)`, args...)
-		if err != nil {
-			return fmt.Errorf("marking %d injections delivered: %w", len(ids), err)
-		}
-		if n, _ := res.RowsAffected(); int(n) != len(ids) {
+		if int(n) != len(ids) {
 			return fmt.Errorf("marking injections delivered: %d of %d were unknown or already delivered: %w", len(ids)-int(n), len(ids), store.ErrNotFound)
 		}
 		return w.emit(evs...)

@@ -55,6 +55,56 @@ CREATE TABLE events (
 CREATE INDEX events_task ON events (task_id, id) WHERE task_id IS NOT NULL;
 CREATE INDEX events_time ON events (time);
 `,
+	// 2: the agent runtime: injection kinds, conversations, the cost ledger,
+	// learnings.
+	`
+ALTER TABLE injections ADD COLUMN kind TEXT NOT NULL DEFAULT 'message';
+-- The kind's attributes as a JSON object; NULL when there are none.
+ALTER TABLE injections ADD COLUMN attrs TEXT;
+
+-- One row per message of a task's conversation. Seq is dense from 0 (the
+-- store only appends at the current length or replaces the whole), so the
+-- length is MAX(seq)+1, read from the primary key.
+CREATE TABLE conversation_entries (
+	task_id TEXT NOT NULL REFERENCES tasks (id),
+	seq     INTEGER NOT NULL,
+	turn    INTEGER NOT NULL,
+	at      INTEGER NOT NULL,
+	message TEXT NOT NULL, -- llm.Message as JSON
+	PRIMARY KEY (task_id, seq)
+) WITHOUT ROWID;
+
+-- One row per model call. No foreign key: the ledger is the record of money
+-- spent and outlives whatever happens to the task's row.
+CREATE TABLE costs (
+	id                 INTEGER PRIMARY KEY,
+	task_id            TEXT NOT NULL,
+	at                 INTEGER NOT NULL,
+	provider           TEXT NOT NULL,
+	model              TEXT NOT NULL,
+	input_tokens       INTEGER NOT NULL,
+	output_tokens      INTEGER NOT NULL,
+	cache_read_tokens  INTEGER NOT NULL,
+	cache_write_tokens INTEGER NOT NULL,
+	cost_usd           REAL NOT NULL,
+	duration_ms        INTEGER NOT NULL
+);
+-- Covers Spent (a range of at, summing cost_usd) without touching the table.
+CREATE INDEX costs_at ON costs (at, cost_usd);
+CREATE INDEX costs_task ON costs (task_id, at);
+
+-- AUTOINCREMENT: an ID is never reused, so AfterID cursors stay valid. No
+-- foreign key, like the ledger: what was learnt outlives the task's row.
+CREATE TABLE learnings (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	task_id    TEXT NOT NULL,
+	summary    TEXT NOT NULL,
+	detail     TEXT NOT NULL,
+	tags       TEXT, -- JSON array; NULL when there are none
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX learnings_task ON learnings (task_id, id);
+`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

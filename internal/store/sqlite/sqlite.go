@@ -6,7 +6,8 @@
 // commits them in one transaction (group commit), each inside its own savepoint so
 // one failing operation does not spoil the others. It assigns event IDs in commit
 // order, hands the committed events to the publish function, then answers the
-// callers. Reads use a separate pool of read-only connections and never wait for
+// callers. The writer keeps the statements it runs prepared on its connection
+// (stmts.go). Reads use a separate pool of read-only connections and never wait for
 // the writer. Close stops intake, lets the writer drain and commit what was
 // queued, and closes both pools.
 package sqlite
@@ -54,6 +55,7 @@ type Store struct {
 	ops        chan op
 	maxBatch   int
 	writerDone chan struct{}
+	stmts      *stmtCache // the writer's prepared statements; owned by the writer goroutine
 
 	mu     sync.RWMutex // guards closed; held (read) while sending on ops
 	closed bool
@@ -109,6 +111,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		ops:        make(chan op, opts.QueueSize),
 		maxBatch:   opts.MaxBatch,
 		writerDone: make(chan struct{}),
+		stmts:      newStmtCache(),
 	}
 	if err := wdb.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&s.nextID); err != nil {
 		wdb.Close()
@@ -157,7 +160,7 @@ func (s *Store) Close() error {
 	close(s.ops)
 	s.mu.Unlock()
 	<-s.writerDone
-	return errors.Join(s.rdb.Close(), s.wdb.Close())
+	return errors.Join(s.stmts.close(), s.rdb.Close(), s.wdb.Close())
 }
 
 // Flush waits until everything queued before the call is committed.

@@ -47,14 +47,14 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, evs ...event.Event)
 	return s.do(ctx, func(w *wtx) error {
 		if t.ParentID != "" {
 			var n int
-			if err := w.tx.QueryRowContext(w.ctx, `SELECT COUNT(*) FROM tasks WHERE id = ?`, string(t.ParentID)).Scan(&n); err != nil {
+			if err := w.queryRow(`SELECT COUNT(*) FROM tasks WHERE id = ?`, string(t.ParentID)).Scan(&n); err != nil {
 				return fmt.Errorf("checking parent task %s: %w", t.ParentID, err)
 			}
 			if n == 0 {
 				return fmt.Errorf("parent task %s: %w", t.ParentID, store.ErrNotFound)
 			}
 		}
-		res, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO tasks (id, status, priority, parent_id, created_at, updated_at, data)
+		res, err := w.exec(`INSERT OR IGNORE INTO tasks (id, status, priority, parent_id, created_at, updated_at, data)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, args...)
 		if err != nil {
 			return fmt.Errorf("inserting task %s: %w", t.ID, err)
@@ -70,35 +70,68 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, evs ...event.Event)
 func (s *Store) UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error) {
 	var out task.Task
 	evs, err := s.do(ctx, func(w *wtx) error {
-		t, err := scanTask(w.tx.QueryRowContext(w.ctx, `SELECT data FROM tasks WHERE id = ?`, string(id)))
-		if isNoRows(err) {
-			return fmt.Errorf("task %s: %w", id, store.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("reading task %s: %w", id, err)
-		}
-		evs, err := m(&t)
+		t, err := w.readTask(id)
 		if err != nil {
 			return err
 		}
-		if t.ID != id {
-			return fmt.Errorf("updating task %s: a mutation may not change the id", id)
-		}
-		args, err := taskArgs(t)
-		if err != nil {
+		if err := w.applyMutation(&t, m); err != nil {
 			return err
-		}
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET status = ?, priority = ?, parent_id = ?, created_at = ?,
-			updated_at = ?, data = ? WHERE id = ?`, append(args[1:], args[0])...); err != nil {
-			return fmt.Errorf("updating task %s: %w", id, err)
 		}
 		out = t
-		return w.emit(evs...)
+		return nil
 	}, false)
 	if err != nil {
 		return task.Task{}, nil, err
 	}
 	return out, evs, nil
+}
+
+// readTask reads task id inside the write transaction; a missing task is
+// store.ErrNotFound.
+func (w *wtx) readTask(id task.ID) (task.Task, error) {
+	t, err := scanTask(w.queryRow(`SELECT data FROM tasks WHERE id = ?`, string(id)))
+	if isNoRows(err) {
+		return task.Task{}, fmt.Errorf("task %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return task.Task{}, fmt.Errorf("reading task %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// taskExists returns store.ErrNotFound (wrapped) unless task id exists.
+func (w *wtx) taskExists(id task.ID) error {
+	var n int
+	if err := w.queryRow(`SELECT COUNT(*) FROM tasks WHERE id = ?`, string(id)).Scan(&n); err != nil {
+		return fmt.Errorf("checking task %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("task %s: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// applyMutation applies m to t, as read by readTask, stores the result and
+// emits m's events. On error *t may be half changed and the operation must
+// fail.
+func (w *wtx) applyMutation(t *task.Task, m store.Mutation) error {
+	id := t.ID
+	evs, err := m(t)
+	if err != nil {
+		return err
+	}
+	if t.ID != id {
+		return fmt.Errorf("updating task %s: a mutation may not change the id", id)
+	}
+	args, err := taskArgs(*t)
+	if err != nil {
+		return err
+	}
+	if _, err := w.exec(`UPDATE tasks SET status = ?, priority = ?, parent_id = ?, created_at = ?,
+		updated_at = ?, data = ? WHERE id = ?`, append(args[1:], args[0])...); err != nil {
+		return fmt.Errorf("updating task %s: %w", id, err)
+	}
+	return w.emit(evs...)
 }
 
 // GetTask implements store.Store.

@@ -28,8 +28,21 @@ type result struct {
 type wtx struct {
 	ctx    context.Context
 	tx     *sql.Tx
+	stmts  *batchStmts
 	s      *Store
 	events []event.Event
+}
+
+// exec runs a statement in the transaction, prepared when the writer has
+// prepared it.
+func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
+	return w.stmts.exec(w.ctx, query, args...)
+}
+
+// queryRow runs a single-row query in the transaction, prepared when the
+// writer has prepared it.
+func (w *wtx) queryRow(query string, args ...any) *sql.Row {
+	return w.stmts.queryRow(w.ctx, query, args...)
 }
 
 // emit appends logged events to the log inside the transaction, assigning IDs.
@@ -46,7 +59,7 @@ func (w *wtx) emit(evs ...event.Event) error {
 			e.Time = time.Now().UTC()
 		}
 		e.ID = w.s.nextID
-		if _, err := w.tx.ExecContext(w.ctx,
+		if _, err := w.exec(
 			`INSERT INTO events (id, time, kind, task_id, data) VALUES (?, ?, ?, ?, ?)`,
 			e.ID, e.Time.UnixNano(), string(e.Kind), nullString(string(e.TaskID)), nullBytes(data)); err != nil {
 			return fmt.Errorf("appending a %s event: %w", e.Kind, err)
@@ -124,26 +137,27 @@ func (s *Store) commit(batch []op) {
 			return fmt.Errorf("beginning a write transaction: %w", err)
 		}
 		defer tx.Rollback()
+		stmts := s.stmts.bind(tx)
 		for i, o := range batch {
 			if o.apply == nil {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `SAVEPOINT op`); err != nil {
+			if _, err := stmts.exec(ctx, `SAVEPOINT op`); err != nil {
 				return fmt.Errorf("opening a savepoint: %w", err)
 			}
 			opStart := s.nextID
-			w := &wtx{ctx: ctx, tx: tx, s: s}
+			w := &wtx{ctx: ctx, tx: tx, stmts: stmts, s: s}
 			if err := o.apply(w); err != nil {
 				results[i].err = err
 				s.nextID = opStart
-				if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO op`); rerr != nil {
+				if _, rerr := stmts.exec(ctx, `ROLLBACK TO op`); rerr != nil {
 					return fmt.Errorf("rolling back an operation (%v): %w", err, rerr)
 				}
 			} else {
 				results[i].events = w.events
 				committed = append(committed, w.events...)
 			}
-			if _, err := tx.ExecContext(ctx, `RELEASE op`); err != nil {
+			if _, err := stmts.exec(ctx, `RELEASE op`); err != nil {
 				return fmt.Errorf("releasing a savepoint: %w", err)
 			}
 		}
@@ -152,6 +166,8 @@ func (s *Store) commit(batch []op) {
 		}
 		return nil
 	}()
+	// The connection is free again: prepare what ran unprepared.
+	s.stmts.prepareWanted(ctx, s.wdb)
 	if err != nil {
 		s.nextID = startID
 		committed = nil

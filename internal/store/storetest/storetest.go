@@ -42,6 +42,12 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", testReopen},
 		{"ConcurrentWritersKeepIDOrder", testConcurrent},
 		{"Closed", testClosed},
+		{"CheckpointConversation", testCheckpointConversation},
+		{"CheckpointDeliversOnce", testCheckpointDelivery},
+		{"CheckpointMutatesWithEvents", testCheckpointMutate},
+		{"Costs", testCosts},
+		{"Learnings", testLearnings},
+		{"InjectionKinds", testInjectionKinds},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -107,9 +107,9 @@ func testInjections(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	want := []store.Injection{
-		{ID: ids[0], TaskID: tk.ID, Source: "user", Text: "first", CreatedAt: t0},
-		{ID: ids[1], TaskID: tk.ID, Source: "user", Text: "second", CreatedAt: t0},
-		{ID: ids[2], TaskID: tk.ID, Source: "user", Text: "third", Urgent: true, CreatedAt: t0},
+		{ID: ids[0], TaskID: tk.ID, Source: "user", Kind: "message", Text: "first", CreatedAt: t0},
+		{ID: ids[1], TaskID: tk.ID, Source: "user", Kind: "message", Text: "second", CreatedAt: t0},
+		{ID: ids[2], TaskID: tk.ID, Source: "user", Kind: "message", Text: "third", Urgent: true, CreatedAt: t0},
 	}
 	if diff := cmp.Diff(want, pending); diff != "" {
 		t.Errorf("Pending (-want +got):\n%s", diff)

@@ -1,0 +1,525 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/neuraphage/neuraphage-go/internal/agent/tool"
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// loop is one run of one task.
+type loop struct {
+	e      *Engine
+	r      engine.Run
+	h      engine.Host
+	client llm.Client
+	model  string
+	env    *tool.Env
+	system string
+
+	msgs   []llm.Message
+	turn   int
+	latest task.Task // the task as last stored
+
+	failures     int       // tool calls failed in a row
+	lastProgress time.Time // last successful tool call
+	idle         int       // replies in a row without a tool call
+	resumed      bool      // the first turn of this run resumes a stored conversation
+}
+
+// finalTimeout bounds the commits a run makes after its context ended.
+const finalTimeout = 10 * time.Second
+
+func (l *loop) run(ctx context.Context) engine.Outcome {
+	if err := l.load(ctx); err != nil {
+		return l.stopOrFail(ctx, fmt.Errorf("loading the conversation: %w", err))
+	}
+	l.lastProgress = l.h.Now()
+	for {
+		if ctx.Err() != nil {
+			return l.outcome(engine.Stopped, "")
+		}
+		// The boundary: injections first.
+		if out, stop := l.boundary(ctx); stop {
+			return out
+		}
+		if last := l.msgs[len(l.msgs)-1]; last.Role == llm.RoleAssistant {
+			// The model ended its turn without calling a tool and nothing
+			// arrived for it.
+			l.idle++
+			if l.idle >= l.e.o.Limits.MaxIdleTurns {
+				q := strings.TrimSpace(last.Text())
+				if q == "" {
+					q = "The agent stopped without a question or a result."
+				}
+				return l.wait(ctx, q)
+			}
+			note := llm.UserText(engine.Note("You ended your turn without calling a tool. Keep working on the task. " +
+				"Call complete_task when it is done, ask_user if you need the user, fail_task if it cannot be done."))
+			if err := l.commit(ctx, engine.Step{Turn: l.turn, Messages: []llm.Message{note}}); err != nil {
+				return l.stopOrFail(ctx, err)
+			}
+			continue
+		}
+		if stop := l.h.Allow(ctx); stop != nil {
+			return l.outcome(stop.Status, stop.Reason)
+		}
+		if reason := l.drift(); reason != "" {
+			return l.outcome(engine.Paused, reason)
+		}
+		if err := l.fitContext(ctx); err != nil {
+			return l.stopOrFail(ctx, err)
+		}
+
+		resp, interrupted, err := l.call(ctx)
+		switch {
+		case interrupted:
+			l.h.Emit(event.Interrupted{Turn: l.turn, Dropped: []string{"model call"}})
+			continue
+		case ctx.Err() != nil:
+			return l.outcome(engine.Stopped, "")
+		case llm.ClassOf(err) == llm.ClassContextTooLong:
+			if cerr := l.compact(ctx, true); cerr != nil {
+				return l.stopOrFail(ctx, fmt.Errorf("the conversation does not fit the model's context window: %w", cerr))
+			}
+			continue
+		case err != nil:
+			return l.outcome(engine.Paused, fmt.Sprintf("model call failed (%s): %v; resume to try again", llm.ClassOf(err), err))
+		}
+		calls, err := l.storeReply(ctx, resp)
+		if err != nil {
+			return l.stopOrFail(ctx, err)
+		}
+		if len(calls) == 0 {
+			continue
+		}
+		l.idle = 0
+		if out, stop := l.runTools(ctx, calls); stop {
+			return out
+		}
+	}
+}
+
+// load reads the stored conversation, starting one when there is none and
+// repairing one that a crash cut between a tool call and its result.
+func (l *loop) load(ctx context.Context) error {
+	msgs, err := l.h.Conversation(ctx)
+	if err != nil {
+		return err
+	}
+	l.msgs = msgs
+	if len(msgs) == 0 {
+		return l.commit(ctx, engine.Step{Messages: []llm.Message{llm.UserText(taskPrompt(l.r.Task))}})
+	}
+	l.resumed = true
+	for _, m := range msgs {
+		if m.Role == llm.RoleAssistant {
+			l.turn++
+		}
+	}
+	last := msgs[len(msgs)-1]
+	if calls := last.ToolCalls(); last.Role == llm.RoleAssistant && len(calls) > 0 {
+		// The daemon stopped after the model asked for these calls and before
+		// their results were stored. They may or may not have run; running
+		// them again could repeat a side effect, so the model is told.
+		results := make([]llm.Part, len(calls))
+		for i, c := range calls {
+			results[i] = llm.ToolResultPart(llm.ToolResult{CallID: c.ID, IsError: true,
+				Content: "Not known whether this call ran: Neuraphage restarted while it was in flight. Check its effect before running it again."})
+		}
+		return l.commit(ctx, engine.Step{Turn: l.turn, Messages: []llm.Message{{Role: llm.RoleUser, Parts: results}}})
+	}
+	return nil
+}
+
+// boundary delivers the injections waiting for the task. A pause ends the
+// run; other injections join the conversation, committed with their receipt.
+func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
+	drain(l.h.Interrupts())
+	inbox, err := l.h.Inbox(ctx)
+	if err != nil {
+		return l.stopOrFail(ctx, fmt.Errorf("reading the task's messages: %w", err)), true
+	}
+	var (
+		pauses, shown []engine.Injection
+		parts         []llm.Part
+	)
+	for _, inj := range inbox {
+		if inj.Kind == engine.Pause {
+			pauses = append(pauses, inj)
+			continue
+		}
+		shown = append(shown, inj)
+		parts = append(parts, llm.TextPart(engine.Render(inj)))
+	}
+	if len(pauses) > 0 {
+		// Only the pause is consumed; the other messages wait for the resume.
+		reason := strings.TrimSpace(pauses[len(pauses)-1].Text)
+		if reason == "" {
+			reason = "paused"
+		}
+		if err := l.commit(ctx, engine.Step{Turn: l.turn, Delivered: pauses, Events: []event.Payload{receipt(l.turn, pauses, l.h.Now())}}); err != nil {
+			return l.stopOrFail(ctx, err), true
+		}
+		return l.outcome(engine.Paused, reason), true
+	}
+	if len(shown) == 0 {
+		return engine.Outcome{}, false
+	}
+	msg := llm.Message{Role: llm.RoleUser, Parts: parts}
+	if err := l.commit(ctx, engine.Step{Turn: l.turn, Messages: []llm.Message{msg}, Delivered: shown,
+		Events: []event.Payload{receipt(l.turn+1, shown, l.h.Now())}}); err != nil {
+		return l.stopOrFail(ctx, err), true
+	}
+	l.idle = 0
+	return engine.Outcome{}, false
+}
+
+func receipt(turn int, injs []engine.Injection, now time.Time) event.Delivered {
+	d := event.Delivered{Turn: turn}
+	for _, inj := range injs {
+		d.InjectionIDs = append(d.InjectionIDs, inj.ID)
+		d.Kinds = append(d.Kinds, string(inj.Kind))
+		d.LatencyMs = append(d.LatencyMs, max(0, now.Sub(inj.At).Milliseconds()))
+	}
+	return d
+}
+
+func drain(c <-chan struct{}) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
+}
+
+// drift returns why the task must pause for a drift limit, or "".
+func (l *loop) drift() string {
+	lim := l.e.o.Limits
+	if l.failures >= lim.MaxToolFailures {
+		return fmt.Sprintf("drift: %d tool calls failed in a row", l.failures)
+	}
+	if idle := l.h.Now().Sub(l.lastProgress); idle >= lim.NoProgress {
+		return fmt.Sprintf("drift: no successful tool call for %s", idle.Round(time.Second))
+	}
+	return ""
+}
+
+// call makes one model call, cancelled early when an urgent injection
+// arrives for the task.
+func (l *loop) call(ctx context.Context) (resp *llm.Response, interrupted bool, err error) {
+	l.turn++
+	l.h.Emit(event.TurnStarted{Turn: l.turn, Engine: Name, Model: l.model, Resumed: l.resumed})
+	l.resumed = false
+	req := &llm.Request{Model: l.model, System: l.system, Messages: merge(l.msgs), Tools: l.e.defs, MaxTokens: l.e.o.MaxOutputTokens}
+
+	callCtx, cancel := context.WithCancel(ctx)
+	var (
+		wg  sync.WaitGroup
+		cut bool
+	)
+	wg.Go(func() {
+		for {
+			select {
+			case <-callCtx.Done():
+				return
+			case <-l.h.Interrupts():
+				if l.urgentWaiting(callCtx) {
+					cut = true
+					cancel()
+					return
+				}
+			}
+		}
+	})
+	turn := l.turn
+	resp, err = l.client.Stream(callCtx, req, func(ev llm.Event) {
+		switch ev.Kind {
+		case llm.EventText:
+			l.h.Emit(event.TextDelta{Turn: turn, Text: ev.Text})
+		case llm.EventReset:
+			l.h.Emit(event.TextDelta{Turn: turn, Reset: true})
+		}
+	})
+	cancel()
+	wg.Wait()
+	if cut && err != nil && ctx.Err() == nil {
+		return nil, true, err
+	}
+	return resp, false, err
+}
+
+// urgentWaiting reports whether an undelivered urgent injection waits: an
+// interrupt signal left over from one already delivered cuts nothing.
+func (l *loop) urgentWaiting(ctx context.Context) bool {
+	inbox, err := l.h.Inbox(ctx)
+	if err != nil {
+		return false
+	}
+	for _, inj := range inbox {
+		if inj.Urgent {
+			return true
+		}
+	}
+	return false
+}
+
+// storeReply commits the model's reply with its cost, and returns the tool
+// calls to run.
+func (l *loop) storeReply(ctx context.Context, resp *llm.Response) ([]llm.ToolCall, error) {
+	msg := resp.Message
+	msg.Role = llm.RoleAssistant
+	stop := resp.StopReason
+	var extra []llm.Message
+	if stop == llm.StopMaxTokens {
+		// A reply cut at the output limit may hold a truncated tool call:
+		// keep its text only and let the model continue.
+		msg = textOnly(msg)
+		extra = append(extra, llm.UserText(engine.Note("Your reply was cut off at the output limit. Continue exactly where you stopped.")))
+	}
+	if len(msg.Parts) == 0 {
+		msg.Parts = []llm.Part{llm.TextPart("(no reply)")}
+	}
+	calls := msg.ToolCalls()
+	u := resp.Usage
+	prev := l.latest.Usage
+	evs := []event.Payload{}
+	if text := strings.TrimSpace(msg.Text()); text != "" {
+		evs = append(evs, event.Text{Turn: l.turn, Text: text})
+	}
+	for _, c := range calls {
+		evs = append(evs, event.ToolCall{Turn: l.turn, CallID: c.ID, Name: c.Name, Args: canonical(c.Input)})
+	}
+	evs = append(evs,
+		event.Usage{Turn: l.turn, Provider: resp.Provider, Model: resp.Model,
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+			CostUSD:      resp.CostUSD,
+			TotalTokens:  prev.InputTokens + prev.OutputTokens + u.Total(),
+			TotalCostUSD: prev.CostUSD + resp.CostUSD},
+		event.TurnEnded{Turn: l.turn, StopReason: string(stop), Attempts: resp.Attempts},
+	)
+	step := engine.Step{Turn: l.turn, Messages: append([]llm.Message{msg}, extra...), Events: evs,
+		Call: &engine.Call{Provider: resp.Provider, Model: resp.Model, Usage: u, CostUSD: resp.CostUSD}}
+	if err := l.commit(ctx, step); err != nil {
+		return nil, err
+	}
+	return calls, nil
+}
+
+func textOnly(m llm.Message) llm.Message {
+	out := llm.Message{Role: m.Role}
+	for _, p := range m.Parts {
+		if p.Text != "" {
+			out.Parts = append(out.Parts, p)
+		}
+	}
+	return out
+}
+
+// canonical re-encodes a JSON object with sorted keys and no space, so equal
+// calls have equal arguments.
+func canonical(raw json.RawMessage) json.RawMessage {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return raw
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return raw
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// runTools runs the calls of one reply in order and commits their results.
+func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outcome, bool) {
+	var (
+		results []llm.Part
+		evs     []event.Payload
+		control *tool.Control
+		skipped []string
+	)
+	for _, c := range calls {
+		if ctx.Err() != nil || len(skipped) > 0 || l.interruptedNow(ctx) {
+			why := "Not run: an urgent message arrived first. Run it again if it is still needed."
+			if ctx.Err() != nil {
+				why = "Not run: the task was stopped before this call."
+			}
+			skipped = append(skipped, c.Name)
+			results = append(results, llm.ToolResultPart(llm.ToolResult{CallID: c.ID, IsError: true, Content: why}))
+			continue
+		}
+		start := l.h.Now()
+		res := l.runTool(ctx, c)
+		content := engine.Neutralize(truncate(res.Content, l.maxOutput()))
+		results = append(results, llm.ToolResultPart(llm.ToolResult{CallID: c.ID, Content: content, IsError: res.IsError}))
+		evs = append(evs, event.ToolResult{Turn: l.turn, CallID: c.ID, Name: c.Name, Error: res.IsError,
+			Size: len(res.Content), Preview: preview(res.Content), DurationMs: l.h.Now().Sub(start).Milliseconds()})
+		for _, ch := range res.Changed {
+			evs = append(evs, event.FileChanged{Turn: l.turn, Path: ch.Path, Op: string(ch.Op), Tool: c.Name})
+		}
+		if res.IsError {
+			l.failures++
+		} else {
+			l.failures = 0
+			l.lastProgress = l.h.Now()
+		}
+		if res.Learning != nil {
+			lr := res.Learning
+			if err := l.h.RecordLearning(ctx, engine.Learning{Turn: l.turn, Summary: lr.Summary, Detail: lr.Detail, Tags: lr.Tags}); err != nil {
+				results[len(results)-1] = llm.ToolResultPart(llm.ToolResult{CallID: c.ID, IsError: true, Content: "recording the learning failed: " + err.Error()})
+			}
+		}
+		if res.Control != nil && control == nil && !res.IsError {
+			control = res.Control
+		}
+	}
+	if len(skipped) > 0 && ctx.Err() == nil {
+		evs = append(evs, event.Interrupted{Turn: l.turn, Dropped: skipped})
+	}
+	var out *engine.Outcome
+	if control != nil && ctx.Err() == nil {
+		switch control.Kind {
+		case tool.Complete:
+			evs = append(evs, event.Completed{Turn: l.turn, Summary: control.Text})
+			out = &engine.Outcome{Status: engine.Completed, Reason: control.Text, Turn: l.turn}
+		case tool.Fail:
+			evs = append(evs, event.Failed{Turn: l.turn, Reason: control.Text})
+			out = &engine.Outcome{Status: engine.Failed, Reason: control.Text, Turn: l.turn}
+		case tool.AskUser:
+			evs = append(evs, event.NeedsInput{Turn: l.turn, Question: control.Text})
+			out = &engine.Outcome{Status: engine.Waiting, Reason: control.Text, Turn: l.turn}
+		}
+	}
+	cctx := ctx
+	if ctx.Err() != nil {
+		// Keep what ran: results of calls that finished are stored even as
+		// the run stops, so they are never run again.
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
+		defer cancel()
+	}
+	if err := l.commit(cctx, engine.Step{Turn: l.turn, Messages: []llm.Message{{Role: llm.RoleUser, Parts: results}}, Events: evs}); err != nil {
+		return l.stopOrFail(ctx, err), true
+	}
+	if ctx.Err() != nil {
+		return l.outcome(engine.Stopped, ""), true
+	}
+	if out != nil {
+		return *out, true
+	}
+	return engine.Outcome{}, false
+}
+
+// interruptedNow reports whether an urgent injection is waiting, consuming
+// the signal.
+func (l *loop) interruptedNow(ctx context.Context) bool {
+	select {
+	case <-l.h.Interrupts():
+		return l.urgentWaiting(ctx)
+	default:
+		return false
+	}
+}
+
+func (l *loop) runTool(ctx context.Context, c llm.ToolCall) (res tool.Result) {
+	t, ok := tool.Find(l.e.tools, c.Name)
+	if !ok {
+		names := make([]string, len(l.e.defs))
+		for i, d := range l.e.defs {
+			names[i] = d.Name
+		}
+		return tool.Result{IsError: true, Content: fmt.Sprintf("There is no tool %q. The tools are: %s.", c.Name, strings.Join(names, ", "))}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = tool.Result{IsError: true, Content: fmt.Sprintf("The tool %s crashed: %v", c.Name, p)}
+		}
+	}()
+	return t.Run(ctx, l.env, c.Input)
+}
+
+func (l *loop) maxOutput() int {
+	if l.env.MaxOutput > 0 {
+		return l.env.MaxOutput
+	}
+	return tool.DefaultMaxOutput
+}
+
+// truncate keeps the head and tail of s within n bytes, saying what was cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n*2/3, n/3
+	cut := len(s) - head - tail
+	h, t := s[:head], s[len(s)-tail:]
+	for !utf8.ValidString(h) && len(h) > 0 {
+		h = h[:len(h)-1]
+	}
+	for !utf8.ValidString(t) && len(t) > 0 {
+		t = t[1:]
+	}
+	return fmt.Sprintf("%s\n[… %d bytes cut to fit the context …]\n%s", h, cut, t)
+}
+
+func preview(s string) string {
+	const n = 200
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	p := s[:n]
+	for !utf8.ValidString(p) && len(p) > 0 {
+		p = p[:len(p)-1]
+	}
+	return p + "…"
+}
+
+// commit stores a step and keeps the loop's view of the conversation and the
+// task in step with the store.
+func (l *loop) commit(ctx context.Context, s engine.Step) error {
+	t, err := l.h.Commit(ctx, s)
+	if err != nil {
+		return err
+	}
+	l.latest = t
+	if s.Replace {
+		l.msgs = s.Messages
+	} else {
+		l.msgs = append(l.msgs, s.Messages...)
+	}
+	return nil
+}
+
+func (l *loop) wait(ctx context.Context, question string) engine.Outcome {
+	l.h.Emit(event.NeedsInput{Turn: l.turn, Question: question})
+	return l.outcome(engine.Waiting, question)
+}
+
+func (l *loop) outcome(s engine.Status, reason string) engine.Outcome {
+	return engine.Outcome{Status: s, Reason: reason, Turn: l.turn}
+}
+
+// stopOrFail ends the run after an error of the runtime (not of the model):
+// stopped when the run's context ended, else paused so nothing is lost.
+func (l *loop) stopOrFail(ctx context.Context, err error) engine.Outcome {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return l.outcome(engine.Stopped, "")
+	}
+	return l.outcome(engine.Paused, "runtime error: "+err.Error())
+}

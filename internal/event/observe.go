@@ -1,0 +1,273 @@
+package event
+
+import (
+	"encoding/json"
+)
+
+// Observations: what every engine reports about a running task, in one
+// vocabulary. Supervisors read only these (and task.status); they subscribe
+// to the "agent" prefix. Each carries the engine's turn number.
+const (
+	KindTurnStarted Kind = "agent.turn.started"
+	KindTurnEnded   Kind = "agent.turn.ended"
+	KindText        Kind = "agent.text"
+	KindTextDelta   Kind = "agent.text.delta"
+	KindToolCall    Kind = "agent.tool.call"
+	KindToolResult  Kind = "agent.tool.result"
+	KindUsage       Kind = "agent.usage"
+	KindFileChanged Kind = "agent.file.changed"
+	KindNeedsInput  Kind = "agent.needs_input"
+	KindCompleted   Kind = "agent.completed"
+	KindFailed      Kind = "agent.failed"
+	KindDelivered   Kind = "agent.delivered"
+	KindInterrupted Kind = "agent.interrupted"
+	KindLearning    Kind = "agent.learning"
+)
+
+// TurnStarted: the engine begins turn Turn (a model call, or a CLI agent's
+// reply to one input).
+type TurnStarted struct {
+	Turn   int    `json:"turn"`
+	Engine string `json:"engine"`
+	Model  string `json:"model,omitempty"`
+	// Resumed is set on the first turn after a restart from a stored
+	// conversation.
+	Resumed bool `json:"resumed,omitempty"`
+}
+
+// EventKind implements Payload.
+func (TurnStarted) EventKind() Kind { return KindTurnStarted }
+
+// TurnEnded: turn Turn ended with the model's stop reason.
+type TurnEnded struct {
+	Turn       int    `json:"turn"`
+	StopReason string `json:"stop_reason"`
+	// Attempts is how many model calls the turn took (retries included).
+	Attempts   int   `json:"attempts,omitempty"`
+	DurationMs int64 `json:"duration_ms"`
+}
+
+// EventKind implements Payload.
+func (TurnEnded) EventKind() Kind { return KindTurnEnded }
+
+// Text is the assistant's complete text of one turn.
+type Text struct {
+	Turn int    `json:"turn"`
+	Text string `json:"text"`
+}
+
+// EventKind implements Payload.
+func (Text) EventKind() Kind { return KindText }
+
+// TextDelta is a provisional piece of assistant text as it streams. It is
+// transient: never logged, and dropped for slow subscribers. Reset set means
+// "discard the deltas of this turn so far" (the call was retried).
+type TextDelta struct {
+	Turn  int    `json:"turn"`
+	Text  string `json:"text,omitempty"`
+	Reset bool   `json:"reset,omitempty"`
+}
+
+// EventKind implements Payload.
+func (TextDelta) EventKind() Kind { return KindTextDelta }
+
+// Transient implements the transient marker.
+func (TextDelta) Transient() bool { return true }
+
+// ToolCall: the model asked for a tool. Args are the call's input in
+// canonical JSON (keys sorted, no insignificant space), so equal calls have
+// equal Args.
+type ToolCall struct {
+	Turn   int             `json:"turn"`
+	CallID string          `json:"call_id"`
+	Name   string          `json:"name"`
+	Args   json.RawMessage `json:"args"`
+}
+
+// EventKind implements Payload.
+func (ToolCall) EventKind() Kind { return KindToolCall }
+
+// ToolResult: a tool call finished.
+type ToolResult struct {
+	Turn   int    `json:"turn"`
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	// Error is set when the call failed (the model was told so).
+	Error bool `json:"error,omitempty"`
+	// Size is the result's size in bytes before truncation for the model.
+	Size int `json:"size"`
+	// Preview is the start of the result, for displays.
+	Preview    string `json:"preview,omitempty"`
+	DurationMs int64  `json:"duration_ms"`
+}
+
+// EventKind implements Payload.
+func (ToolResult) EventKind() Kind { return KindToolResult }
+
+// Usage is what one model call cost. The numbers are for the call, never
+// cumulative: a supervisor judging a runaway looks at rates, and a long
+// healthy task is not a runaway. Totals are the task's running sums, for
+// displays and budgets.
+type Usage struct {
+	Turn             int     `json:"turn"`
+	Provider         string  `json:"provider,omitempty"`
+	Model            string  `json:"model,omitempty"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64   `json:"cache_write_tokens,omitempty"`
+	CostUSD          float64 `json:"cost_usd"`
+	TotalTokens      int64   `json:"total_tokens"`
+	TotalCostUSD     float64 `json:"total_cost_usd"`
+}
+
+// EventKind implements Payload.
+func (Usage) EventKind() Kind { return KindUsage }
+
+// FileChanged: a file in the task's working directory changed.
+type FileChanged struct {
+	Turn int    `json:"turn"`
+	Path string `json:"path"`
+	// Op is created, modified or deleted.
+	Op string `json:"op"`
+	// Tool is what changed it: write_file, edit_file, or bash (found through
+	// the worktree's git status).
+	Tool string `json:"tool"`
+}
+
+// EventKind implements Payload.
+func (FileChanged) EventKind() Kind { return KindFileChanged }
+
+// NeedsInput: the task asked its user a question and waits for an answer.
+type NeedsInput struct {
+	Turn     int    `json:"turn"`
+	Question string `json:"question"`
+}
+
+// EventKind implements Payload.
+func (NeedsInput) EventKind() Kind { return KindNeedsInput }
+
+// Completed: the agent declared its task done.
+type Completed struct {
+	Turn    int    `json:"turn"`
+	Summary string `json:"summary"`
+}
+
+// EventKind implements Payload.
+func (Completed) EventKind() Kind { return KindCompleted }
+
+// Failed: the agent, its engine or a limit ended the task.
+type Failed struct {
+	Turn   int    `json:"turn"`
+	Reason string `json:"reason"`
+}
+
+// EventKind implements Payload.
+func (Failed) EventKind() Kind { return KindFailed }
+
+// Delivered is the receipt of injected messages: from this turn on the
+// model sees them. It is committed with the conversation that holds them.
+type Delivered struct {
+	Turn         int     `json:"turn"`
+	InjectionIDs []int64 `json:"injection_ids"`
+	// Kinds are the injections' kinds, in the same order.
+	Kinds []string `json:"kinds"`
+	// LatencyMs is, per injection, the time from queueing to delivery.
+	LatencyMs []int64 `json:"latency_ms"`
+}
+
+// EventKind implements Payload.
+func (Delivered) EventKind() Kind { return KindDelivered }
+
+// Interrupted: an urgent injection cut the turn in flight short.
+type Interrupted struct {
+	Turn int `json:"turn"`
+	// Dropped says what was discarded: "model call" (its partial reply) or
+	// the names of tool calls not run.
+	Dropped []string `json:"dropped,omitempty"`
+}
+
+// EventKind implements Payload.
+func (Interrupted) EventKind() Kind { return KindInterrupted }
+
+// Learning: the agent recorded something others may need (relayed by the
+// Syncer).
+type Learning struct {
+	Turn       int      `json:"turn"`
+	LearningID int64    `json:"learning_id"`
+	Summary    string   `json:"summary"`
+	Tags       []string `json:"tags,omitempty"`
+}
+
+// EventKind implements Payload.
+func (Learning) EventKind() Kind { return KindLearning }
+
+// observationPayload returns a zero payload for the observation kinds.
+func observationPayload(k Kind) any {
+	switch k {
+	case KindTurnStarted:
+		return &TurnStarted{}
+	case KindTurnEnded:
+		return &TurnEnded{}
+	case KindText:
+		return &Text{}
+	case KindTextDelta:
+		return &TextDelta{}
+	case KindToolCall:
+		return &ToolCall{}
+	case KindToolResult:
+		return &ToolResult{}
+	case KindUsage:
+		return &Usage{}
+	case KindFileChanged:
+		return &FileChanged{}
+	case KindNeedsInput:
+		return &NeedsInput{}
+	case KindCompleted:
+		return &Completed{}
+	case KindFailed:
+		return &Failed{}
+	case KindDelivered:
+		return &Delivered{}
+	case KindInterrupted:
+		return &Interrupted{}
+	case KindLearning:
+		return &Learning{}
+	}
+	return nil
+}
+
+// derefObservation turns the pointer observationPayload made back into a value.
+func derefObservation(p any) (Payload, bool) {
+	switch v := p.(type) {
+	case *TurnStarted:
+		return *v, true
+	case *TurnEnded:
+		return *v, true
+	case *Text:
+		return *v, true
+	case *TextDelta:
+		return *v, true
+	case *ToolCall:
+		return *v, true
+	case *ToolResult:
+		return *v, true
+	case *Usage:
+		return *v, true
+	case *FileChanged:
+		return *v, true
+	case *NeedsInput:
+		return *v, true
+	case *Completed:
+		return *v, true
+	case *Failed:
+		return *v, true
+	case *Delivered:
+		return *v, true
+	case *Interrupted:
+		return *v, true
+	case *Learning:
+		return *v, true
+	}
+	return nil, false
+}

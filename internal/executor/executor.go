@@ -1,0 +1,498 @@
+// Package executor runs tasks. It schedules queued tasks under a global
+// concurrency cap, most urgent priority first and honouring dependencies;
+// hands each to its engine with a Host (package engine) that stores the
+// run's progress, charges the cost ledger and enforces budgets; and is the
+// one door for injections (Inject): nudges, sync messages, rebase notices,
+// interjections, user messages and pauses all enter a task's durable queue
+// here and reach the engine at its next turn boundary, the urgent ones
+// interrupting the turn in flight.
+//
+// Every run is a goroutine owned by the executor: started by the scheduler,
+// stopped through its context, joined before Run returns. Pause is a real
+// state: the engine stops at its next boundary keeping its conversation, and
+// resume continues from it. So is recovery: a task that was running when the
+// daemon stopped (or died) is queued with resume_pending and its next run
+// continues from its last stored turn.
+package executor
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/control"
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// Config holds the executor's settings (from the config file).
+type Config struct {
+	// MaxConcurrent caps running tasks; zero means 4.
+	MaxConcurrent int
+	// DefaultEngine runs tasks that name none; empty means "native".
+	DefaultEngine string
+	// MaxIterations is a task's model-call budget when its own is zero.
+	MaxIterations int
+	// TaskUSD is a task's cost budget when its own is zero; DailyUSD and
+	// FleetUSD cap all tasks per UTC day and over the whole ledger. Zero
+	// means no cap.
+	TaskUSD, DailyUSD, FleetUSD float64
+}
+
+// Options wires an Executor.
+type Options struct {
+	Store   store.Store
+	Bus     *event.Bus
+	Engines []engine.Engine
+	Config  Config
+	Logger  *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Dir returns the directory a task works in; nil means its worktree,
+	// else its repository.
+	Dir func(t task.Task) (string, error)
+}
+
+// Executor runs tasks. Its methods are safe for concurrent use.
+type Executor struct {
+	st      store.Store
+	bus     *event.Bus
+	engines map[string]engine.Engine
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	dir     func(t task.Task) (string, error)
+
+	kick  chan struct{}
+	spend *spend
+
+	mu       sync.Mutex
+	runs     map[task.ID]*run
+	stopped  bool
+	wg       sync.WaitGroup
+	halted   string            // why dispatching is held (a spent budget); "" when not
+	notReady map[string]string // engines with queued tasks that cannot run, and why
+}
+
+// run is one task's engine run.
+type run struct {
+	id         task.ID
+	cancel     context.CancelCauseFunc
+	interrupts chan struct{}
+}
+
+// Causes of a run's end that the executor itself sets.
+var (
+	errShutdown  = errors.New("the daemon is stopping")
+	errCancelled = errors.New("the task was cancelled")
+)
+
+// New returns an executor; Run starts it.
+func New(o Options) *Executor {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Config.MaxConcurrent <= 0 {
+		o.Config.MaxConcurrent = 4
+	}
+	if o.Config.DefaultEngine == "" {
+		o.Config.DefaultEngine = "native"
+	}
+	if o.Dir == nil {
+		o.Dir = defaultDir
+	}
+	e := &Executor{
+		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Dir,
+		log:     o.Logger.With("component", "executor"),
+		engines: map[string]engine.Engine{},
+		kick:    make(chan struct{}, 1),
+		runs:    map[task.ID]*run{},
+	}
+	for _, en := range o.Engines {
+		e.engines[en.Name()] = en
+	}
+	return e
+}
+
+func defaultDir(t task.Task) (string, error) {
+	switch {
+	case t.Worktree != "":
+		return t.Worktree, nil
+	case t.Repo != "":
+		return t.Repo, nil
+	}
+	return "", errors.New("the task has no repository; create it with --repo")
+}
+
+// Run schedules tasks until ctx ends, then stops every run (each task goes
+// back to queued, marked to resume) and returns once all are joined.
+func (e *Executor) Run(ctx context.Context) error {
+	total, err := e.st.Spent(ctx, time.Time{})
+	if err != nil {
+		return fmt.Errorf("reading the cost ledger: %w", err)
+	}
+	day := dayStart(e.now())
+	today, err := e.st.Spent(ctx, day)
+	if err != nil {
+		return fmt.Errorf("reading the cost ledger: %w", err)
+	}
+	e.spend = &spend{total: total, day: day, today: today}
+
+	// Wake the scheduler on every change of a task's life. The pump is
+	// joined before Run returns.
+	var pump sync.WaitGroup
+	pumpCtx, stopPump := context.WithCancel(ctx)
+	pump.Go(func() { e.pump(pumpCtx) })
+	defer func() {
+		stopPump()
+		pump.Wait()
+	}()
+
+	e.Kick()
+	tick := time.NewTicker(30 * time.Second) // budgets change with the day
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			e.stopAll()
+			return nil
+		case <-e.kick:
+		case <-tick.C:
+		}
+		if err := e.dispatch(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error("dispatching tasks", "err", err)
+		}
+	}
+}
+
+func (e *Executor) pump(ctx context.Context) {
+	for ctx.Err() == nil {
+		sub := e.bus.Subscribe(event.Filter{Kinds: []string{"task"}})
+		for {
+			if _, err := sub.Next(ctx); err != nil {
+				// Lagged: only wake-ups were lost; subscribe again and look
+				// at everything. Closed or done: stop.
+				sub.Close()
+				if !errors.Is(err, event.ErrLagged) {
+					return
+				}
+				break
+			}
+			e.Kick()
+		}
+		e.Kick()
+	}
+}
+
+// Kick asks the scheduler to look for work. It never blocks.
+func (e *Executor) Kick() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stopAll stops every run and waits for them.
+func (e *Executor) stopAll() {
+	e.mu.Lock()
+	e.stopped = true
+	for _, r := range e.runs {
+		r.cancel(errShutdown)
+	}
+	e.mu.Unlock()
+	e.wg.Wait()
+}
+
+// Running returns the IDs of the tasks running now.
+func (e *Executor) Running() []task.ID {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]task.ID, 0, len(e.runs))
+	for id := range e.runs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// dispatch starts queued tasks that are ready, while slots are free.
+func (e *Executor) dispatch(ctx context.Context) error {
+	e.mu.Lock()
+	free := e.cfg.MaxConcurrent - len(e.runs)
+	stopped := e.stopped
+	e.mu.Unlock()
+	if free <= 0 || stopped {
+		return nil
+	}
+	if reason := e.spend.over(e.cfg, e.now()); reason != "" {
+		e.hold(reason)
+		return nil
+	}
+	e.hold("")
+	queued, err := e.st.ListTasks(ctx, store.ListOptions{Statuses: []task.Status{task.Queued}})
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(queued, func(a, b task.Task) int { return cmp.Compare(a.Priority, b.Priority) })
+	notReady := map[string]string{}
+	defer func() { e.setNotReady(notReady) }()
+	for _, t := range queued {
+		if free == 0 {
+			break
+		}
+		if e.isRunning(t.ID) {
+			continue
+		}
+		if en, ok := e.engines[cmp.Or(t.Engine, e.cfg.DefaultEngine)]; ok {
+			if err := en.Ready(); err != nil {
+				notReady[en.Name()] = err.Error()
+				continue
+			}
+		}
+		r, err := e.st.Readiness(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if r != task.Ready {
+			continue
+		}
+		if e.start(ctx, t) {
+			free--
+		}
+	}
+	return nil
+}
+
+// hold records why dispatching is held, logging changes.
+func (e *Executor) hold(reason string) {
+	e.mu.Lock()
+	changed := e.halted != reason
+	e.halted = reason
+	e.mu.Unlock()
+	if changed && reason != "" {
+		e.log.Warn("dispatching held", "reason", reason)
+	} else if changed {
+		e.log.Info("dispatching resumed")
+	}
+}
+
+// Held returns why dispatching is held, or "": a spent budget, or engines
+// that are not ready while tasks wait for them.
+func (e *Executor) Held() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	reasons := []string{}
+	if e.halted != "" {
+		reasons = append(reasons, e.halted)
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.notReady)) {
+		reasons = append(reasons, fmt.Sprintf("engine %s is not ready: %s", name, e.notReady[name]))
+	}
+	return strings.Join(reasons, "; ")
+}
+
+// setNotReady records the engines found not ready, logging changes.
+func (e *Executor) setNotReady(m map[string]string) {
+	e.mu.Lock()
+	old := e.notReady
+	e.notReady = m
+	e.mu.Unlock()
+	for name, why := range m {
+		if old[name] != why {
+			e.log.Warn("tasks wait: their engine is not ready", "engine", name, "reason", why)
+		}
+	}
+}
+
+func (e *Executor) isRunning(id task.ID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runs[id] != nil
+}
+
+// start moves t to running and starts its engine. It reports whether a run
+// started.
+func (e *Executor) start(ctx context.Context, t task.Task) bool {
+	name := cmp.Or(t.Engine, e.cfg.DefaultEngine)
+	en, ok := e.engines[name]
+	if !ok {
+		e.finishEarly(ctx, t.ID, task.Failed, fmt.Sprintf("unknown engine %q; engines: %s", name, strings.Join(e.engineNames(), ", ")))
+		return false
+	}
+	dir, err := e.dir(t)
+	if err != nil {
+		e.finishEarly(ctx, t.ID, task.Paused, err.Error())
+		return false
+	}
+	now := e.now()
+	reason := "started"
+	if t.ResumePending {
+		reason = "resumed after a daemon restart"
+	}
+	move := control.Transition(task.Running, reason, now)
+	t, _, err = e.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
+		evs, err := move(t)
+		if err != nil {
+			return nil, err
+		}
+		t.ResumePending = false
+		if t.StartedAt == nil {
+			t.StartedAt = &now
+		}
+		return evs, nil
+	})
+	if err != nil {
+		var te *task.TransitionError
+		if !errors.As(err, &te) {
+			e.log.Error("starting a task", "task_id", t.ID, "err", err)
+		}
+		return false
+	}
+	e.mu.Lock()
+	if e.stopped {
+		e.mu.Unlock()
+		e.requeue(t.ID, "the daemon is stopping")
+		return false
+	}
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r := &run{id: t.ID, cancel: cancel, interrupts: make(chan struct{}, 1)}
+	e.runs[t.ID] = r
+	e.wg.Add(1)
+	e.mu.Unlock()
+	e.log.Info("task started", "task_id", t.ID, "engine", name, "dir", dir)
+	go func() {
+		defer e.wg.Done()
+		defer cancel(nil)
+		out := e.safeRun(runCtx, en, engine.Run{Task: t, Dir: dir, Host: e.newHost(t, r)})
+		e.finish(t.ID, out, context.Cause(runCtx))
+		e.mu.Lock()
+		delete(e.runs, t.ID)
+		e.mu.Unlock()
+		e.Kick()
+	}()
+	return true
+}
+
+func (e *Executor) engineNames() []string {
+	names := make([]string, 0, len(e.engines))
+	for n := range e.engines {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// safeRun runs the engine, turning a panic into a failed outcome.
+func (e *Executor) safeRun(ctx context.Context, en engine.Engine, r engine.Run) (out engine.Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("engine panicked", "task_id", r.Task.ID, "panic", p)
+			out = engine.Outcome{Status: engine.Failed, Reason: fmt.Sprintf("the %s engine crashed: %v", en.Name(), p)}
+		}
+	}()
+	return en.Run(ctx, r)
+}
+
+// finishTimeout bounds the writes that record a run's end.
+const finishTimeout = 10 * time.Second
+
+// finish records how a run ended.
+func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) {
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	e.log.Info("task run ended", "task_id", id, "outcome", out.Status, "reason", out.Reason, "turn", out.Turn)
+	var to task.Status
+	switch out.Status {
+	case engine.Completed:
+		to = task.Completed
+	case engine.Failed:
+		to = task.Failed
+	case engine.Waiting:
+		to = task.Waiting
+	case engine.Paused:
+		to = task.Paused
+	case engine.Stopped:
+		switch {
+		case errors.Is(cause, errCancelled):
+			return // Cancel already moved it.
+		case errors.Is(cause, errShutdown):
+			e.requeue(id, "the daemon is stopping; resumes from its last turn")
+		default:
+			e.requeue(id, "its run stopped; resumes from its last turn")
+		}
+		return
+	default:
+		to = task.Failed
+		out.Reason = fmt.Sprintf("engine returned an unknown outcome %q: %s", out.Status, out.Reason)
+	}
+	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(to, out.Reason, e.now())); err != nil {
+		e.logMove(id, to, err)
+		return
+	}
+	if to == task.Waiting {
+		// A message may have arrived while the run was ending: the sender
+		// saw a running task and did not wake it.
+		e.wakeIfPending(ctx, id)
+	}
+}
+
+func (e *Executor) logMove(id task.ID, to task.Status, err error) {
+	var te *task.TransitionError
+	if errors.As(err, &te) {
+		// The user moved the task first (cancelled it, say): theirs stands.
+		e.log.Info("task outcome not applied", "task_id", id, "to", to, "err", err)
+		return
+	}
+	e.log.Error("recording a task's outcome", "task_id", id, "to", to, "err", err)
+}
+
+// requeue puts a running task back in the queue, to resume from its last turn.
+func (e *Executor) requeue(id task.ID, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	move := control.Transition(task.Queued, reason, e.now())
+	_, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
+		evs, err := move(t)
+		t.ResumePending = err == nil
+		return evs, err
+	})
+	if err != nil {
+		e.logMove(id, task.Queued, err)
+	}
+}
+
+// finishEarly ends a task that could not start.
+func (e *Executor) finishEarly(ctx context.Context, id task.ID, to task.Status, reason string) {
+	e.log.Warn("task not started", "task_id", id, "to", to, "reason", reason)
+	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(to, reason, e.now())); err != nil {
+		e.logMove(id, to, err)
+	}
+}
+
+// wakeIfPending queues a waiting task that has undelivered messages.
+func (e *Executor) wakeIfPending(ctx context.Context, id task.ID) {
+	pending, err := e.st.Pending(ctx, id)
+	if err != nil || len(pending) == 0 {
+		return
+	}
+	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(task.Queued, "a message arrived", e.now())); err != nil {
+		var te *task.TransitionError
+		if !errors.As(err, &te) {
+			e.log.Error("waking a waiting task", "task_id", id, "err", err)
+		}
+	}
+}
+
+func dayStart(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}

@@ -1,0 +1,496 @@
+package executor
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/control"
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// fakeEngine runs fn for every run; it stands for any engine.
+type fakeEngine struct {
+	fn    func(ctx context.Context, r engine.Run) engine.Outcome
+	ready func() error
+}
+
+func (f *fakeEngine) Name() string { return "fake" }
+func (f *fakeEngine) Ready() error {
+	if f.ready != nil {
+		return f.ready()
+	}
+	return nil
+}
+func (f *fakeEngine) Run(ctx context.Context, r engine.Run) engine.Outcome {
+	return f.fn(ctx, r)
+}
+
+type env struct {
+	t   *testing.T
+	st  *sqlite.Store
+	bus *event.Bus
+	ctl *control.Control
+	ex  *Executor
+	dir string
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func newEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run) engine.Outcome) *env {
+	t.Helper()
+	var bus *event.Bus
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus = event.NewBus(event.Options{Buffer: 1024}, 0)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.DefaultEngine = "fake"
+	e := &env{t: t, st: st, bus: bus, dir: t.TempDir(),
+		ctl: control.New(st, time.Now, rand.Reader, control.Defaults{Priority: 2, Engine: "fake"}, log)}
+	e.ex = New(Options{Store: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
+	t.Cleanup(func() {
+		e.stop()
+		st.Close()
+		bus.Close()
+	})
+	return e
+}
+
+func (e *env) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan error, 1)
+	go func() { e.done <- e.ex.Run(ctx) }()
+}
+
+func (e *env) stop() {
+	if e.cancel == nil {
+		return
+	}
+	e.cancel()
+	if err := <-e.done; err != nil {
+		e.t.Errorf("executor Run: %v", err)
+	}
+	e.cancel = nil
+}
+
+func (e *env) create(desc string, prio int) task.Task {
+	e.t.Helper()
+	tk, err := e.ctl.Create(context.Background(), task.Spec{Description: desc, Priority: prio, Repo: e.dir})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tk
+}
+
+func (e *env) get(id task.ID) task.Task {
+	e.t.Helper()
+	tk, err := e.st.GetTask(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tk
+}
+
+// waitStatus waits until the task reaches status s.
+func (e *env) waitStatus(id task.ID, s task.Status) task.Task {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tk := e.get(id)
+		if tk.Status == s {
+			return tk
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("task %s is %s (%s), want %s", id, tk.Status, tk.CloseReason, s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// boundaries loops like an engine: at every boundary it delivers what waits
+// (stopping on a pause), then calls step; step returning a non-nil outcome
+// ends the run.
+func boundaries(ctx context.Context, r engine.Run, step func(injs []engine.Injection) *engine.Outcome) engine.Outcome {
+	for turn := 1; ; turn++ {
+		if ctx.Err() != nil {
+			return engine.Outcome{Status: engine.Stopped}
+		}
+		inbox, err := r.Host.Inbox(ctx)
+		if err != nil {
+			return engine.Outcome{Status: engine.Stopped}
+		}
+		for _, inj := range inbox {
+			if inj.Kind == engine.Pause {
+				if _, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Delivered: []engine.Injection{inj}}); err != nil {
+					return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+				}
+				return engine.Outcome{Status: engine.Paused, Reason: inj.Text}
+			}
+		}
+		if len(inbox) > 0 {
+			msg := llm.UserText(engine.Render(inbox[0]))
+			if _, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Messages: []llm.Message{msg}, Delivered: inbox}); err != nil {
+				return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+			}
+		}
+		if out := step(inbox); out != nil {
+			return *out
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+func TestConcurrencyCapAndPriority(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		running int
+		peak    int
+		order   []string
+	)
+	release := make(chan struct{})
+	e := newEnv(t, Config{MaxConcurrent: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		order = append(order, r.Task.Description)
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return engine.Outcome{Status: engine.Completed, Reason: "done"}
+	})
+	var ids []task.ID
+	for _, p := range []int{4, 3, 0, 2, 1} {
+		ids = append(ids, e.create("p"+string(rune('0'+p)), p).ID)
+	}
+	e.start()
+	close(release)
+	for _, id := range ids {
+		e.waitStatus(id, task.Completed)
+	}
+	if peak > 2 {
+		t.Errorf("%d tasks ran at once, cap 2", peak)
+	}
+	// The first two start together; the rest as slots free up.
+	if first := []string{order[0], order[1]}; !slices.Contains(first, "p0") || !slices.Contains(first, "p1") {
+		t.Errorf("start order %v, want the two most urgent first", order)
+	}
+}
+
+func TestDependenciesHoldDispatch(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	e := newEnv(t, Config{MaxConcurrent: 4}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		mu.Lock()
+		order = append(order, r.Task.Description)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		return engine.Outcome{Status: engine.Completed}
+	})
+	a := e.create("first", 2)
+	b := e.create("second", 0)
+	if _, err := e.ctl.Depend(context.Background(), string(b.ID), string(a.ID)); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	e.waitStatus(b.ID, task.Completed)
+	if !slices.Equal(order, []string{"first", "second"}) {
+		t.Errorf("order %v: the blocked task ran before its blocker finished", order)
+	}
+}
+
+func TestPauseResumeContinues(t *testing.T) {
+	runs := 0
+	var mu sync.Mutex
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		mu.Lock()
+		runs++
+		n := runs
+		mu.Unlock()
+		return boundaries(ctx, r, func([]engine.Injection) *engine.Outcome {
+			if n >= 2 {
+				return &engine.Outcome{Status: engine.Completed, Reason: "finished after resume"}
+			}
+			return nil
+		})
+	})
+	tk := e.create("long job", 2)
+	e.start()
+	e.waitStatus(tk.ID, task.Running)
+	got, err := e.ex.Pause(context.Background(), tk.ID, "coffee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != task.Running {
+		t.Logf("pause returned %s", got.Status)
+	}
+	paused := e.waitStatus(tk.ID, task.Paused)
+	if paused.CloseReason != "coffee" {
+		t.Errorf("pause reason %q", paused.CloseReason)
+	}
+	if _, err := e.ex.Resume(context.Background(), tk.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	done := e.waitStatus(tk.ID, task.Completed)
+	if done.CloseReason != "finished after resume" {
+		t.Errorf("reason %q", done.CloseReason)
+	}
+	pending, _ := e.st.Pending(context.Background(), tk.ID)
+	if len(pending) != 0 {
+		t.Errorf("%d injections left undelivered", len(pending))
+	}
+}
+
+func TestPauseQueuedTaskAtOnce(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		return engine.Outcome{Status: engine.Completed}
+	})
+	tk := e.create("not yet", 2)
+	got, err := e.ex.Pause(context.Background(), tk.ID, "hold it")
+	if err != nil || got.Status != task.Paused {
+		t.Fatalf("Pause = %v, %v; want paused at once", got.Status, err)
+	}
+}
+
+func TestCancelStopsRun(t *testing.T) {
+	stopped := make(chan struct{})
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		<-ctx.Done()
+		close(stopped)
+		return engine.Outcome{Status: engine.Stopped}
+	})
+	tk := e.create("forever", 2)
+	e.start()
+	e.waitStatus(tk.ID, task.Running)
+	if _, err := e.ex.Cancel(context.Background(), tk.ID, "wrong idea"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run was not stopped")
+	}
+	for len(e.ex.Running()) > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if got := e.get(tk.ID); got.Status != task.Cancelled || got.CloseReason != "wrong idea" {
+		t.Errorf("task is %s (%s)", got.Status, got.CloseReason)
+	}
+}
+
+func TestWaitingTaskWokenByMessage(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		inbox, _ := r.Host.Inbox(ctx)
+		if len(inbox) == 0 {
+			return engine.Outcome{Status: engine.Waiting, Reason: "which file?"}
+		}
+		if _, err := r.Host.Commit(ctx, engine.Step{Messages: []llm.Message{llm.UserText(engine.Render(inbox[0]))}, Delivered: inbox}); err != nil {
+			return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+		}
+		return engine.Outcome{Status: engine.Completed, Reason: "answered: " + inbox[0].Text}
+	})
+	tk := e.create("ask first", 2)
+	e.start()
+	w := e.waitStatus(tk.ID, task.Waiting)
+	if w.CloseReason != "which file?" {
+		t.Errorf("waiting reason %q", w.CloseReason)
+	}
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Message, Source: "user", Text: "main.go"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.waitStatus(tk.ID, task.Completed); got.CloseReason != "answered: main.go" {
+		t.Errorf("reason %q", got.CloseReason)
+	}
+}
+
+func TestUrgentInjectionSignalsRun(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		select {
+		case <-r.Host.Interrupts():
+			return engine.Outcome{Status: engine.Completed, Reason: "interrupted"}
+		case <-ctx.Done():
+			return engine.Outcome{Status: engine.Stopped}
+		}
+	})
+	tk := e.create("busy", 2)
+	e.start()
+	e.waitStatus(tk.ID, task.Running)
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Nudge, Source: "watcher", Text: "look up", Urgent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.waitStatus(tk.ID, task.Completed); got.CloseReason != "interrupted" {
+		t.Errorf("reason %q", got.CloseReason)
+	}
+}
+
+func TestInjectValidates(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		return engine.Outcome{Status: engine.Completed}
+	})
+	tk := e.create("x", 2)
+	var inv *task.InvalidError
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: "shout", Text: "hi"}); !errors.As(err, &inv) {
+		t.Errorf("bad kind: %v", err)
+	}
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Text: "  "}); !errors.As(err, &inv) {
+		t.Errorf("empty text: %v", err)
+	}
+	if _, err := e.ex.Cancel(context.Background(), tk.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	var fin *control.FinishedError
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Text: "hello"}); !errors.As(err, &fin) {
+		t.Errorf("finished task: %v", err)
+	}
+}
+
+func TestShutdownRequeuesRunningTasks(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		<-ctx.Done()
+		return engine.Outcome{Status: engine.Stopped}
+	})
+	tk := e.create("long", 2)
+	e.start()
+	e.waitStatus(tk.ID, task.Running)
+	e.stop()
+	got := e.get(tk.ID)
+	if got.Status != task.Queued || !got.ResumePending {
+		t.Errorf("after shutdown the task is %s resume_pending=%v, want queued and marked", got.Status, got.ResumePending)
+	}
+}
+
+func TestBudgetsPauseAndHoldDispatch(t *testing.T) {
+	e := newEnv(t, Config{FleetUSD: 1}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		for turn := 1; ; turn++ {
+			if stop := r.Host.Allow(ctx); stop != nil {
+				return engine.Outcome{Status: stop.Status, Reason: stop.Reason}
+			}
+			_, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Call: &engine.Call{Provider: "anthropic", Model: "m", CostUSD: 0.4,
+				Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}})
+			if err != nil {
+				return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+			}
+		}
+	})
+	a := e.create("spender", 2)
+	e.start()
+	got := e.waitStatus(a.ID, task.Paused)
+	if got.Usage.Iterations != 3 || got.Usage.InputTokens != 30 {
+		t.Errorf("usage %+v, want 3 calls before the $1 fleet budget stopped it", got.Usage)
+	}
+	b := e.create("next", 2)
+	time.Sleep(100 * time.Millisecond)
+	if s := e.get(b.ID).Status; s != task.Queued {
+		t.Errorf("a task was dispatched over the fleet budget: %s", s)
+	}
+	if held := e.ex.Held(); held == "" {
+		t.Error("Held() is empty while the fleet budget is spent")
+	}
+	rows, err := e.st.Costs(context.Background(), store.CostQuery{By: "task"})
+	if err != nil || len(rows) != 1 || rows[0].Calls != 3 {
+		t.Errorf("ledger by task = %+v, %v", rows, err)
+	}
+}
+
+func TestTaskBudgetResumeGrantsMore(t *testing.T) {
+	e := newEnv(t, Config{MaxIterations: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		for turn := 1; turn < 100; turn++ {
+			if stop := r.Host.Allow(ctx); stop != nil {
+				return engine.Outcome{Status: stop.Status, Reason: stop.Reason}
+			}
+			if _, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Call: &engine.Call{Model: "m"}}); err != nil {
+				return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+			}
+		}
+		return engine.Outcome{Status: engine.Completed}
+	})
+	tk := e.create("bounded", 2)
+	e.start()
+	p := e.waitStatus(tk.ID, task.Paused)
+	if p.Usage.Iterations != 2 {
+		t.Fatalf("paused after %d calls, want 2: %s", p.Usage.Iterations, p.CloseReason)
+	}
+	if _, err := e.ex.Resume(context.Background(), tk.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	p = e.waitStatus(tk.ID, task.Paused)
+	for p.Usage.Iterations != 4 {
+		time.Sleep(5 * time.Millisecond)
+		p = e.waitStatus(tk.ID, task.Paused)
+	}
+	if p.Budget.MaxIterations != 4 {
+		t.Errorf("budget after resume %+v, want 4 calls", p.Budget)
+	}
+}
+
+func TestEngineNotReadyKeepsTasksQueued(t *testing.T) {
+	var mu sync.Mutex
+	ready := errors.New("set ANTHROPIC_API_KEY")
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome { return engine.Outcome{Status: engine.Completed} })
+	e.ex.engines["fake"].(*fakeEngine).ready = func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return ready
+	}
+	tk := e.create("needs a model", 2)
+	e.start()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.ex.Held() == "" && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if held := e.ex.Held(); !strings.Contains(held, "engine fake is not ready: set ANTHROPIC_API_KEY") {
+		t.Errorf("Held() = %q", held)
+	}
+	if s := e.get(tk.ID).Status; s != task.Queued {
+		t.Errorf("task is %s, want it left queued", s)
+	}
+	mu.Lock()
+	ready = nil
+	mu.Unlock()
+	e.ex.Kick()
+	e.waitStatus(tk.ID, task.Completed)
+}
+
+func TestUnknownEngineFails(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		return engine.Outcome{Status: engine.Completed}
+	})
+	tk, err := e.ctl.Create(context.Background(), task.Spec{Description: "x", Engine: "nope", Repo: e.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	if got := e.waitStatus(tk.ID, task.Failed); got.CloseReason == "" {
+		t.Error("no reason")
+	}
+}
+
+func TestEnginePanicFailsTask(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome { panic("boom") })
+	tk := e.create("x", 2)
+	e.start()
+	e.waitStatus(tk.ID, task.Failed)
+}

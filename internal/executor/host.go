@@ -1,0 +1,198 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// host is the executor's side of one run.
+type host struct {
+	e  *Executor
+	id task.ID
+	r  *run
+
+	mu     sync.Mutex
+	length int       // the stored conversation's length, as this run knows it
+	latest task.Task // the task as last stored
+}
+
+func (e *Executor) newHost(t task.Task, r *run) *host {
+	return &host{e: e, id: t.ID, r: r, latest: t}
+}
+
+// Emit implements engine.Host.
+func (h *host) Emit(ps ...event.Payload) {
+	now := h.e.now()
+	var logged []event.Event
+	for _, p := range ps {
+		ev := event.New(now, h.id, p)
+		if ev.Transient() {
+			h.e.bus.Publish(ev)
+			continue
+		}
+		logged = append(logged, ev)
+	}
+	if len(logged) == 0 {
+		return
+	}
+	if err := h.e.st.EmitEvents(context.Background(), logged...); err != nil {
+		h.e.log.Warn("recording observations", "task_id", h.id, "err", err)
+	}
+}
+
+// Conversation implements engine.Host.
+func (h *host) Conversation(ctx context.Context) ([]llm.Message, error) {
+	entries, err := h.e.st.Conversation(ctx, h.id, 0)
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]llm.Message, len(entries))
+	for i, en := range entries {
+		msgs[i] = en.Message
+	}
+	h.mu.Lock()
+	h.length = len(entries)
+	h.mu.Unlock()
+	return msgs, nil
+}
+
+// Commit implements engine.Host.
+func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.e.now()
+	cp := store.Checkpoint{TaskID: h.id, From: h.length, Replace: s.Replace, DeliveredAt: now}
+	for _, m := range s.Messages {
+		cp.Entries = append(cp.Entries, store.Entry{Turn: s.Turn, At: now, Message: m})
+	}
+	for _, inj := range s.Delivered {
+		cp.Delivered = append(cp.Delivered, inj.ID)
+	}
+	if c := s.Call; c != nil {
+		u := c.Usage
+		cp.Charges = []store.Charge{{At: now, Provider: c.Provider, Model: c.Model,
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+			CostUSD: c.CostUSD, DurationMs: c.Duration.Milliseconds()}}
+		cp.Mutate = func(t *task.Task) ([]event.Event, error) {
+			t.Usage.Iterations++
+			t.Usage.InputTokens += u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+			t.Usage.OutputTokens += u.OutputTokens
+			t.Usage.CostUSD += c.CostUSD
+			t.UpdatedAt = now
+			return nil, nil
+		}
+	}
+	evs := make([]event.Event, len(s.Events))
+	for i, p := range s.Events {
+		evs[i] = event.New(now, h.id, p)
+	}
+	t, _, err := h.e.st.Checkpoint(ctx, cp, evs...)
+	if err != nil {
+		return task.Task{}, fmt.Errorf("storing turn %d: %w", s.Turn, err)
+	}
+	if s.Replace {
+		h.length = len(s.Messages)
+	} else {
+		h.length += len(s.Messages)
+	}
+	h.latest = t
+	if s.Call != nil {
+		h.e.spend.add(now, s.Call.CostUSD)
+	}
+	return t, nil
+}
+
+// Inbox implements engine.Host.
+func (h *host) Inbox(ctx context.Context) ([]engine.Injection, error) {
+	pending, err := h.e.st.Pending(ctx, h.id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Injection, len(pending))
+	for i, p := range pending {
+		out[i] = toEngine(p)
+	}
+	return out, nil
+}
+
+func toEngine(p store.Injection) engine.Injection {
+	k, err := engine.ParseKind(p.Kind)
+	if err != nil {
+		k = engine.Message
+	}
+	return engine.Injection{ID: p.ID, Kind: k, Source: p.Source, Attrs: p.Attrs, Text: p.Text, Urgent: p.Urgent, At: p.CreatedAt}
+}
+
+// Interrupts implements engine.Host.
+func (h *host) Interrupts() <-chan struct{} { return h.r.interrupts }
+
+// Allow implements engine.Host: the task's budgets, then the fleet's.
+func (h *host) Allow(ctx context.Context) *engine.Stop {
+	h.mu.Lock()
+	t := h.latest
+	h.mu.Unlock()
+	if reason := overBudget(t, h.e.cfg); reason != "" {
+		return &engine.Stop{Status: engine.Paused, Reason: reason}
+	}
+	if reason := h.e.spend.over(h.e.cfg, h.e.now()); reason != "" {
+		return &engine.Stop{Status: engine.Paused, Reason: reason}
+	}
+	return nil
+}
+
+// budgetPrefix starts the reason of every pause for a spent budget; Resume
+// recognizes it.
+const budgetPrefix = "budget: "
+
+// overBudget returns why t has spent its budget, or "".
+func overBudget(t task.Task, cfg Config) string {
+	b, u := effectiveBudget(t, cfg), t.Usage
+	switch {
+	case b.MaxIterations > 0 && u.Iterations >= b.MaxIterations:
+		return fmt.Sprintf("%sreached its limit of %d model calls", budgetPrefix, b.MaxIterations)
+	case b.MaxTokens > 0 && u.InputTokens+u.OutputTokens >= b.MaxTokens:
+		return fmt.Sprintf("%sused %d of its %d tokens", budgetPrefix, u.InputTokens+u.OutputTokens, b.MaxTokens)
+	case b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD:
+		return fmt.Sprintf("%sspent $%.4f of its $%.2f", budgetPrefix, u.CostUSD, b.MaxCostUSD)
+	}
+	return ""
+}
+
+// effectiveBudget is t's budget with the configured defaults filled in.
+func effectiveBudget(t task.Task, cfg Config) task.Budget {
+	b := t.Budget
+	if b.MaxIterations == 0 {
+		b.MaxIterations = cfg.MaxIterations
+	}
+	if b.MaxCostUSD == 0 {
+		b.MaxCostUSD = cfg.TaskUSD
+	}
+	return b
+}
+
+// isBudgetPause reports whether a paused task stopped for its own budget.
+func isBudgetPause(t task.Task) bool {
+	return t.Status == task.Paused && strings.HasPrefix(t.CloseReason, budgetPrefix) &&
+		!strings.Contains(t.CloseReason, "fleet budget") && !strings.Contains(t.CloseReason, "daily budget")
+}
+
+// RecordLearning implements engine.Host.
+func (h *host) RecordLearning(ctx context.Context, l engine.Learning) error {
+	_, _, err := h.e.st.RecordLearning(ctx, store.Learning{TaskID: h.id, Summary: l.Summary, Detail: l.Detail, Tags: l.Tags, CreatedAt: h.e.now()},
+		func(sl store.Learning) []event.Event {
+			return []event.Event{event.New(sl.CreatedAt, h.id, event.Learning{Turn: l.Turn, LearningID: sl.ID, Summary: sl.Summary, Tags: sl.Tags})}
+		})
+	return err
+}
+
+// Now implements engine.Host.
+func (h *host) Now() time.Time { return h.e.now() }

@@ -1,0 +1,157 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/neuraphage/neuraphage-go/internal/control"
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// Injection is a message for a task, given to Inject.
+type Injection struct {
+	TaskID task.ID
+	Kind   engine.Kind
+	// Source says who sends it: "user", "watcher", "syncer", a task ID.
+	Source string
+	Attrs  map[string]string
+	Text   string
+	// Urgent interrupts the turn in flight.
+	Urgent bool
+}
+
+// MaxInjectionLen bounds an injection's text.
+const MaxInjectionLen = control.MaxMessageLen
+
+// Inject is the one door for every message to a task. The message is stored
+// in the task's durable queue before Inject returns and is delivered at the
+// task's next turn boundary, exactly once, with a receipt event. An urgent
+// one interrupts a running task's turn in flight; one for a task waiting for
+// its user wakes it. A task that is queued or paused keeps it for later.
+// Inject never waits for the task.
+//
+// A pause injection stops a running task at its next boundary (it is queued
+// so that it survives a restart); a task that is not running is paused at
+// once.
+func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, error) {
+	inj.Text = strings.TrimSpace(inj.Text)
+	if inj.Kind == "" {
+		inj.Kind = engine.Message
+	}
+	if _, err := engine.ParseKind(string(inj.Kind)); err != nil {
+		return store.Injection{}, &task.InvalidError{Field: "kind", Msg: err.Error()}
+	}
+	switch {
+	case inj.Text == "" && inj.Kind != engine.Pause:
+		return store.Injection{}, &task.InvalidError{Field: "message", Msg: "must not be empty"}
+	case len(inj.Text) > MaxInjectionLen:
+		return store.Injection{}, &task.InvalidError{Field: "message", Msg: fmt.Sprintf("is %d bytes; at most %d", len(inj.Text), MaxInjectionLen)}
+	}
+	t, err := e.st.GetTask(ctx, inj.TaskID)
+	if err != nil {
+		return store.Injection{}, err
+	}
+	if t.Status.Terminal() {
+		return store.Injection{}, &control.FinishedError{ID: t.ID, Status: t.Status}
+	}
+	if inj.Kind == engine.Pause && !e.isRunning(t.ID) {
+		reason := cmpOr(inj.Text, "paused by "+cmpOr(inj.Source, "user"))
+		if _, _, err := e.st.UpdateTask(ctx, t.ID, control.Transition(task.Paused, reason, e.now())); err != nil {
+			return store.Injection{}, err
+		}
+		return store.Injection{TaskID: t.ID, Source: inj.Source, Kind: string(engine.Pause), Text: inj.Text}, nil
+	}
+	stored, _, err := e.st.Enqueue(ctx, store.Injection{TaskID: t.ID, Source: cmpOr(inj.Source, "user"), Kind: string(inj.Kind),
+		Attrs: inj.Attrs, Text: inj.Text, Urgent: inj.Urgent, CreatedAt: e.now()},
+		func(s store.Injection) []event.Event {
+			return []event.Event{event.New(s.CreatedAt, s.TaskID, event.TaskMessage{InjectionID: s.ID, Source: s.Source,
+				Kind: s.Kind, Attrs: s.Attrs, Urgent: s.Urgent, Text: s.Text})}
+		})
+	if err != nil {
+		return store.Injection{}, err
+	}
+	e.mu.Lock()
+	r := e.runs[t.ID]
+	e.mu.Unlock()
+	switch {
+	case r != nil && inj.Urgent:
+		select {
+		case r.interrupts <- struct{}{}:
+		default: // a signal is already waiting
+		}
+	case r == nil:
+		// Read the status after the message is stored: a run that ended
+		// waiting just before will find the message itself (finish).
+		e.wakeIfWaiting(ctx, t.ID)
+	}
+	return stored, nil
+}
+
+func (e *Executor) wakeIfWaiting(ctx context.Context, id task.ID) {
+	t, err := e.st.GetTask(ctx, id)
+	if err != nil || t.Status != task.Waiting {
+		return
+	}
+	e.wakeIfPending(ctx, id)
+}
+
+func cmpOr(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// Pause pauses a task: a running one at its next boundary (its status
+// changes then), any other at once.
+func (e *Executor) Pause(ctx context.Context, id task.ID, reason string) (task.Task, error) {
+	if _, err := e.Inject(ctx, Injection{TaskID: id, Kind: engine.Pause, Source: "user", Text: cmpOr(reason, "paused by user")}); err != nil {
+		return task.Task{}, err
+	}
+	return e.st.GetTask(ctx, id)
+}
+
+// Resume puts a paused task back in the queue; it continues from its stored
+// conversation. A task paused for its own budget is granted the same budget
+// again (the limit it reached moves up by its size).
+func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.Task, error) {
+	reason = cmpOr(reason, "resumed by user")
+	move := control.Transition(task.Queued, reason, e.now())
+	cfg := e.cfg
+	t, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
+		if isBudgetPause(*t) {
+			b := effectiveBudget(*t, cfg)
+			u := t.Usage
+			if b.MaxIterations > 0 && u.Iterations >= b.MaxIterations {
+				t.Budget.MaxIterations = u.Iterations + b.MaxIterations
+			}
+			if b.MaxTokens > 0 && u.InputTokens+u.OutputTokens >= b.MaxTokens {
+				t.Budget.MaxTokens = u.InputTokens + u.OutputTokens + b.MaxTokens
+			}
+			if b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD {
+				t.Budget.MaxCostUSD = u.CostUSD + b.MaxCostUSD
+			}
+		}
+		return move(t)
+	})
+	return t, err
+}
+
+// Cancel stops a task for good; a running one is stopped at once, its
+// processes killed.
+func (e *Executor) Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error) {
+	t, _, err := e.st.UpdateTask(ctx, id, control.Transition(task.Cancelled, cmpOr(reason, "cancelled by user"), e.now()))
+	if err != nil {
+		return task.Task{}, err
+	}
+	e.mu.Lock()
+	if r := e.runs[id]; r != nil {
+		r.cancel(errCancelled)
+	}
+	e.mu.Unlock()
+	return t, nil
+}

@@ -1,0 +1,207 @@
+// Package proc runs child processes for tools: one command at a time, with a
+// timeout, output captured and capped, and nothing left behind.
+//
+// Every child starts in its own process group. When the timeout passes or the
+// context is cancelled the whole group gets SIGTERM, then SIGKILL once the
+// child has exited or a grace period has passed, whichever comes first. When
+// the command ends for any reason, whatever is left of its group is killed, so a background job started by a shell command does not outlive
+// the call. Run returns even if some process that escaped the group (for
+// example with setsid) still holds the output pipe open.
+//
+// It is the only package besides spawn and git that imports os/exec.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Defaults for Cmd's zero fields.
+const (
+	DefaultMaxOutput = 1 << 20
+	DefaultGrace     = 2 * time.Second
+)
+
+// Cmd describes one command. Exactly one of Shell and Args is set.
+type Cmd struct {
+	// Dir is the working directory; empty means the caller's.
+	Dir string
+	// Shell is a command line run with /bin/sh -c.
+	Shell string
+	// Args is a program and its arguments, run without a shell. The program
+	// is looked up in PATH when it contains no slash.
+	Args []string
+	// Env is the child's environment; nil means the caller's.
+	Env []string
+	// Timeout ends the command after this long; zero means no timeout
+	// (the context still applies).
+	Timeout time.Duration
+	// MaxOutput caps the bytes of Result.Output; zero means DefaultMaxOutput.
+	MaxOutput int
+	// Grace is how long the group has between SIGTERM and SIGKILL, and how
+	// long Run waits for the output pipe to close once the group is gone;
+	// zero means DefaultGrace.
+	Grace time.Duration
+}
+
+// Result is what happened to a command that started.
+type Result struct {
+	// Output is stdout and stderr interleaved as the child wrote them. When
+	// longer than MaxOutput its middle is replaced by a line saying how many
+	// bytes were dropped.
+	Output string
+	// ExitCode is the command's exit status; 128+n when signal n ended it,
+	// as shells report it.
+	ExitCode int
+	// TimedOut says the timeout ended the command.
+	TimedOut bool
+	// Cancelled says the context ended the command.
+	Cancelled bool
+	// Duration is the time from start to return.
+	Duration time.Duration
+}
+
+// Run runs c and waits for it. A non-zero exit, a timeout and a cancellation
+// are reported in the Result; the error is non-nil only when the command
+// could not be started (no such program or directory, bad Cmd). A context
+// that is already done starts nothing and reports Cancelled.
+func Run(ctx context.Context, c Cmd) (Result, error) {
+	start := time.Now()
+	argv, err := c.argv()
+	if err != nil {
+		return Result{}, err
+	}
+	if ctx.Err() != nil {
+		return Result{Cancelled: true, ExitCode: -1}, nil
+	}
+	maxOut := c.MaxOutput
+	if maxOut <= 0 {
+		maxOut = DefaultMaxOutput
+	}
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+
+	// The pipe is ours, not exec's, so Wait returns as soon as the child
+	// exits; reading is joined separately below with a bound.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("creating output pipe: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = c.Dir
+	cmd.Env = c.Env
+	cmd.Stdout = pw // stdin stays nil: the child reads /dev/null
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return Result{}, fmt.Errorf("starting %s: %w", describe(argv), err)
+	}
+	pw.Close()
+	pgid := cmd.Process.Pid // Setpgid with Pgid 0: the group is named after the child
+
+	out := newCapped(maxOut)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, pr) // ends at EOF or when pr is closed below
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var timeout <-chan time.Time
+	if c.Timeout > 0 {
+		t := time.NewTimer(c.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var res Result
+	var werr error
+	select {
+	case werr = <-waited:
+	case <-timeout:
+		res.TimedOut = true
+		werr = stop(pgid, waited, grace)
+	case <-ctx.Done():
+		res.Cancelled = true
+		werr = stop(pgid, waited, grace)
+	}
+	// The leader is gone; whatever it left in its group goes too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	drain := time.NewTimer(grace)
+	defer drain.Stop()
+	select {
+	case <-copied:
+	case <-drain.C:
+		// Something outside the group still holds the pipe: stop reading.
+		pr.Close()
+		<-copied
+	}
+	pr.Close()
+
+	res.ExitCode = exitCode(cmd.ProcessState, werr)
+	res.Output = out.String()
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// stop ends the group: SIGTERM, then SIGKILL if the leader has not exited
+// within grace. It returns the leader's Wait error.
+func stop(pgid int, waited <-chan error, grace time.Duration) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-waited:
+		return err
+	case <-t.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-waited
+	}
+}
+
+func (c Cmd) argv() ([]string, error) {
+	switch {
+	case c.Shell != "" && len(c.Args) > 0:
+		return nil, errors.New("proc: Cmd sets both Shell and Args")
+	case c.Shell != "":
+		return []string{"/bin/sh", "-c", c.Shell}, nil
+	case len(c.Args) > 0 && c.Args[0] != "":
+		return c.Args, nil
+	default:
+		return nil, errors.New("proc: Cmd sets neither Shell nor Args")
+	}
+}
+
+func describe(argv []string) string {
+	if len(argv) == 3 && argv[0] == "/bin/sh" && argv[1] == "-c" {
+		return fmt.Sprintf("sh -c %q", argv[2])
+	}
+	return fmt.Sprintf("%q", argv)
+}
+
+func exitCode(ps *os.ProcessState, werr error) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	if code := ps.ExitCode(); code >= 0 {
+		return code
+	}
+	if werr != nil {
+		return -1
+	}
+	return 0
+}

@@ -1,0 +1,118 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// TestMigrateFrom1 upgrades a database written at schema 1, as the previous
+// release left it, and checks that its data survives and the new features
+// work on it.
+func TestMigrateFrom1(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "neuraphage.db")
+	t0 := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+	db, err := openDB(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := applyMigration(ctx, db, 1, migrations[0]); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := task.New("t-aaaaa", task.Spec{Description: "made at schema 1", Tags: []string{"old"}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := taskArgs(tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []struct {
+		q    string
+		args []any
+	}{
+		{`INSERT INTO tasks (id, status, priority, parent_id, created_at, updated_at, data) VALUES (?, ?, ?, ?, ?, ?, ?)`, args},
+		{`INSERT INTO injections (task_id, source, text, urgent, created_at) VALUES (?, 'user', 'still there?', 1, ?)`,
+			[]any{string(tk.ID), t0.UnixNano()}},
+	} {
+		if _, err := db.ExecContext(ctx, stmt.q, stmt.args...); err != nil {
+			t.Fatalf("writing schema 1 data: %v", err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("opening a schema 1 database: %v", err)
+	}
+	defer s.Close()
+	var version int
+	if err := s.rdb.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != SchemaVersion() {
+		t.Fatalf("schema version after Open = %d, %v; want %d", version, err, SchemaVersion())
+	}
+	got, err := s.GetTask(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tk, got); diff != "" {
+		t.Errorf("task after migration (-want +got):\n%s", diff)
+	}
+	pending, err := s.Pending(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Injection{{ID: 1, TaskID: tk.ID, Source: "user", Kind: "message", Text: "still there?", Urgent: true, CreatedAt: t0}}
+	if diff := cmp.Diff(want, pending); diff != "" {
+		t.Errorf("queue after migration (-want +got):\n%s", diff)
+	}
+
+	// The old task and its old injection take part in a checkpoint.
+	if _, _, err := s.Checkpoint(ctx, store.Checkpoint{
+		TaskID: tk.ID, Entries: []store.Entry{{At: t0, Message: llm.UserText("still there?")}},
+		Delivered: []int64{1}, DeliveredAt: t0,
+		Charges: []store.Charge{{At: t0, Provider: "p", Model: "m", CostUSD: 0.5}},
+	}); err != nil {
+		t.Fatalf("checkpoint on migrated data: %v", err)
+	}
+	if n, err := s.ConversationLen(ctx, tk.ID); err != nil || n != 1 {
+		t.Errorf("ConversationLen = %d, %v; want 1", n, err)
+	}
+	if usd, err := s.Spent(ctx, time.Time{}); err != nil || usd != 0.5 {
+		t.Errorf("Spent = %v, %v; want 0.5", usd, err)
+	}
+	if p, err := s.Pending(ctx, tk.ID); err != nil || len(p) != 0 {
+		t.Errorf("Pending after delivery = %v, %v; want empty", p, err)
+	}
+}
+
+// TestRefuseNewerSchema checks that a build does not open a database a newer
+// build migrated: it would not know what the new columns mean.
+func TestRefuseNewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "neuraphage.db")
+	db, err := openDB(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `PRAGMA user_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err := Open(ctx, path, Options{}); err == nil {
+		s.Close()
+		t.Fatal("Open accepted a database of schema version 99")
+	}
+}
