@@ -449,7 +449,9 @@ func TestTaskBudgetResumeGrantsMore(t *testing.T) {
 func TestEngineNotReadyKeepsTasksQueued(t *testing.T) {
 	var mu sync.Mutex
 	ready := errors.New("set ANTHROPIC_API_KEY")
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome { return engine.Outcome{Status: engine.Completed} })
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		return engine.Outcome{Status: engine.Completed}
+	})
 	e.ex.engines["fake"].(*fakeEngine).ready = func() error {
 		mu.Lock()
 		defer mu.Unlock()
