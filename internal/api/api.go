@@ -129,6 +129,9 @@ type ActionRequest struct {
 // SendRequest is a message for a task.
 type SendRequest struct {
 	Text string `json:"text"`
+	// Urgent interrupts the task's turn in flight instead of waiting for
+	// its next boundary.
+	Urgent bool `json:"urgent,omitempty"`
 }
 
 // Message is an entry of a task's message queue.
@@ -136,6 +139,7 @@ type Message struct {
 	ID          int64      `json:"id"`
 	TaskID      task.ID    `json:"task_id"`
 	Source      string     `json:"source"`
+	Kind        string     `json:"kind,omitempty"`
 	Text        string     `json:"text"`
 	Urgent      bool       `json:"urgent,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`

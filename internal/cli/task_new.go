@@ -19,6 +19,8 @@ type taskNewOpts struct {
 	tags                                          []string
 	priority                                      int
 	budgetUSD                                     float64
+	maxIterations                                 int
+	maxTokens                                     int64
 	noStart, json, quiet                          bool
 }
 
@@ -28,7 +30,9 @@ func (a *app) newTaskNewCmd() *cobra.Command {
 		Use:   "new DESCRIPTION",
 		Short: "Create a task",
 		Long: `Create a task from a description. It is queued to run unless --no-start holds
-it (paused) until ` + "`task resume`" + `. Until the agent runtime lands, queued tasks stay queued.`,
+it (paused) until ` + "`task resume`" + `. A queued task runs as soon as a slot is free
+(executor.max_concurrent), most urgent first, once the tasks it depends on have
+completed. Budgets pause the task when spent; ` + "`task resume`" + ` grants as much again.`,
 		Args: exactArgs("DESCRIPTION"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			return a.runTaskNew(cmd.Context(), opts, cmd.Flags().Changed("priority"), args, cmd.OutOrStdout())
@@ -42,7 +46,9 @@ it (paused) until ` + "`task resume`" + `. Until the agent runtime lands, queued
 	f.IntVar(&opts.priority, "priority", 2, "0 (most urgent) to 4; default from tasks.default_priority")
 	f.StringVar(&opts.engine, "engine", "", "engine that drives the agent (default from tasks.default_engine)")
 	f.StringVar(&opts.model, "model", "", "model to use instead of the persona's tier")
-	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "stop spending on this task past this many dollars (0: no limit)")
+	f.Float64Var(&opts.budgetUSD, "budget-usd", 0, "pause the task once it has spent this many dollars (0: budget.task_usd from the config)")
+	f.IntVar(&opts.maxIterations, "max-iterations", 0, "pause the task after this many model calls (0: agent.max_iterations from the config)")
+	f.Int64Var(&opts.maxTokens, "max-tokens", 0, "pause the task once it has used this many tokens (0: no limit)")
 	f.StringVar(&opts.context, "context", "", "extra context for the agent")
 	f.BoolVar(&opts.noStart, "no-start", false, "create the task paused; `task resume` starts it")
 	f.BoolVar(&opts.json, "json", false, "print the task as JSON")
@@ -57,8 +63,8 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 	if prioritySet && (opts.priority < task.MinPriority || opts.priority > task.MaxPriority) {
 		return usageErrorf("--priority %d is out of range; want %d (most urgent) to %d", opts.priority, task.MinPriority, task.MaxPriority)
 	}
-	if opts.budgetUSD < 0 {
-		return usageErrorf("--budget-usd must not be negative")
+	if opts.budgetUSD < 0 || opts.maxIterations < 0 || opts.maxTokens < 0 {
+		return usageErrorf("--budget-usd, --max-iterations and --max-tokens must not be negative")
 	}
 	repo := opts.repo
 	if repo == "" {
@@ -78,7 +84,7 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 	req := api.CreateTaskRequest{
 		Description: args[0], Context: opts.context, Tags: opts.tags, ParentID: opts.parent,
 		Persona: opts.persona, Engine: opts.engine, Model: opts.model, Repo: repo,
-		Budget: api.Budget{MaxCostUSD: opts.budgetUSD}, NoStart: opts.noStart,
+		Budget: api.Budget{MaxCostUSD: opts.budgetUSD, MaxIterations: opts.maxIterations, MaxTokens: opts.maxTokens}, NoStart: opts.noStart,
 	}
 	if prioritySet {
 		req.Priority = &opts.priority

@@ -6,10 +6,12 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
 )
 
 type taskSendOpts struct {
-	json bool
+	json, urgent bool
 }
 
 func (a *app) newTaskSendCmd() *cobra.Command {
@@ -23,6 +25,7 @@ func (a *app) newTaskSendCmd() *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print the queued message as JSON")
+	cmd.Flags().BoolVar(&opts.urgent, "urgent", false, "interrupt the task's turn in flight instead of waiting for its next boundary")
 	return cmd
 }
 
@@ -31,13 +34,17 @@ func (a *app) runTaskSend(ctx context.Context, opts taskSendOpts, args []string,
 	if err != nil {
 		return err
 	}
-	m, err := c.Send(ctx, args[0], args[1])
+	m, err := c.SendMessage(ctx, args[0], api.SendRequest{Text: args[1], Urgent: opts.urgent})
 	if err != nil {
 		return err
 	}
 	if opts.json {
 		return writeJSON(out, m)
 	}
-	fmt.Fprintf(out, "message #%d queued for %s\n", m.ID, m.TaskID)
+	urgent := ""
+	if m.Urgent {
+		urgent = " (urgent: it interrupts the turn in flight)"
+	}
+	fmt.Fprintf(out, "message #%d queued for %s%s\n", m.ID, m.TaskID, urgent)
 	return nil
 }

@@ -192,8 +192,11 @@ func Transition(to task.Status, reason string, now time.Time) store.Mutation {
 const MaxMessageLen = 100_000
 
 // Send queues a user's message for a task, to be delivered at its next turn
-// boundary. Messages to finished tasks are refused.
-func (c *Control) Send(ctx context.Context, ref, text string) (store.Injection, error) {
+// boundary. Messages to finished tasks are refused. The daemon routes
+// messages through the executor instead (executor.Inject), which also wakes
+// a waiting task and interrupts for urgent ones; this is the plain queueing
+// for a control plane without one.
+func (c *Control) Send(ctx context.Context, ref, text string, urgent bool) (store.Injection, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return store.Injection{}, &task.InvalidError{Field: "message", Msg: "must not be empty"}
@@ -212,9 +215,9 @@ func (c *Control) Send(ctx context.Context, ref, text string) (store.Injection, 
 	if t.Status.Terminal() {
 		return store.Injection{}, &FinishedError{ID: id, Status: t.Status}
 	}
-	inj, _, err := c.store.Enqueue(ctx, store.Injection{TaskID: id, Source: "user", Text: text, CreatedAt: c.now()},
+	inj, _, err := c.store.Enqueue(ctx, store.Injection{TaskID: id, Source: "user", Kind: "message", Text: text, Urgent: urgent, CreatedAt: c.now()},
 		func(inj store.Injection) []event.Event {
-			return []event.Event{event.New(inj.CreatedAt, id, event.TaskMessage{InjectionID: inj.ID, Source: inj.Source, Text: inj.Text})}
+			return []event.Event{event.New(inj.CreatedAt, id, event.TaskMessage{InjectionID: inj.ID, Source: inj.Source, Kind: inj.Kind, Urgent: inj.Urgent, Text: inj.Text})}
 		})
 	return inj, err
 }

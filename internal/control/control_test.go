@@ -59,13 +59,13 @@ func TestSendAndMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	var inv *task.InvalidError
-	if _, err := c.Send(ctx, string(tk.ID), "   "); !errors.As(err, &inv) {
+	if _, err := c.Send(ctx, string(tk.ID), "   ", false); !errors.As(err, &inv) {
 		t.Errorf("empty message error = %v, want *task.InvalidError", err)
 	}
-	if _, err := c.Send(ctx, "t-zzzzz", "hi"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := c.Send(ctx, "t-zzzzz", "hi", false); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("message to unknown task error = %v, want ErrNotFound", err)
 	}
-	inj, err := c.Send(ctx, string(tk.ID)[2:4], " hello ")
+	inj, err := c.Send(ctx, string(tk.ID)[2:4], " hello ", false)
 	if err != nil || inj.Text != "hello" || inj.Source != "user" {
 		t.Fatalf("Send by prefix = %+v, %v", inj, err)
 	}
@@ -79,7 +79,7 @@ func TestSendAndMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fin *control.FinishedError
-	if _, err := c.Send(ctx, string(tk.ID), "too late"); !errors.As(err, &fin) {
+	if _, err := c.Send(ctx, string(tk.ID), "too late", false); !errors.As(err, &fin) {
 		t.Errorf("message to a cancelled task error = %v, want *FinishedError", err)
 	}
 	evs, err := st.ReadEvents(ctx, event.Query{Filter: event.Filter{TaskID: tk.ID}})

@@ -120,10 +120,10 @@ func (t tasks) Cancel(ctx context.Context, ref, reason string) (task.Task, error
 	return t.ex.Cancel(ctx, id, reason)
 }
 
-func (t tasks) Send(ctx context.Context, ref, text string) (store.Injection, error) {
+func (t tasks) Send(ctx context.Context, ref, text string, urgent bool) (store.Injection, error) {
 	id, err := t.Resolve(ctx, ref)
 	if err != nil {
 		return store.Injection{}, err
 	}
-	return t.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Message, Source: "user", Text: text})
+	return t.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Message, Source: "user", Text: text, Urgent: urgent})
 }

@@ -200,8 +200,13 @@ func (c *Client) Act(ctx context.Context, ref string, a Action, reason string) (
 
 // Send queues a message for a task.
 func (c *Client) Send(ctx context.Context, ref, text string) (api.Message, error) {
+	return c.SendMessage(ctx, ref, api.SendRequest{Text: text})
+}
+
+// SendMessage queues a message for a task, urgent or not.
+func (c *Client) SendMessage(ctx context.Context, ref string, req api.SendRequest) (api.Message, error) {
 	var m api.Message
-	err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(ref)+"/messages", api.SendRequest{Text: text}, &m)
+	err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(ref)+"/messages", req, &m)
 	return m, err
 }
 

@@ -28,7 +28,7 @@ type Tasks interface {
 	Pause(ctx context.Context, ref, reason string) (task.Task, error)
 	Resume(ctx context.Context, ref, reason string) (task.Task, error)
 	Cancel(ctx context.Context, ref, reason string) (task.Task, error)
-	Send(ctx context.Context, ref, text string) (store.Injection, error)
+	Send(ctx context.Context, ref, text string, urgent bool) (store.Injection, error)
 	Depend(ctx context.Context, ref, blockerRef string) (control.Detail, error)
 	// Log returns the task's conversation from entry from on.
 	Log(ctx context.Context, ref string, from int) (task.ID, []store.Entry, error)
@@ -188,7 +188,7 @@ func detail(d control.Detail) api.TaskDetail {
 }
 
 func message(inj store.Injection) api.Message {
-	return api.Message{ID: inj.ID, TaskID: inj.TaskID, Source: inj.Source, Text: inj.Text, Urgent: inj.Urgent,
+	return api.Message{ID: inj.ID, TaskID: inj.TaskID, Source: inj.Source, Kind: inj.Kind, Text: inj.Text, Urgent: inj.Urgent,
 		CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt}
 }
 
@@ -212,7 +212,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	inj, err := s.cfg.Tasks.Send(r.Context(), r.PathValue("ref"), req.Text)
+	inj, err := s.cfg.Tasks.Send(r.Context(), r.PathValue("ref"), req.Text, req.Urgent)
 	if err != nil {
 		s.fail(w, r, err)
 		return
