@@ -4,9 +4,10 @@
 // and records the events that describe the change in the same transaction, so
 // a change acknowledged to a client is never lost and every watcher hears of it.
 //
-// Until the agent runtime lands nothing dispatches queued tasks: a task stays
-// queued and its messages wait in its durable queue. The executor will plug in
-// here for tasks that are running.
+// The daemon routes the operations that touch a running task (pause, resume,
+// cancel, messages) through the executor, which uses this package's
+// Transition and FinishedError; Control does the rest (create, depend, list,
+// log, costs) and recovery at start.
 package control
 
 import (
