@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
 // actionOpts are the flags shared by cancel, pause and resume.
@@ -43,6 +44,10 @@ func (a *app) runAction(ctx context.Context, action client.Action, opts actionOp
 	}
 	if opts.json {
 		return writeJSON(out, t)
+	}
+	if action == client.Pause && t.Status == task.Running {
+		fmt.Fprintf(out, "%s is running; it pauses at its next turn boundary, keeping its conversation\n", t.ID)
+		return nil
 	}
 	fmt.Fprintf(out, "%s is %s\n", t.ID, t.Status)
 	return nil

@@ -368,6 +368,11 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 	e.runs[t.ID] = r
 	e.wg.Add(1)
 	e.mu.Unlock()
+	// A cancel between the move to running and the registration above did
+	// not find the run to stop: look again now that it can be found.
+	if cur, err := e.st.GetTask(ctx, t.ID); err == nil && cur.Status != task.Running {
+		cancel(errCancelled)
+	}
 	e.log.Info("task started", "task_id", t.ID, "engine", name, "dir", dir)
 	go func() {
 		defer e.wg.Done()

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -23,6 +24,8 @@ type Injection struct {
 	// Urgent interrupts the turn in flight.
 	Urgent bool
 }
+
+var errStartedMeanwhile = errors.New("the task started meanwhile")
 
 // MaxInjectionLen bounds an injection's text.
 const MaxInjectionLen = control.MaxMessageLen
@@ -59,11 +62,22 @@ func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, 
 		return store.Injection{}, &control.FinishedError{ID: t.ID, Status: t.Status}
 	}
 	if inj.Kind == engine.Pause && !e.isRunning(t.ID) {
+		// Pause at once, unless the scheduler started the task meanwhile:
+		// the store serializes this check with its start.
 		reason := cmpOr(inj.Text, "paused by "+cmpOr(inj.Source, "user"))
-		if _, _, err := e.st.UpdateTask(ctx, t.ID, control.Transition(task.Paused, reason, e.now())); err != nil {
+		move := control.Transition(task.Paused, reason, e.now())
+		_, _, err := e.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
+			if t.Status == task.Running {
+				return nil, errStartedMeanwhile
+			}
+			return move(t)
+		})
+		if err == nil {
+			return store.Injection{TaskID: t.ID, Source: inj.Source, Kind: string(engine.Pause), Text: inj.Text}, nil
+		}
+		if !errors.Is(err, errStartedMeanwhile) {
 			return store.Injection{}, err
 		}
-		return store.Injection{TaskID: t.ID, Source: inj.Source, Kind: string(engine.Pause), Text: inj.Text}, nil
 	}
 	stored, _, err := e.st.Enqueue(ctx, store.Injection{TaskID: t.ID, Source: cmpOr(inj.Source, "user"), Kind: string(inj.Kind),
 		Attrs: inj.Attrs, Text: inj.Text, Urgent: inj.Urgent, CreatedAt: e.now()},
@@ -123,6 +137,10 @@ func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.
 	move := control.Transition(task.Queued, reason, e.now())
 	cfg := e.cfg
 	t, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
+		if t.Status != task.Paused {
+			// Only a paused task resumes; a running one is already going.
+			return nil, &task.TransitionError{ID: t.ID, From: t.Status, To: task.Queued}
+		}
 		if isBudgetPause(*t) {
 			b := effectiveBudget(*t, cfg)
 			u := t.Usage
