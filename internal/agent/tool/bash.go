@@ -78,9 +78,7 @@ func (bashTool) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("changed files not tracked: %v", err))
 		} else {
-			for _, c := range git.Diff(before, after) {
-				changed = append(changed, Change{Path: c.Path, Op: ChangeOp(c.Op)})
-			}
+			changed = git.Diff(before, after)
 		}
 	}
 

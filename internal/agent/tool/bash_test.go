@@ -148,7 +148,7 @@ func TestBashReportsChangedFiles(t *testing.T) {
 	env := &Env{Dir: dir}
 	res := call(t, bashTool{}, env, map[string]any{"command": "echo v2 > tracked.txt && rm doomed.txt && echo v3 >> dirty.txt && mkdir -p gen && echo x > gen/new.txt"})
 	wantResult(t, res, false, "[exit code 0]")
-	want := []Change{{"dirty.txt", Modified}, {"doomed.txt", Deleted}, {"gen/new.txt", Created}, {"tracked.txt", Modified}}
+	want := []Change{{Path: "dirty.txt", Op: Modified}, {Path: "doomed.txt", Op: Deleted}, {Path: "gen/new.txt", Op: Created}, {Path: "tracked.txt", Op: Modified}}
 	if diff := cmp.Diff(want, res.Changed); diff != "" {
 		t.Errorf("Changed (-want +got):\n%s", diff)
 	}
@@ -161,7 +161,7 @@ func TestBashReportsChangedFiles(t *testing.T) {
 	// A failing command still reports what it changed.
 	res = call(t, bashTool{}, env, map[string]any{"command": "echo y > late.txt; exit 1"})
 	wantResult(t, res, true, "[exit code 1]")
-	if diff := cmp.Diff([]Change{{"late.txt", Created}}, res.Changed); diff != "" {
+	if diff := cmp.Diff([]Change{{Path: "late.txt", Op: Created}}, res.Changed); diff != "" {
 		t.Errorf("Changed after a failure (-want +got):\n%s", diff)
 	}
 }
@@ -186,7 +186,7 @@ func TestBashThroughSymlinkedWorkingDirectory(t *testing.T) {
 	symlink(t, "real", link)
 	res := call(t, bashTool{}, &Env{Dir: link}, map[string]any{"command": "echo x > a.txt && echo y > " + filepath.Join(link, "b.txt")})
 	wantResult(t, res, false, "[exit code 0]")
-	want := []Change{{"a.txt", Created}, {"b.txt", Created}}
+	want := []Change{{Path: "a.txt", Op: Created}, {Path: "b.txt", Op: Created}}
 	if diff := cmp.Diff(want, res.Changed); diff != "" {
 		t.Errorf("Changed (-want +got):\n%s", diff)
 	}

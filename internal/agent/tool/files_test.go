@@ -95,11 +95,11 @@ func TestWriteFile(t *testing.T) {
 		changed  []Change
 		file     string // the path whose content must now be input["content"]
 	}{
-		{name: "create", input: map[string]any{"path": "new.txt", "content": "hello"}, contains: "wrote 5 bytes to new.txt (created)", changed: []Change{{"new.txt", Created}}, file: "new.txt"},
-		{name: "create with parents", input: map[string]any{"path": "a/b/c.txt", "content": "x"}, changed: []Change{{"a/b/c.txt", Created}}, file: "a/b/c.txt"},
-		{name: "replace", input: map[string]any{"path": "old.txt", "content": "new"}, contains: "(modified)", changed: []Change{{"old.txt", Modified}}, file: "old.txt"},
-		{name: "empty content", input: map[string]any{"path": "old.txt", "content": ""}, changed: []Change{{"old.txt", Modified}}, file: "old.txt"},
-		{name: "through a symlink inside", input: map[string]any{"path": "link-in", "content": "via link"}, changed: []Change{{"old.txt", Modified}}, file: "old.txt"},
+		{name: "create", input: map[string]any{"path": "new.txt", "content": "hello"}, contains: "wrote 5 bytes to new.txt (created)", changed: []Change{{Path: "new.txt", Op: Created}}, file: "new.txt"},
+		{name: "create with parents", input: map[string]any{"path": "a/b/c.txt", "content": "x"}, changed: []Change{{Path: "a/b/c.txt", Op: Created}}, file: "a/b/c.txt"},
+		{name: "replace", input: map[string]any{"path": "old.txt", "content": "new"}, contains: "(modified)", changed: []Change{{Path: "old.txt", Op: Modified}}, file: "old.txt"},
+		{name: "empty content", input: map[string]any{"path": "old.txt", "content": ""}, changed: []Change{{Path: "old.txt", Op: Modified}}, file: "old.txt"},
+		{name: "through a symlink inside", input: map[string]any{"path": "link-in", "content": "via link"}, changed: []Change{{Path: "old.txt", Op: Modified}}, file: "old.txt"},
 		{name: "directory", input: map[string]any{"path": "sub", "content": "x"}, isError: true, contains: "sub is a directory"},
 		{name: "dot dot", input: map[string]any{"path": "../escape.txt", "content": "x"}, isError: true, contains: "outside the working directory"},
 		{name: "absolute outside", input: map[string]any{"path": "/tmp/neuraphage-escape.txt", "content": "x"}, isError: true, contains: "outside the working directory"},
@@ -191,7 +191,7 @@ func TestEditFile(t *testing.T) {
 			}
 			var wantChanged []Change
 			if !tt.isError {
-				wantChanged = []Change{{"x.go", Modified}}
+				wantChanged = []Change{{Path: "x.go", Op: Modified}}
 			}
 			if diff := cmp.Diff(wantChanged, res.Changed); diff != "" {
 				t.Errorf("Changed (-want +got):\n%s", diff)

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
@@ -66,21 +67,20 @@ type Result struct {
 	Learning *Learning
 }
 
-// ChangeOp is what happened to a file.
-type ChangeOp string
+// ChangeOp is what happened to a file; Change is one changed file, by its
+// slash-separated path relative to Dir. They are the git runner's, which
+// finds the files a command changed.
+type (
+	ChangeOp = git.ChangeOp
+	Change   = git.Change
+)
 
 // File change operations.
 const (
-	Created  ChangeOp = "created"
-	Modified ChangeOp = "modified"
-	Deleted  ChangeOp = "deleted"
+	Created  = git.Created
+	Modified = git.Modified
+	Deleted  = git.Deleted
 )
-
-// Change is one changed file, by its slash-separated path relative to Dir.
-type Change struct {
-	Path string
-	Op   ChangeOp
-}
 
 // ControlKind names what a control tool asked for.
 type ControlKind string
