@@ -378,10 +378,18 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 		defer e.wg.Done()
 		defer cancel(nil)
 		out := e.safeRun(runCtx, en, engine.Run{Task: t, Dir: dir, Host: e.newHost(t, r)})
-		e.finish(t.ID, out, context.Cause(runCtx))
+		to := e.finish(t.ID, out, context.Cause(runCtx))
 		e.mu.Lock()
 		delete(e.runs, t.ID)
 		e.mu.Unlock()
+		if to == task.Waiting {
+			// A message that arrived while the run was ending found the run
+			// still registered and woke nothing; one that arrives from now
+			// on finds it gone and the task waiting, and wakes it itself.
+			ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+			e.wakeIfPending(ctx, t.ID)
+			cancel()
+		}
 		e.Kick()
 	}()
 	return true
@@ -410,8 +418,9 @@ func (e *Executor) safeRun(ctx context.Context, en engine.Engine, r engine.Run) 
 // finishTimeout bounds the writes that record a run's end.
 const finishTimeout = 10 * time.Second
 
-// finish records how a run ended.
-func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) {
+// finish records how a run ended and returns the status it moved the task
+// to ("" when none).
+func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Status {
 	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
 	e.log.Info("task run ended", "task_id", id, "outcome", out.Status, "reason", out.Reason, "turn", out.Turn)
@@ -428,26 +437,22 @@ func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) {
 	case engine.Stopped:
 		switch {
 		case errors.Is(cause, errCancelled):
-			return // Cancel already moved it.
+			return "" // Cancel already moved it.
 		case errors.Is(cause, errShutdown):
 			e.requeue(id, "the daemon is stopping; resumes from its last turn")
 		default:
 			e.requeue(id, "its run stopped; resumes from its last turn")
 		}
-		return
+		return task.Queued
 	default:
 		to = task.Failed
 		out.Reason = fmt.Sprintf("engine returned an unknown outcome %q: %s", out.Status, out.Reason)
 	}
 	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(to, out.Reason, e.now())); err != nil {
 		e.logMove(id, to, err)
-		return
+		return ""
 	}
-	if to == task.Waiting {
-		// A message may have arrived while the run was ending: the sender
-		// saw a running task and did not wake it.
-		e.wakeIfPending(ctx, id)
-	}
+	return to
 }
 
 func (e *Executor) logMove(id task.ID, to task.Status, err error) {

@@ -496,3 +496,46 @@ func TestEnginePanicFailsTask(t *testing.T) {
 	e.start()
 	e.waitStatus(tk.ID, task.Failed)
 }
+
+// A reply sent the moment a task starts waiting must wake it, however the
+// reply and the end of the run interleave.
+func TestReplyRacingTheWaitIsNotLost(t *testing.T) {
+	e := newEnv(t, Config{MaxConcurrent: 64}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		inbox, _ := r.Host.Inbox(ctx)
+		if len(inbox) == 0 {
+			return engine.Outcome{Status: engine.Waiting, Reason: "q"}
+		}
+		if _, err := r.Host.Commit(ctx, engine.Step{Messages: []llm.Message{llm.UserText("x")}, Delivered: inbox}); err != nil {
+			return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+		}
+		return engine.Outcome{Status: engine.Completed}
+	})
+	sub := e.bus.Subscribe(event.Filter{Kinds: []string{"task.status"}})
+	defer sub.Close()
+	e.start()
+	const n = 400
+	ids := make([]task.ID, n)
+	for i := range ids {
+		ids[i] = e.create("asks", 2).ID
+	}
+	var wg sync.WaitGroup
+	for injected := 0; injected < n; {
+		ev, err := sub.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := ev.Payload.(event.TaskStatus); p.From == task.Running && p.To == task.Waiting {
+			id := ev.TaskID
+			wg.Go(func() {
+				if _, err := e.ex.Inject(context.Background(), Injection{TaskID: id, Text: "the answer"}); err != nil {
+					t.Error(err)
+				}
+			})
+			injected++
+		}
+	}
+	wg.Wait()
+	for _, id := range ids {
+		e.waitStatus(id, task.Completed)
+	}
+}
