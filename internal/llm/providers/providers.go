@@ -48,7 +48,7 @@ func New(cfg llm.Config, env func(string) string, o Options) (*Set, error) {
 	}
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = &http.Client{Transport: transport()}
 	}
 	if o.Logger != nil && o.Retry.OnRetry == nil {
 		log := o.Logger.With("component", "llm")
@@ -88,6 +88,16 @@ func New(cfg llm.Config, env func(string) string, o Options) (*Set, error) {
 		s.clients[t] = &priced{next: c, catalogue: s.catalogue, provider: ep.Provider, model: target.Model}
 	}
 	return s, nil
+}
+
+// transport is the default transport with a pool that keeps connections
+// for many concurrent calls: the default keeps two idle connections per
+// host, so with dozens of tasks in flight most calls would open a new one.
+func transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 512
+	return t
 }
 
 // Client returns the decorated client of tier t.
