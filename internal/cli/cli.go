@@ -116,7 +116,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	configCmd := &cobra.Command{Use: "config", Short: "Show and edit the configuration", Args: noArgs, RunE: help}
 	configCmd.AddCommand(a.newConfigShowCmd(), a.newConfigGetCmd(), a.newConfigSetCmd(), a.newConfigPathCmd())
 	devCmd := &cobra.Command{Use: "dev", Short: "Tools for developing with and on Neuraphage", Args: noArgs, RunE: help}
-	devCmd.AddCommand(a.newDevFakeLLMCmd())
+	devCmd.AddCommand(a.newDevFakeLLMCmd(), a.newDevLoadCmd())
 	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newEventsCmd(), a.newCostCmd(), a.newVersionCmd(), a.newDemoCmd())
 	return root
 }
