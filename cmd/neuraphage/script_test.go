@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +17,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 )
 
 func TestMain(m *testing.M) {
@@ -29,14 +36,29 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NEURAPHAGE_HOME", home)
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("XDG_RUNTIME_DIR", "")
-			env.Defer(func() { stopDaemon(env.T(), filepath.Join(home, "run", "daemon.pid")) })
+			// A race-enabled binary sleeps a second at exit by default; every
+			// command of a script is one, so skip that unless asked for.
+			if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+				env.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+			}
+			env.Defer(func() {
+				stopDaemon(env.T(), filepath.Join(home, "run", "daemon.pid"))
+				// Under -race, a race in a daemon the CLI started is reported
+				// only in its output file: fail the script on it.
+				if b, err := os.ReadFile(filepath.Join(home, "logs", "daemon.out")); err == nil && strings.Contains(string(b), "WARNING: DATA RACE") {
+					env.T().Fatal("the daemon reported a data race:\n" + string(b))
+				}
+			})
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"envfile":    cmdEnvFile,
-			"killdaemon": cmdKillDaemon,
-			"eventually": cmdEventually,
-			"termdaemon": cmdTermDaemon,
+			"envfile":       cmdEnvFile,
+			"killdaemon":    cmdKillDaemon,
+			"eventually":    cmdEventually,
+			"termdaemon":    cmdTermDaemon,
+			"fakellm":       cmdFakeLLM,
+			"deliveredonce": cmdDeliveredOnce,
+			"waitgone":      cmdWaitGone,
 		},
 	})
 }
@@ -50,25 +72,38 @@ func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], strings.TrimSpace(line))
 }
 
-// eventually PATTERN CMD ARGS... runs the command until its stdout matches the
-// regular expression PATTERN, for at most 10 seconds: for waiting on another
-// process (a background attach) without a fixed sleep.
+// eventually [-timeout=DURATION] PATTERN CMD ARGS... runs the command until
+// its stdout matches the regular expression PATTERN, for at most 10 seconds
+// (or DURATION): for waiting on another process (a background attach, a
+// task's agent) without a fixed sleep.
 func cmdEventually(ts *testscript.TestScript, neg bool, args []string) {
+	timeout := 10 * time.Second
+	if len(args) > 0 {
+		if v, ok := strings.CutPrefix(args[0], "-timeout="); ok {
+			d, err := time.ParseDuration(v)
+			ts.Check(err)
+			timeout, args = d, args[1:]
+		}
+	}
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: eventually PATTERN CMD [ARGS...]")
+		ts.Fatalf("usage: eventually [-timeout=DURATION] PATTERN CMD [ARGS...]")
 	}
 	re, err := regexp.Compile(args[0])
 	ts.Check(err)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(timeout)
+	pause := 20 * time.Millisecond
 	for {
 		err := ts.Exec(args[1], args[2:]...)
 		if err == nil && re.MatchString(ts.ReadFile("stdout")) {
 			return
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("stdout of %v never matched %q (last error %v)", args[1:], args[0], err)
+			ts.Fatalf("stdout of %v never matched %q within %v (last error %v)", args[1:], args[0], timeout, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(pause)
+		// Back off a little: each try starts a process, which is not free
+		// on a small machine that also runs the daemon and its agents.
+		pause = min(2*pause, 200*time.Millisecond)
 	}
 }
 
@@ -138,5 +173,141 @@ func stopDaemon(t interface{ Log(...any) }, pidFile string) {
 		t.Log("daemon", pid, "ignored SIGTERM; killing it")
 		syscall.Kill(pid, syscall.SIGKILL)
 		waitGone(pid, 5*time.Second)
+	}
+}
+
+// fakellm SCRIPT.yaml serves the scripted model server (llmtest) from this
+// test process for the rest of the script, and points the environment of the
+// commands that follow at it: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY, so a
+// daemon they start resolves every tier to Anthropic at that address (see
+// llm.Resolve), with OPENAI_API_KEY and OPENAI_BASE_URL emptied so that
+// nothing else is picked. Requests are logged to $WORK/fakellm.log. At the end
+// of the script the daemon is stopped first, then the server, which is joined.
+func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fakellm SCRIPT.yaml")
+	}
+	script, err := llmtest.LoadScript(ts.MkAbs(args[0]))
+	ts.Check(err)
+	logFile, err := os.Create(filepath.Join(ts.Getenv("WORK"), "fakellm.log"))
+	ts.Check(err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		logFile.Close()
+		ts.Fatalf("listening for the scripted model server: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- llmtest.ServeListener(ctx, ln, script, logFile) }()
+	home := ts.Getenv("NEURAPHAGE_HOME")
+	ts.Defer(func() {
+		// The daemon first, so that its runs end cleanly instead of
+		// failing against a vanished server.
+		stopDaemon(scriptLog{ts}, filepath.Join(home, "run", "daemon.pid"))
+		cancel()
+		if err := <-done; err != nil {
+			ts.Logf("scripted model server: %v", err)
+		}
+		logFile.Close()
+	})
+	ts.Setenv("ANTHROPIC_BASE_URL", "http://"+ln.Addr().String())
+	ts.Setenv("ANTHROPIC_API_KEY", "test")
+	ts.Setenv("OPENAI_API_KEY", "")
+	ts.Setenv("OPENAI_BASE_URL", "")
+}
+
+// scriptLog logs to a script's log.
+type scriptLog struct{ ts *testscript.TestScript }
+
+func (l scriptLog) Log(args ...any) { l.ts.Logf("%s", fmt.Sprintln(args...)) }
+
+// eventJSON is the part of an event of `neuraphage events --json` that
+// deliveredonce reads.
+type eventJSON struct {
+	ID     int64  `json:"id"`
+	Kind   string `json:"kind"`
+	TaskID string `json:"task_id"`
+	Data   struct {
+		InjectionID  int64   `json:"injection_id"`  // task.message
+		InjectionIDs []int64 `json:"injection_ids"` // agent.delivered
+	} `json:"data"`
+}
+
+// receipt is one agent.delivered event naming an injection.
+type receipt struct {
+	task  string
+	event int64
+}
+
+func (r receipt) String() string { return fmt.Sprintf("%s (event %d)", r.task, r.event) }
+
+// deliveredonce FILE N reads FILE, the output of `neuraphage events --json`
+// holding task.message and agent.delivered events, and checks that there are
+// N queued messages and that each is named by exactly one agent.delivered
+// receipt, of its own task.
+func cmdDeliveredOnce(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: deliveredonce EVENTS.json N")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	var evs []eventJSON
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &evs))
+	queued := map[int64]string{} // injection ID → task
+	receipts := map[int64][]receipt{}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case "task.message":
+			queued[ev.Data.InjectionID] = ev.TaskID
+		case "agent.delivered":
+			for _, id := range ev.Data.InjectionIDs {
+				receipts[id] = append(receipts[id], receipt{task: ev.TaskID, event: ev.ID})
+			}
+		}
+	}
+	if len(queued) != want {
+		ts.Fatalf("%d messages queued, want %d", len(queued), want)
+	}
+	var problems []string
+	for id, tid := range queued {
+		switch r := receipts[id]; {
+		case len(r) == 0:
+			problems = append(problems, fmt.Sprintf("injection %d of %s was never delivered", id, tid))
+		case len(r) > 1:
+			problems = append(problems, fmt.Sprintf("injection %d of %s was delivered %d times: %v", id, tid, len(r), r))
+		case r[0].task != tid:
+			problems = append(problems, fmt.Sprintf("injection %d of %s was delivered to %s", id, tid, r[0]))
+		}
+	}
+	for id, r := range receipts {
+		if _, ok := queued[id]; !ok {
+			problems = append(problems, fmt.Sprintf("receipt %v names injection %d, which no task.message queued", r, id))
+		}
+	}
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		ts.Fatalf("%s", strings.Join(problems, "\n"))
+	}
+	ts.Logf("%d messages, each delivered exactly once", want)
+}
+
+// waitgone PIDFILE [TIMEOUT] waits until the process whose pid is the first
+// line of PIDFILE has exited (default 10 seconds).
+func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitgone PIDFILE [TIMEOUT]")
+	}
+	timeout := 10 * time.Second
+	if len(args) == 2 {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		timeout = d
+	}
+	pid := readPID(ts.MkAbs(args[0]))
+	if pid <= 0 {
+		ts.Fatalf("%s holds no pid", args[0])
+	}
+	if !waitGone(pid, timeout) {
+		ts.Fatalf("process %d is still there after %v", pid, timeout)
 	}
 }
