@@ -36,6 +36,9 @@ type loop struct {
 	lastProgress time.Time // last successful tool call
 	idle         int       // replies in a row without a tool call
 	resumed      bool      // the first turn of this run resumes a stored conversation
+
+	turnStart time.Time        // when the turn in progress called the model
+	turnEnd   *event.TurnEnded // its end, reported once its tools have run
 }
 
 // finalTimeout bounds the commits a run makes after its context ended.
@@ -222,6 +225,7 @@ func (l *loop) drift() string {
 // arrives for the task.
 func (l *loop) call(ctx context.Context) (resp *llm.Response, interrupted bool, err error) {
 	l.turn++
+	l.turnStart = l.h.Now()
 	l.h.Emit(event.TurnStarted{Turn: l.turn, Engine: Name, Model: l.model, Resumed: l.resumed})
 	l.resumed = false
 	req := &llm.Request{Model: l.model, System: l.system, Messages: merge(l.msgs), Tools: l.e.defs, MaxTokens: l.e.o.MaxOutputTokens}
@@ -308,11 +312,17 @@ func (l *loop) storeReply(ctx context.Context, resp *llm.Response) ([]llm.ToolCa
 			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 			CostUSD:      resp.CostUSD,
 			TotalTokens:  prev.InputTokens + prev.OutputTokens + u.Total(),
-			TotalCostUSD: prev.CostUSD + resp.CostUSD},
-		event.TurnEnded{Turn: l.turn, StopReason: string(stop), Attempts: resp.Attempts},
-	)
+			TotalCostUSD: prev.CostUSD + resp.CostUSD})
+	callTime := l.h.Now().Sub(l.turnStart)
+	end := event.TurnEnded{Turn: l.turn, StopReason: string(stop), Attempts: resp.Attempts, DurationMs: callTime.Milliseconds()}
+	if len(calls) == 0 {
+		evs = append(evs, end)
+	} else {
+		// The turn ends once its tools have run (runTools reports it).
+		l.turnEnd = &end
+	}
 	step := engine.Step{Turn: l.turn, Messages: append([]llm.Message{msg}, extra...), Events: evs,
-		Call: &engine.Call{Provider: resp.Provider, Model: resp.Model, Usage: u, CostUSD: resp.CostUSD}}
+		Call: &engine.Call{Provider: resp.Provider, Model: resp.Model, Usage: u, CostUSD: resp.CostUSD, Duration: callTime}}
 	if err := l.commit(ctx, step); err != nil {
 		return nil, err
 	}
@@ -390,6 +400,11 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 	}
 	if len(skipped) > 0 && ctx.Err() == nil {
 		evs = append(evs, event.Interrupted{Turn: l.turn, Dropped: skipped})
+	}
+	if end := l.turnEnd; end != nil {
+		end.DurationMs = l.h.Now().Sub(l.turnStart).Milliseconds()
+		evs = append(evs, *end)
+		l.turnEnd = nil
 	}
 	var out *engine.Outcome
 	if control != nil && ctx.Err() == nil {

@@ -265,13 +265,17 @@ func learning(p event.Learning) string {
 	return s
 }
 
+var htmlUnescaper = strings.NewReplacer(`\u0026`, "&", `\u003c`, "<", `\u003e`, ">")
+
 // compactArgs renders a tool call's JSON input on one line, cut to n runes.
 func compactArgs(raw json.RawMessage, n int) string {
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
 		return truncate(string(raw), n)
 	}
-	return clip(b.String(), n)
+	// The API's JSON encoding escapes &, < and > inside strings; they mean
+	// the same unescaped, and commands read better that way.
+	return clip(htmlUnescaper.Replace(b.String()), n)
 }
 
 // clip cuts s to n runes, keeping its spacing (truncate folds it).

@@ -85,7 +85,11 @@ func (a *app) runTaskShow(ctx context.Context, opts taskShowOpts, args []string,
 		line("finished", t.FinishedAt.Local().Format(time.RFC3339))
 	}
 	for _, m := range d.Pending {
-		line("queued msg", fmt.Sprintf("#%d from %s: %s", m.ID, m.Source, truncate(m.Text, 60)))
+		kind := ""
+		if m.Kind != "" && m.Kind != "message" {
+			kind = m.Kind + " "
+		}
+		line("queued msg", fmt.Sprintf("%s#%d from %s: %s", kind, m.ID, m.Source, truncate(m.Text, 60)))
 	}
 	return nil
 }

@@ -138,11 +138,17 @@ func defaultDir(t task.Task) (string, error) {
 func (e *Executor) Run(ctx context.Context) error {
 	total, err := e.st.Spent(ctx, time.Time{})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return fmt.Errorf("reading the cost ledger: %w", err)
 	}
 	day := dayStart(e.now())
 	today, err := e.st.Spent(ctx, day)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("reading the cost ledger: %w", err)
 	}
 	e.spend = &spend{total: total, day: day, today: today}

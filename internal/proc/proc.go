@@ -100,7 +100,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd.Env = c.Env
 	cmd.Stdout = pw // stdin stays nil: the child reads /dev/null
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
