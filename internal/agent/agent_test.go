@@ -111,6 +111,25 @@ default:
 	if len(h.host.calls) != 3 {
 		t.Errorf("charged %d calls, want 3", len(h.host.calls))
 	}
+	for _, c := range h.host.calls {
+		if c.Duration <= 0 {
+			t.Errorf("a charged call has no duration: %+v", c)
+		}
+	}
+	// A turn ends after its tools: the last observations of a turn with
+	// tool calls are its results, then its end.
+	var order []event.Kind
+	for _, p := range h.host.events {
+		if tr, ok := p.(event.ToolResult); ok && tr.Turn == 2 {
+			order = append(order, p.EventKind())
+		}
+		if te, ok := p.(event.TurnEnded); ok && te.Turn == 2 {
+			order = append(order, p.EventKind())
+		}
+	}
+	if want := []event.Kind{event.KindToolResult, event.KindToolResult, event.KindTurnEnded}; !slices.Equal(order, want) {
+		t.Errorf("turn 2 observations %v, want %v", order, want)
+	}
 	var changed []string
 	for _, p := range h.host.events {
 		if fc, ok := p.(event.FileChanged); ok {
