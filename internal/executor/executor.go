@@ -345,7 +345,11 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 		reason = "resumed after a daemon restart"
 	}
 	move := control.Transition(task.Running, reason, now)
-	t, _, err = e.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
+	// Not abandoned when ctx ends: a write the store commits after the
+	// caller gave up would leave a task running with no run.
+	uctx, cancelUpdate := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancelUpdate()
+	t, _, err = e.st.UpdateTask(uctx, t.ID, func(t *task.Task) ([]event.Event, error) {
 		evs, err := move(t)
 		if err != nil {
 			return nil, err
