@@ -46,7 +46,7 @@ const finalTimeout = 10 * time.Second
 
 func (l *loop) run(ctx context.Context) engine.Outcome {
 	if err := l.load(ctx); err != nil {
-		return l.stopOrFail(ctx, fmt.Errorf("loading the conversation: %w", err))
+		return l.stopOrPause(ctx, fmt.Errorf("loading the conversation: %w", err))
 	}
 	l.lastProgress = l.h.Now()
 	for {
@@ -71,7 +71,7 @@ func (l *loop) run(ctx context.Context) engine.Outcome {
 			note := llm.UserText(engine.Note("You ended your turn without calling a tool. Keep working on the task. " +
 				"Call complete_task when it is done, ask_user if you need the user, fail_task if it cannot be done."))
 			if err := l.commit(ctx, engine.Step{Turn: l.turn, Messages: []llm.Message{note}}); err != nil {
-				return l.stopOrFail(ctx, err)
+				return l.stopOrPause(ctx, err)
 			}
 			continue
 		}
@@ -82,7 +82,7 @@ func (l *loop) run(ctx context.Context) engine.Outcome {
 			return l.outcome(engine.Paused, reason)
 		}
 		if err := l.fitContext(ctx); err != nil {
-			return l.stopOrFail(ctx, err)
+			return l.stopOrPause(ctx, err)
 		}
 
 		resp, interrupted, err := l.call(ctx)
@@ -94,7 +94,7 @@ func (l *loop) run(ctx context.Context) engine.Outcome {
 			return l.outcome(engine.Stopped, "")
 		case llm.ClassOf(err) == llm.ClassContextTooLong:
 			if cerr := l.compact(ctx, true); cerr != nil {
-				return l.stopOrFail(ctx, fmt.Errorf("the conversation does not fit the model's context window: %w", cerr))
+				return l.stopOrPause(ctx, fmt.Errorf("the conversation does not fit the model's context window: %w", cerr))
 			}
 			continue
 		case err != nil:
@@ -102,7 +102,7 @@ func (l *loop) run(ctx context.Context) engine.Outcome {
 		}
 		calls, err := l.storeReply(ctx, resp)
 		if err != nil {
-			return l.stopOrFail(ctx, err)
+			return l.stopOrPause(ctx, err)
 		}
 		if len(calls) == 0 {
 			continue
@@ -152,7 +152,7 @@ func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
 	drain(l.h.Interrupts())
 	inbox, err := l.h.Inbox(ctx)
 	if err != nil {
-		return l.stopOrFail(ctx, fmt.Errorf("reading the task's messages: %w", err)), true
+		return l.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), true
 	}
 	var (
 		pauses, shown []engine.Injection
@@ -173,7 +173,7 @@ func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
 			reason = "paused"
 		}
 		if err := l.commit(ctx, engine.Step{Turn: l.turn, Delivered: pauses, Events: []event.Payload{receipt(l.turn, pauses, l.h.Now())}}); err != nil {
-			return l.stopOrFail(ctx, err), true
+			return l.stopOrPause(ctx, err), true
 		}
 		return l.outcome(engine.Paused, reason), true
 	}
@@ -183,7 +183,7 @@ func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
 	msg := llm.Message{Role: llm.RoleUser, Parts: parts}
 	if err := l.commit(ctx, engine.Step{Turn: l.turn, Messages: []llm.Message{msg}, Delivered: shown,
 		Events: []event.Payload{receipt(l.turn+1, shown, l.h.Now())}}); err != nil {
-		return l.stopOrFail(ctx, err), true
+		return l.stopOrPause(ctx, err), true
 	}
 	l.idle = 0
 	return engine.Outcome{}, false
@@ -429,7 +429,7 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 		defer cancel()
 	}
 	if err := l.commit(cctx, engine.Step{Turn: l.turn, Messages: []llm.Message{{Role: llm.RoleUser, Parts: results}}, Events: evs}); err != nil {
-		return l.stopOrFail(ctx, err), true
+		return l.stopOrPause(ctx, err), true
 	}
 	if ctx.Err() != nil {
 		return l.outcome(engine.Stopped, ""), true
@@ -530,9 +530,9 @@ func (l *loop) outcome(s engine.Status, reason string) engine.Outcome {
 	return engine.Outcome{Status: s, Reason: reason, Turn: l.turn}
 }
 
-// stopOrFail ends the run after an error of the runtime (not of the model):
+// stopOrPause ends the run after an error of the runtime (not of the model):
 // stopped when the run's context ended, else paused so nothing is lost.
-func (l *loop) stopOrFail(ctx context.Context, err error) engine.Outcome {
+func (l *loop) stopOrPause(ctx context.Context, err error) engine.Outcome {
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return l.outcome(engine.Stopped, "")
 	}

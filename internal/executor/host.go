@@ -149,9 +149,13 @@ func (h *host) Allow(ctx context.Context) *engine.Stop {
 	return nil
 }
 
-// budgetPrefix starts the reason of every pause for a spent budget; Resume
-// recognizes it.
-const budgetPrefix = "budget: "
+// budgetPrefix starts the reason of every pause for a spent budget, and
+// sharedBudgetPrefix the reasons for the daily and fleet budgets; Resume
+// tells a task's own budget from the shared ones by them.
+const (
+	budgetPrefix       = "budget: "
+	sharedBudgetPrefix = budgetPrefix + "the "
+)
 
 // overBudget returns why t has spent its budget, or "".
 func overBudget(t task.Task, cfg Config) string {
@@ -182,7 +186,7 @@ func effectiveBudget(t task.Task, cfg Config) task.Budget {
 // isBudgetPause reports whether a paused task stopped for its own budget.
 func isBudgetPause(t task.Task) bool {
 	return t.Status == task.Paused && strings.HasPrefix(t.CloseReason, budgetPrefix) &&
-		!strings.Contains(t.CloseReason, "fleet budget") && !strings.Contains(t.CloseReason, "daily budget")
+		!strings.HasPrefix(t.CloseReason, sharedBudgetPrefix)
 }
 
 // RecordLearning implements engine.Host.

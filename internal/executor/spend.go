@@ -38,9 +38,9 @@ func (s *spend) over(cfg Config, now time.Time) string {
 	}
 	switch {
 	case cfg.FleetUSD > 0 && s.total >= cfg.FleetUSD:
-		return fmt.Sprintf("budget: the fleet budget of $%.2f is spent ($%.4f); raise budget.fleet_usd", cfg.FleetUSD, s.total)
+		return fmt.Sprintf(sharedBudgetPrefix+"fleet budget of $%.2f is spent ($%.4f); raise budget.fleet_usd", cfg.FleetUSD, s.total)
 	case cfg.DailyUSD > 0 && s.today >= cfg.DailyUSD:
-		return fmt.Sprintf("budget: the daily budget of $%.2f is spent ($%.4f today); raise budget.daily_usd or wait for the next UTC day", cfg.DailyUSD, s.today)
+		return fmt.Sprintf(sharedBudgetPrefix+"daily budget of $%.2f is spent ($%.4f today); raise budget.daily_usd or wait for the next UTC day", cfg.DailyUSD, s.today)
 	}
 	return ""
 }

@@ -9,27 +9,13 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/git/gittest"
 )
 
 // TestMain isolates git from the machine's configuration and from any
 // repository above the temporary directory, and gives commits an author.
 func TestMain(m *testing.M) {
-	tmp := os.TempDir()
-	real, err := filepath.EvalSymlinks(tmp)
-	if err != nil {
-		real = tmp
-	}
-	for k, v := range map[string]string{
-		"GIT_CONFIG_GLOBAL":       os.DevNull,
-		"GIT_CONFIG_NOSYSTEM":     "1",
-		"GIT_CEILING_DIRECTORIES": tmp + string(os.PathListSeparator) + real,
-		"GIT_AUTHOR_NAME":         "Test",
-		"GIT_AUTHOR_EMAIL":        "test@example.com",
-		"GIT_COMMITTER_NAME":      "Test",
-		"GIT_COMMITTER_EMAIL":     "test@example.com",
-	} {
-		os.Setenv(k, v)
-	}
+	gittest.Isolate()
 	os.Exit(m.Run())
 }
 
