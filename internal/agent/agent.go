@@ -125,6 +125,7 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	}
 	env := e.o.ToolEnv
 	env.Dir = r.Dir
+	env.Vars = r.Env
 	l := &loop{
 		e: e, r: r, h: r.Host, client: client, model: model, env: &env,
 		system: system + "\n\nYour working directory: " + r.Dir + "\n",

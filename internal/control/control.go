@@ -136,7 +136,7 @@ func (c *Control) ListJSON(ctx context.Context, statuses []task.Status, all bool
 func (c *Control) listOptions(statuses []task.Status, all bool) store.ListOptions {
 	opts := store.ListOptions{Statuses: statuses}
 	if len(statuses) == 0 && !all {
-		opts.Statuses = []task.Status{task.Queued, task.Running, task.Waiting, task.Paused}
+		opts.Statuses = []task.Status{task.Queued, task.Running, task.Waiting, task.Paused, task.Merging}
 	}
 	return opts
 }

@@ -52,6 +52,9 @@ type Run struct {
 	Task task.Task
 	// Dir is the working directory the agent works in (the task's worktree).
 	Dir string
+	// Env is extra environment ("NAME=value") for the commands the agent
+	// runs: the port handed to the task, say.
+	Env []string
 	// Host is the executor's side of the run.
 	Host Host
 }

@@ -32,6 +32,9 @@ func newPayload(k Kind) any {
 	case KindDaemonRecovered:
 		return &DaemonRecovered{}
 	}
+	if p := gitPayload(k); p != nil {
+		return p
+	}
 	return observationPayload(k)
 }
 
@@ -55,6 +58,9 @@ func deref(p any) Payload {
 	}
 	if o, ok := derefObservation(p); ok {
 		return o
+	}
+	if g, ok := derefGit(p); ok {
+		return g
 	}
 	return p.(Payload)
 }

@@ -57,9 +57,23 @@ type Options struct {
 	Logger  *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Dir returns the directory a task works in; nil means its worktree,
-	// else its repository.
-	Dir func(t task.Task) (string, error)
+	// Workspace prepares the directory a task works in (its worktree) and
+	// the extra environment its commands get; nil means the task's
+	// worktree, else its repository, as they are. An error pauses the task
+	// with the error as its reason.
+	Workspace func(ctx context.Context, t task.Task) (Workspace, error)
+	// Complete finishes a task whose engine completed with summary: it
+	// commits the work, enqueues it for merge and moves the task on (to
+	// merging, or completed). It returns false when it did not move the
+	// task; the executor then moves it to completed. Nil means the
+	// executor always does.
+	Complete func(ctx context.Context, id task.ID, summary string) bool
+}
+
+// Workspace is where a task runs.
+type Workspace struct {
+	Dir string
+	Env []string
 }
 
 // Executor runs tasks. Its methods are safe for concurrent use.
@@ -70,7 +84,8 @@ type Executor struct {
 	cfg     Config
 	log     *slog.Logger
 	now     func() time.Time
-	dir     func(t task.Task) (string, error)
+	dir      func(ctx context.Context, t task.Task) (Workspace, error)
+	complete func(ctx context.Context, id task.ID, summary string) bool
 
 	kick  chan struct{}
 	spend *spend
@@ -107,11 +122,11 @@ func New(o Options) *Executor {
 	if o.Config.DefaultEngine == "" {
 		o.Config.DefaultEngine = "native"
 	}
-	if o.Dir == nil {
-		o.Dir = defaultDir
+	if o.Workspace == nil {
+		o.Workspace = defaultWorkspace
 	}
 	e := &Executor{
-		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Dir,
+		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete,
 		log:     o.Logger.With("component", "executor"),
 		engines: map[string]engine.Engine{},
 		kick:    make(chan struct{}, 1),
@@ -123,14 +138,14 @@ func New(o Options) *Executor {
 	return e
 }
 
-func defaultDir(t task.Task) (string, error) {
+func defaultWorkspace(_ context.Context, t task.Task) (Workspace, error) {
 	switch {
 	case t.Worktree != "":
-		return t.Worktree, nil
+		return Workspace{Dir: t.Worktree}, nil
 	case t.Repo != "":
-		return t.Repo, nil
+		return Workspace{Dir: t.Repo}, nil
 	}
-	return "", errors.New("the task has no repository; create it with --repo")
+	return Workspace{}, errors.New("the task has no repository; create it with --repo")
 }
 
 // Run schedules tasks until ctx ends, then stops every run (each task goes
@@ -334,11 +349,6 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 		e.finishEarly(ctx, t.ID, task.Failed, fmt.Sprintf("unknown engine %q; engines: %s", name, strings.Join(e.engineNames(), ", ")))
 		return false
 	}
-	dir, err := e.dir(t)
-	if err != nil {
-		e.finishEarly(ctx, t.ID, task.Paused, err.Error())
-		return false
-	}
 	now := e.now()
 	reason := "started"
 	if t.ResumePending {
@@ -349,7 +359,7 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 	// caller gave up would leave a task running with no run.
 	uctx, cancelUpdate := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancelUpdate()
-	t, _, err = e.st.UpdateTask(uctx, t.ID, func(t *task.Task) ([]event.Event, error) {
+	t, _, err := e.st.UpdateTask(uctx, t.ID, func(t *task.Task) ([]event.Event, error) {
 		evs, err := move(t)
 		if err != nil {
 			return nil, err
@@ -383,11 +393,21 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 	if cur, err := e.st.GetTask(ctx, t.ID); err == nil && cur.Status != task.Running {
 		cancel(errCancelled)
 	}
-	e.log.Info("task started", "task_id", t.ID, "engine", name, "dir", dir)
 	go func() {
 		defer e.wg.Done()
 		defer cancel(nil)
-		out := e.safeRun(runCtx, en, engine.Run{Task: t, Dir: dir, Host: e.newHost(t, r)})
+		// The workspace is prepared in the run, not by the dispatcher: making
+		// a worktree and running its setup may take a while.
+		var out engine.Outcome
+		if ws, err := e.dir(runCtx, t); err != nil {
+			out = engine.Outcome{Status: engine.Paused, Reason: "preparing its worktree: " + err.Error()}
+			if runCtx.Err() != nil {
+				out = engine.Outcome{Status: engine.Stopped, Reason: err.Error()}
+			}
+		} else {
+			e.log.Info("task started", "task_id", t.ID, "engine", name, "dir", ws.Dir)
+			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Env: ws.Env, Host: e.newHost(t, r)})
+		}
 		to := e.finish(t.ID, out, context.Cause(runCtx))
 		e.mu.Lock()
 		delete(e.runs, t.ID)
@@ -437,6 +457,9 @@ func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Stat
 	var to task.Status
 	switch out.Status {
 	case engine.Completed:
+		if e.complete != nil && e.complete(ctx, id, out.Reason) {
+			return "" // Complete moved it on.
+		}
 		to = task.Completed
 	case engine.Failed:
 		to = task.Failed

@@ -1,6 +1,13 @@
 // Package git is one runner for every git command: nothing else in the
-// module runs git. Every call takes a context, and a failure comes back as a
-// *Error carrying the arguments, the directory and git's stderr.
+// module runs git. Every call takes a context (a call without a deadline gets
+// DefaultTimeout), and a failure comes back as a *Error carrying the
+// arguments, the directory, the exit code and git's stderr.
+//
+// Commands that take a repository lock (index.lock, ref locks: add, commit,
+// worktree, update-ref, rebase, ...) are serialized per repository within
+// the process, so the daemon never races itself; when another process holds
+// a lock, the command is retried briefly before its error is returned.
+// [Locked] holds a repository's lock across a sequence of commands.
 //
 // Git runs with GIT_TERMINAL_PROMPT=0 (a command that needs credentials fails
 // instead of waiting for a terminal nobody watches) and GIT_OPTIONAL_LOCKS=0
@@ -23,6 +30,12 @@ import (
 // ErrNotRepo is returned (wrapped) when a directory is not inside a git work
 // tree.
 var ErrNotRepo = errors.New("not inside a git work tree")
+
+// ErrNoGit is returned (wrapped) when git cannot be found.
+var ErrNoGit = errors.New("git is not installed or not in PATH")
+
+// DefaultTimeout bounds a git command whose context has no deadline.
+const DefaultTimeout = 10 * time.Minute
 
 // Error is a git command that failed.
 type Error struct {
@@ -62,11 +75,48 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 	return run(ctx, dir, nil, args...)
 }
 
-// run is Run with extra environment variables.
+// RunEnv is Run with extra environment variables ("NAME=value").
+func RunEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return run(ctx, dir, env, args...)
+}
+
+// run runs git, serialized per repository when it takes a lock, retrying
+// while another process holds one.
 func run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	if takesLock(args) {
+		if key := lockKey(ctx, dir); key != "" && !holds(ctx, key) {
+			unlock, err := acquire(ctx, key)
+			if err != nil {
+				return "", &Error{Dir: dir, Args: args, ExitCode: -1, Err: err}
+			}
+			defer unlock()
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		out, err := runOnce(ctx, dir, env, args...)
+		if err == nil || attempt >= lockRetries || !lockBusy(err) {
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			return out, err
+		case <-time.After(lockBackoff(attempt)):
+		}
+	}
+}
+
+// runOnce runs git once.
+func runOnce(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	// LC_ALL=C: the few places that read git's messages (not a
+	// repository, a lock held) read them in one language.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
@@ -83,7 +133,10 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 		if errors.As(err, &exitErr) {
 			code = exitErr.ExitCode()
 		}
-		if ctx.Err() != nil {
+		switch {
+		case errors.Is(err, exec.ErrNotFound):
+			err = ErrNoGit
+		case ctx.Err() != nil:
 			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 		}
 		return stdout.String(), &Error{
@@ -101,9 +154,7 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 // tree, slash-separated with a trailing slash ("" at the top), or an error
 // wrapping ErrNotRepo when dir is not inside a work tree.
 func workTreePrefix(ctx context.Context, dir string) (string, error) {
-	// LC_ALL=C: the one place that reads git's message, to tell "not a
-	// repository" from other failures. Nothing else depends on its wording.
-	out, err := run(ctx, dir, []string{"LC_ALL=C"}, "rev-parse", "--is-inside-work-tree", "--show-prefix")
+	out, err := run(ctx, dir, nil, "rev-parse", "--is-inside-work-tree", "--show-prefix")
 	if err != nil {
 		var gerr *Error
 		if errors.As(err, &gerr) && gerr.ExitCode == 128 && strings.Contains(gerr.Stderr, "not a git repository") {

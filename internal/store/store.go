@@ -172,6 +172,28 @@ type Store interface {
 	// first.
 	Learnings(ctx context.Context, q LearningQuery) ([]Learning, error)
 
+	// PutWorktree stores a task's worktree record (insert or replace; one
+	// per task) with evs. The task must exist (else ErrNotFound).
+	PutWorktree(ctx context.Context, w Worktree, evs ...event.Event) ([]event.Event, error)
+	// GetWorktree returns a task's worktree record, ErrNotFound when none.
+	GetWorktree(ctx context.Context, id task.ID) (Worktree, error)
+	// ListWorktrees returns the records of one repository ("" for all),
+	// ordered by creation time, oldest first.
+	ListWorktrees(ctx context.Context, repo string) ([]Worktree, error)
+
+	// EnqueueMerge adds an entry to the merge queue with the events built
+	// from its ID by record. The task must exist (else ErrNotFound) and
+	// have no open entry (else ErrExists). ID, EnqueuedAt and UpdatedAt are
+	// set by the store when zero; State is set to queued when empty.
+	EnqueueMerge(ctx context.Context, m MergeEntry, record func(MergeEntry) []event.Event) (MergeEntry, []event.Event, error)
+	// UpdateMerge applies mut to the entry with this id and stores the
+	// result with mut's events, atomically.
+	UpdateMerge(ctx context.Context, id int64, mut MergeMutation) (MergeEntry, []event.Event, error)
+	// GetMerge returns one entry, ErrNotFound when none.
+	GetMerge(ctx context.Context, id int64) (MergeEntry, error)
+	// ListMerges returns entries matching q, oldest (lowest ID) first.
+	ListMerges(ctx context.Context, q MergeQuery) ([]MergeEntry, error)
+
 	// Counts summarizes the store.
 	Counts(ctx context.Context) (Counts, error)
 	// Flush returns once everything queued for the writer before the call is

@@ -15,6 +15,7 @@ const (
 	Running   Status = "running"   // an engine is driving it
 	Waiting   Status = "waiting"   // the agent asked the user something and waits for the answer
 	Paused    Status = "paused"    // stopped at a boundary, conversation kept; resume continues it
+	Merging   Status = "merging"   // the agent finished; its work is committed and waits in the merge queue
 	Completed Status = "completed" // finished successfully
 	Failed    Status = "failed"    // finished unsuccessfully
 	Cancelled Status = "cancelled" // stopped by the user
@@ -22,7 +23,7 @@ const (
 
 // AllStatuses lists every status in life order.
 func AllStatuses() []Status {
-	return []Status{Queued, Running, Waiting, Paused, Completed, Failed, Cancelled}
+	return []Status{Queued, Running, Waiting, Paused, Merging, Completed, Failed, Cancelled}
 }
 
 // ParseStatus returns the status named s, or an error listing the valid names.
@@ -32,7 +33,7 @@ func ParseStatus(s string) (Status, error) {
 			return st, nil
 		}
 	}
-	names := make([]string, 0, 7)
+	names := make([]string, 0, 8)
 	for _, st := range AllStatuses() {
 		names = append(names, string(st))
 	}
@@ -48,9 +49,12 @@ func (s Status) Active() bool { return s == Running || s == Waiting }
 // transitions is the one table of legal moves. Anything not listed is refused.
 var transitions = map[Status][]Status{
 	Queued:  {Running, Paused, Cancelled, Failed},
-	Running: {Waiting, Paused, Completed, Failed, Cancelled, Queued},
+	Running: {Waiting, Paused, Merging, Completed, Failed, Cancelled, Queued},
 	Waiting: {Running, Queued, Paused, Completed, Failed, Cancelled},
 	Paused:  {Queued, Cancelled, Failed},
+	// A merging task lands (completed), is sent back to its agent with a
+	// conflict or a failed gate (queued), or is parked for its user (paused).
+	Merging: {Completed, Queued, Paused, Cancelled, Failed},
 }
 
 // CanTransition reports whether from → to is legal.

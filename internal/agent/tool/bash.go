@@ -62,7 +62,7 @@ func (bashTool) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	res, err := proc.Run(ctx, proc.Cmd{
 		Dir:       dir,
 		Shell:     p.Command,
-		Env:       commandEnv(dir),
+		Env:       append(commandEnv(dir), env.Vars...),
 		Timeout:   time.Duration(timeout) * time.Second,
 		MaxOutput: env.maxOutput(),
 	})

@@ -32,6 +32,9 @@ type Tool interface {
 type Env struct {
 	// Dir is the task's working directory, absolute and clean.
 	Dir string
+	// Vars is extra environment ("NAME=value") for commands, added to the
+	// daemon's.
+	Vars []string
 	// Policy judges commands before they run; nil means DefaultPolicy().
 	Policy *Policy
 	// MaxOutput caps the bytes of output a tool returns in Content (bash

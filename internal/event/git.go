@@ -1,0 +1,253 @@
+package event
+
+// Git observations: what happens to tasks' worktrees, branches and merges.
+// They carry the task in Event.TaskID; the "worktree", "git" and "merge"
+// prefixes select them.
+const (
+	KindWorktreeCreated   Kind = "worktree.created"
+	KindWorktreeRecreated Kind = "worktree.recreated"
+	KindWorktreeRemoved   Kind = "worktree.removed"
+	KindWorktreeStray     Kind = "worktree.stray"
+	KindCommitMade        Kind = "git.commit"
+	KindMergeQueued       Kind = "merge.queued"
+	KindMergeStarted      Kind = "merge.started"
+	KindMergeLanded       Kind = "merge.landed"
+	KindMergeConflicted   Kind = "merge.conflicted"
+	KindMergeGateFailed   Kind = "merge.gate_failed"
+	KindMergeWaiting      Kind = "merge.waiting"
+	KindMergeParked       Kind = "merge.parked"
+	KindMergeCancelled    Kind = "merge.cancelled"
+	KindPROpened          Kind = "merge.pr_opened"
+)
+
+// WorktreeCreated: a task's worktree was made on its own branch.
+type WorktreeCreated struct {
+	Repo       string `json:"repo"`
+	Path       string `json:"path"`
+	Branch     string `json:"branch"`
+	Base       string `json:"base"`
+	BaseCommit string `json:"base_commit"`
+	Port       int    `json:"port,omitempty"`
+	DurationMs int64  `json:"duration_ms"`
+}
+
+// EventKind implements Payload.
+func (WorktreeCreated) EventKind() Kind { return KindWorktreeCreated }
+
+// WorktreeRecreated: a registered worktree missing from disk was made again
+// from its branch (or from its archive ref when the branch was gone).
+type WorktreeRecreated struct {
+	Path   string `json:"path"`
+	Branch string `json:"branch"`
+	From   string `json:"from"` // the ref it was made from
+	Reason string `json:"reason"`
+}
+
+// EventKind implements Payload.
+func (WorktreeRecreated) EventKind() Kind { return KindWorktreeRecreated }
+
+// WorktreeRemoved: a worktree was removed; its branch tip is kept under
+// Archive when the branch was deleted.
+type WorktreeRemoved struct {
+	Path          string `json:"path"`
+	Branch        string `json:"branch"`
+	Archive       string `json:"archive,omitempty"`
+	BranchDeleted bool   `json:"branch_deleted,omitempty"`
+	Reason        string `json:"reason"`
+}
+
+// EventKind implements Payload.
+func (WorktreeRemoved) EventKind() Kind { return KindWorktreeRemoved }
+
+// WorktreeStray: a worktree on a neuraphage branch that the registry does
+// not know. It is reported, never deleted.
+type WorktreeStray struct {
+	Repo   string `json:"repo"`
+	Path   string `json:"path"`
+	Branch string `json:"branch,omitempty"`
+}
+
+// EventKind implements Payload.
+func (WorktreeStray) EventKind() Kind { return KindWorktreeStray }
+
+// CommitMade: Neuraphage committed a task's uncommitted work on its branch.
+type CommitMade struct {
+	Branch  string `json:"branch"`
+	Commit  string `json:"commit"`
+	Files   int    `json:"files"`
+	Message string `json:"message"`
+}
+
+// EventKind implements Payload.
+func (CommitMade) EventKind() Kind { return KindCommitMade }
+
+// MergeQueued: a task's branch joined the merge queue of Target.
+type MergeQueued struct {
+	Entry  int64  `json:"entry"`
+	Branch string `json:"branch"`
+	Target string `json:"target"`
+	// Ahead is how many entries for Target were before it.
+	Ahead int `json:"ahead"`
+}
+
+// EventKind implements Payload.
+func (MergeQueued) EventKind() Kind { return KindMergeQueued }
+
+// MergeStarted: the queue took the entry: Target was at TargetCommit.
+type MergeStarted struct {
+	Entry        int64  `json:"entry"`
+	Target       string `json:"target"`
+	TargetCommit string `json:"target_commit"`
+	Attempt      int    `json:"attempt"`
+}
+
+// EventKind implements Payload.
+func (MergeStarted) EventKind() Kind { return KindMergeStarted }
+
+// MergeLanded: the work is on Target as Commit.
+type MergeLanded struct {
+	Entry      int64  `json:"entry"`
+	Target     string `json:"target"`
+	Commit     string `json:"commit"`
+	Strategy   string `json:"strategy"`
+	DurationMs int64  `json:"duration_ms"`
+}
+
+// EventKind implements Payload.
+func (MergeLanded) EventKind() Kind { return KindMergeLanded }
+
+// MergeConflicted: the branch conflicts with Target in Files. SentBack says
+// the task was told and will fix it; otherwise the entry is parked.
+type MergeConflicted struct {
+	Entry    int64    `json:"entry"`
+	Target   string   `json:"target"`
+	Files    []string `json:"files"`
+	SentBack bool     `json:"sent_back"`
+}
+
+// EventKind implements Payload.
+func (MergeConflicted) EventKind() Kind { return KindMergeConflicted }
+
+// MergeGateFailed: the gate command failed on the branch brought up to
+// Target. Output is its tail.
+type MergeGateFailed struct {
+	Entry    int64  `json:"entry"`
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	Output   string `json:"output"`
+	SentBack bool   `json:"sent_back"`
+}
+
+// EventKind implements Payload.
+func (MergeGateFailed) EventKind() Kind { return KindMergeGateFailed }
+
+// MergeWaiting: the entry cannot land yet (the target's checkout is dirty,
+// say) and will be tried again.
+type MergeWaiting struct {
+	Entry  int64  `json:"entry"`
+	Reason string `json:"reason"`
+}
+
+// EventKind implements Payload.
+func (MergeWaiting) EventKind() Kind { return KindMergeWaiting }
+
+// MergeParked: the entry stopped for its user; `merge retry` takes it up
+// again.
+type MergeParked struct {
+	Entry  int64  `json:"entry"`
+	Reason string `json:"reason"`
+}
+
+// EventKind implements Payload.
+func (MergeParked) EventKind() Kind { return KindMergeParked }
+
+// MergeCancelled: the entry left the queue without landing.
+type MergeCancelled struct {
+	Entry  int64  `json:"entry"`
+	Reason string `json:"reason"`
+}
+
+// EventKind implements Payload.
+func (MergeCancelled) EventKind() Kind { return KindMergeCancelled }
+
+// PROpened: the branch was pushed and a pull request opened instead of a
+// local merge.
+type PROpened struct {
+	Entry  int64  `json:"entry"`
+	Branch string `json:"branch"`
+	Target string `json:"target"`
+	URL    string `json:"url"`
+}
+
+// EventKind implements Payload.
+func (PROpened) EventKind() Kind { return KindPROpened }
+
+// gitPayload is newPayload for the git kinds.
+func gitPayload(k Kind) any {
+	switch k {
+	case KindWorktreeCreated:
+		return &WorktreeCreated{}
+	case KindWorktreeRecreated:
+		return &WorktreeRecreated{}
+	case KindWorktreeRemoved:
+		return &WorktreeRemoved{}
+	case KindWorktreeStray:
+		return &WorktreeStray{}
+	case KindCommitMade:
+		return &CommitMade{}
+	case KindMergeQueued:
+		return &MergeQueued{}
+	case KindMergeStarted:
+		return &MergeStarted{}
+	case KindMergeLanded:
+		return &MergeLanded{}
+	case KindMergeConflicted:
+		return &MergeConflicted{}
+	case KindMergeGateFailed:
+		return &MergeGateFailed{}
+	case KindMergeWaiting:
+		return &MergeWaiting{}
+	case KindMergeParked:
+		return &MergeParked{}
+	case KindMergeCancelled:
+		return &MergeCancelled{}
+	case KindPROpened:
+		return &PROpened{}
+	}
+	return nil
+}
+
+// derefGit turns the pointer gitPayload made back into a value.
+func derefGit(p any) (Payload, bool) {
+	switch v := p.(type) {
+	case *WorktreeCreated:
+		return *v, true
+	case *WorktreeRecreated:
+		return *v, true
+	case *WorktreeRemoved:
+		return *v, true
+	case *WorktreeStray:
+		return *v, true
+	case *CommitMade:
+		return *v, true
+	case *MergeQueued:
+		return *v, true
+	case *MergeStarted:
+		return *v, true
+	case *MergeLanded:
+		return *v, true
+	case *MergeConflicted:
+		return *v, true
+	case *MergeGateFailed:
+		return *v, true
+	case *MergeWaiting:
+		return *v, true
+	case *MergeParked:
+		return *v, true
+	case *MergeCancelled:
+		return *v, true
+	case *PROpened:
+		return *v, true
+	}
+	return nil, false
+}

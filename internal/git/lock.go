@@ -1,0 +1,132 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// lockingCommands take a repository lock (the index, a ref, the config, the
+// worktree list) in at least one of their forms. Read-only forms (branch
+// --list, stash list) are serialized too: harmless, and simpler than
+// parsing every command's flags.
+var lockingCommands = map[string]bool{
+	"add": true, "am": true, "branch": true, "checkout": true, "cherry-pick": true,
+	"clean": true, "commit": true, "config": true, "fetch": true, "gc": true,
+	"merge": true, "mv": true, "pack-refs": true, "pull": true, "push": true,
+	"rebase": true, "reset": true, "restore": true, "revert": true, "rm": true,
+	"stash": true, "switch": true, "symbolic-ref": true, "tag": true,
+	"update-index": true, "update-ref": true, "worktree": true, "notes": true,
+}
+
+// takesLock reports whether git args run a command that takes a lock.
+func takesLock(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-c" || a == "-C" || a == "--git-dir" || a == "--work-tree":
+			i++ // skip the option's value
+		case strings.HasPrefix(a, "-"):
+		default:
+			return lockingCommands[a]
+		}
+	}
+	return false
+}
+
+// Lock retries: a lock held by another process (the user's own git, an
+// editor's) is usually released within milliseconds.
+const lockRetries = 8
+
+func lockBackoff(attempt int) time.Duration {
+	return time.Duration(25<<min(attempt, 5)) * time.Millisecond // 25ms … 800ms, ≈3.5 s in all
+}
+
+// lockBusy reports whether err is git failing on a lock file another
+// process holds.
+func lockBusy(err error) bool {
+	var gerr *Error
+	if !errors.As(err, &gerr) {
+		return false
+	}
+	s := gerr.Stderr
+	return strings.Contains(s, ".lock': File exists") ||
+		strings.Contains(s, ".lock': file exists") ||
+		strings.Contains(s, "Another git process seems to be running")
+}
+
+// The per-repository locks, keyed by the repository's common git directory
+// (shared by all its worktrees).
+var (
+	keysMu sync.Mutex
+	keys   = map[string]string{} // dir → common dir
+	locks  = map[string]chan struct{}{}
+)
+
+// lockKey returns the common git directory of the repository dir is in,
+// or "" when there is none (git will fail on its own).
+func lockKey(ctx context.Context, dir string) string {
+	keysMu.Lock()
+	k, ok := keys[dir]
+	keysMu.Unlock()
+	if ok {
+		return k
+	}
+	out, err := runOnce(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return ""
+	}
+	k = filepath.Clean(strings.TrimSpace(out))
+	keysMu.Lock()
+	if len(keys) > 4096 { // bounded: worktrees come and go
+		clear(keys)
+	}
+	keys[dir] = k
+	keysMu.Unlock()
+	return k
+}
+
+// acquire takes the lock of key, or fails when ctx ends first.
+func acquire(ctx context.Context, key string) (func(), error) {
+	keysMu.Lock()
+	ch := locks[key]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		locks[key] = ch
+	}
+	keysMu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type heldKey struct{ key string }
+
+// holds reports whether ctx carries the lock of key (taken by Locked).
+func holds(ctx context.Context, key string) bool {
+	v, _ := ctx.Value(heldKey{key}).(bool)
+	return v
+}
+
+// Locked runs fn holding the in-process lock of the repository dir is in,
+// so that a sequence of commands (check, then update a ref) is not
+// interleaved with another of the daemon's. Git commands run with the ctx
+// fn receives do not take the lock again.
+func Locked(ctx context.Context, dir string, fn func(ctx context.Context) error) error {
+	key := lockKey(ctx, dir)
+	if key == "" || holds(ctx, key) {
+		return fn(ctx)
+	}
+	unlock, err := acquire(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn(context.WithValue(ctx, heldKey{key}, true))
+}
