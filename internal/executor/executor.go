@@ -78,12 +78,12 @@ type Workspace struct {
 
 // Executor runs tasks. Its methods are safe for concurrent use.
 type Executor struct {
-	st      store.Store
-	bus     *event.Bus
-	engines map[string]engine.Engine
-	cfg     Config
-	log     *slog.Logger
-	now     func() time.Time
+	st       store.Store
+	bus      *event.Bus
+	engines  map[string]engine.Engine
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
 	dir      func(ctx context.Context, t task.Task) (Workspace, error)
 	complete func(ctx context.Context, id task.ID, summary string) bool
 
