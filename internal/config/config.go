@@ -24,6 +24,9 @@ type Config struct {
 	Executor Executor `yaml:"executor"`
 	Agent    Agent    `yaml:"agent"`
 	Budget   Budget   `yaml:"budget"`
+	// Worktree places each task's git worktree; Merge lands finished work.
+	Worktree Worktree `yaml:"worktree"`
+	Merge    Merge    `yaml:"merge"`
 	// LLM is the model layer: providers, tiers, retry, the model catalogue.
 	// Its keys are documented in docs/llm.md and summarized in docs/config.md.
 	LLM llm.Config `yaml:"llm"`
@@ -102,6 +105,15 @@ func Default() Config {
 			BashTimeoutSecs:    120,
 			MaxBashTimeoutSecs: 1800,
 			MaxToolOutputBytes: 32 << 10,
+		},
+		Worktree: Worktree{PortEnv: "PORT"},
+		Merge: Merge{
+			Auto:            true,
+			Strategy:        "rebase",
+			GateTimeoutSecs: 1800,
+			MaxSendBacks:    3,
+			Remote:          "origin",
+			Cleanup:         true,
 		},
 		LLM: llm.DefaultConfig(),
 	}

@@ -33,6 +33,8 @@ func FuzzLoad(f *testing.F) {
 		"llm:\n  tiers:\n    worker: {provider: foo, model: x}\n",
 		"llm:\n  models: []\n  providers: {openai: {base_url: 'http://localhost:11434/v1'}}\n",
 		"llm:\n  models:\n    - {name: m, provider: openai, input_per_mtok: .nan}\n",
+		"worktree:\n  port_env: ''\n  bootstrap:\n    - {repo: /a, copy: [.env, '[x'], setup_timeout_secs: 0}\n    - {copy: ['../b']}\n",
+		"merge: {strategy: squash, pr: true, remote: '', max_send_backs: 101, author_email: x}\n",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -175,6 +175,11 @@ func TestLLMSetRejects(t *testing.T) {
 				"llm.tiers.worker.provider, llm.tiers.worker.model, llm.tiers.expert.provider, llm.tiers.expert.model",
 		},
 		{
+			name: "inside a list of sections", before: "llm:\n  models:\n    - {name: m, provider: openai}\n",
+			key: "llm.models.0.context_window", value: "8000",
+			wantKey: "llm.models.0.context_window", wantMsg: "is inside llm.models, which cannot be set from the command line; edit the file",
+		},
+		{
 			name: "list of sections", before: commented,
 			key: "llm.models", value: "x",
 			wantKey: "llm.models", wantMsg: "cannot be set from the command line; edit the file",

@@ -40,6 +40,14 @@ tasks: {default_priority: 0, default_engine: my-engine-2}
 executor: {max_concurrent: 16}
 agent: {max_iterations: 50, max_tool_failures: 3, no_progress_secs: 60, bash_timeout_secs: 30, max_bash_timeout_secs: 60, max_tool_output_bytes: 4096, deny_commands: ["\\bterraform\\s+destroy\\b"]}
 budget: {task_usd: 2.5, daily_usd: 20, fleet_usd: 100}
+worktree:
+  root: /srv/worktrees
+  base: develop
+  port_env: ""
+  bootstrap:
+    - {repo: /src/app, copy: [.env, "config/*.local"], setup: make deps, setup_timeout_secs: 60}
+    - {copy: [.env*]}
+merge: {auto: false, strategy: squash, gate: make test, gate_timeout_secs: 60, max_send_backs: 0, author_name: Bot, author_email: bot@example.com, pr: true, remote: upstream, cleanup: false}
 llm:
   providers:
     anthropic: {base_url: "https://a.example", api_key_env: A_KEY, max_concurrent: 0, requests_per_minute: 1, tokens_per_minute: 2, max_output_tokens: 3}
@@ -63,6 +71,12 @@ llm:
 					Agent: Agent{MaxIterations: 50, MaxToolFailures: 3, NoProgressSecs: 60, BashTimeoutSecs: 30, MaxBashTimeoutSecs: 60,
 						MaxToolOutputBytes: 4096, DenyCommands: []string{`\bterraform\s+destroy\b`}},
 					Budget: Budget{TaskUSD: 2.5, DailyUSD: 20, FleetUSD: 100},
+					Worktree: Worktree{Root: "/srv/worktrees", Base: "develop", Bootstrap: []Bootstrap{
+						{Repo: "/src/app", Copy: []string{".env", "config/*.local"}, Setup: "make deps", SetupTimeoutSecs: 60},
+						{Copy: []string{".env*"}},
+					}},
+					Merge: Merge{Strategy: "squash", Gate: "make test", GateTimeoutSecs: 60, AuthorName: "Bot",
+						AuthorEmail: "bot@example.com", PR: true, Remote: "upstream"},
 					LLM: llm.Config{
 						Providers: llm.ProvidersConfig{
 							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},
@@ -146,7 +160,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
 			line: 3, key: "logs",
-			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, llm`,
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, worktree, merge, llm`,
 		},
 		{
 			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",

@@ -78,10 +78,16 @@ func setError(target string, data []byte, key string, err error) error {
 // leafType returns the type of the settable field at dotted key.
 func leafType(key string) (reflect.Type, error) {
 	t := reflect.TypeFor[Config]()
+	parent := ""
 	for seg := range strings.SplitSeq(key, ".") {
 		if !isSection(t) {
+			if parent != "" && !isLeaf(t) {
+				// A list of sections or a map: its entries are edited in the file.
+				return nil, &Error{Key: key, Msg: fmt.Sprintf("is inside %s, which cannot be set from the command line; edit the file", parent)}
+			}
 			return nil, unknownKeyError(key)
 		}
+		parent = join(parent, seg)
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
