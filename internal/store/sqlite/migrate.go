@@ -105,6 +105,54 @@ CREATE TABLE learnings (
 );
 CREATE INDEX learnings_task ON learnings (task_id, id);
 `,
+	// 3: the worktree registry and the merge queue.
+	`
+-- One row per task: where its worktree is and what became of its branch.
+-- Empty strings, not NULLs, for what is not known yet (archive, landed, ...).
+CREATE TABLE worktrees (
+	task_id     TEXT PRIMARY KEY REFERENCES tasks (id),
+	repo        TEXT NOT NULL,
+	branch      TEXT NOT NULL,
+	base        TEXT NOT NULL,
+	base_commit TEXT NOT NULL,
+	path        TEXT NOT NULL,
+	state       TEXT NOT NULL,
+	port        INTEGER NOT NULL DEFAULT 0,
+	archive     TEXT NOT NULL DEFAULT '',
+	landed      TEXT NOT NULL DEFAULT '',
+	landed_tip  TEXT NOT NULL DEFAULT '',
+	note        TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL
+);
+CREATE INDEX worktrees_repo ON worktrees (repo, created_at, task_id);
+
+-- AUTOINCREMENT: an entry's ID is never reused, so events naming it stay
+-- unambiguous.
+CREATE TABLE merges (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	task_id     TEXT NOT NULL REFERENCES tasks (id),
+	repo        TEXT NOT NULL,
+	branch      TEXT NOT NULL,
+	target      TEXT NOT NULL,
+	state       TEXT NOT NULL,
+	detail      TEXT NOT NULL DEFAULT '',
+	files       TEXT, -- JSON array; NULL when there are none
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	commit_sha  TEXT NOT NULL DEFAULT '',
+	pr_url      TEXT NOT NULL DEFAULT '',
+	enqueued_at INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	started_at  INTEGER,
+	finished_at INTEGER
+);
+CREATE INDEX merges_task ON merges (task_id);
+CREATE INDEX merges_state ON merges (state);
+CREATE INDEX merges_queue ON merges (repo, target, id);
+-- At most one open entry (store.MergeState.Open) per task. The store checks
+-- it first to say which entry is in the way; this is the backstop.
+CREATE UNIQUE INDEX merges_open_task ON merges (task_id) WHERE state IN ('queued', 'running', 'waiting');
+`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

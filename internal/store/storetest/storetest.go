@@ -48,6 +48,13 @@ func Run(t *testing.T, open Opener) {
 		{"Costs", testCosts},
 		{"Learnings", testLearnings},
 		{"InjectionKinds", testInjectionKinds},
+		{"Worktrees", testWorktrees},
+		{"MergeEnqueue", testMergeEnqueue},
+		{"MergeUpdate", testMergeUpdate},
+		{"MergeList", testMergeList},
+		{"MergeConcurrentEnqueue", testMergeConcurrentEnqueue},
+		{"GitReopen", testGitReopen},
+		{"GitClosed", testGitClosed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
