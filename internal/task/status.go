@@ -51,7 +51,8 @@ var transitions = map[Status][]Status{
 	Queued:  {Running, Paused, Cancelled, Failed},
 	Running: {Waiting, Paused, Merging, Completed, Failed, Cancelled, Queued},
 	Waiting: {Running, Queued, Paused, Completed, Failed, Cancelled},
-	Paused:  {Queued, Cancelled, Failed},
+	// A paused task's work may be put in the merge queue (merge enqueue).
+	Paused: {Queued, Merging, Cancelled, Failed},
 	// A merging task lands (completed), is sent back to its agent with a
 	// conflict or a failed gate (queued), or is parked for its user (paused).
 	Merging: {Completed, Queued, Paused, Cancelled, Failed},

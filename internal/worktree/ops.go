@@ -1,0 +1,442 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// identity returns the environment that signs a commit made for a task:
+// the configured author, else git's configured identity, else Neuraphage.
+func (m *Manager) identity(ctx context.Context, dir string) []string {
+	name, email := m.cfg.AuthorName, m.cfg.AuthorEmail
+	if name == "" || email == "" {
+		if _, err := git.Run(ctx, dir, "var", "GIT_AUTHOR_IDENT"); err == nil {
+			if name == "" && email == "" {
+				return nil // git's own identity
+			}
+		}
+		if name == "" {
+			name = "Neuraphage"
+		}
+		if email == "" {
+			email = "neuraphage@localhost"
+		}
+	}
+	return []string{
+		"GIT_AUTHOR_NAME=" + name, "GIT_AUTHOR_EMAIL=" + email,
+		"GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + email,
+	}
+}
+
+// Commit commits everything uncommitted in the task's worktree (changes
+// and untracked files; ignored files stay as they are) on its branch with
+// message. It returns the branch tip and whether a commit was made.
+func (m *Manager) Commit(ctx context.Context, id task.ID, message string) (string, bool, error) {
+	defer m.lockTask(id)()
+	w, err := m.st.GetWorktree(ctx, id)
+	if err != nil {
+		return "", false, err
+	}
+	if w.State != store.WorktreeActive {
+		return "", false, fmt.Errorf("%s's worktree was removed; `neuraphage worktree restore %s` brings it back", id, id)
+	}
+	st, err := git.WorkStatus(ctx, w.Path)
+	if err != nil {
+		return "", false, err
+	}
+	if st.InProgress != "" {
+		return "", false, fmt.Errorf("%s has a %s in progress; finish or abort it first", w.Path, st.InProgress)
+	}
+	if len(st.Changed) == 0 && len(st.Untracked) == 0 {
+		tip, err := git.RevParse(ctx, w.Path, "HEAD")
+		return tip, false, err
+	}
+	if strings.TrimSpace(message) == "" {
+		message = "neuraphage: work of " + string(id)
+	}
+	files := len(st.Changed) + len(st.Untracked)
+	err = git.Locked(ctx, w.Path, func(ctx context.Context) error {
+		if _, err := git.Run(ctx, w.Path, "add", "-A"); err != nil {
+			return err
+		}
+		_, err := git.RunEnv(ctx, w.Path, m.identity(ctx, w.Path), "commit", "-q", "-m", message)
+		return err
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("committing %s's work: %w", id, err)
+	}
+	tip, err := git.RevParse(ctx, w.Path, "HEAD")
+	if err != nil {
+		return "", false, err
+	}
+	m.emit(ctx, id, event.CommitMade{Branch: w.Branch, Commit: tip, Files: files, Message: firstLine(message)})
+	m.log.Info("task work committed", "task_id", id, "commit", tip, "files", files)
+	return tip, true, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// Info is a worktree record with what is on disk now.
+type Info struct {
+	store.Worktree
+	// Exists: the directory is there.
+	Exists bool `json:"exists"`
+	// Status of the work tree when it exists.
+	Changed    []string `json:"changed,omitempty"`
+	Untracked  []string `json:"untracked,omitempty"`
+	InProgress string   `json:"in_progress,omitempty"`
+	// Tip is the branch's commit ("" when the branch is gone).
+	Tip string `json:"tip,omitempty"`
+	// Ahead and Behind count commits against the base branch.
+	Ahead  int `json:"ahead"`
+	Behind int `json:"behind"`
+	// Merged: the branch's work is on the base branch (ancestor, or the
+	// tip that landed as a squash).
+	Merged bool `json:"merged"`
+	// Archived: the archive ref holds the branch tip (or the branch is
+	// gone and the archive holds its last tip).
+	Archived bool `json:"archived"`
+	// Stray marks a worktree on a neuraphage branch that the registry does
+	// not know.
+	Stray bool `json:"stray,omitempty"`
+}
+
+// Inspect returns a task's worktree as recorded and as it is on disk.
+func (m *Manager) Inspect(ctx context.Context, id task.ID) (Info, error) {
+	w, err := m.st.GetWorktree(ctx, id)
+	if err != nil {
+		return Info{}, err
+	}
+	return m.inspect(ctx, w)
+}
+
+func (m *Manager) inspect(ctx context.Context, w store.Worktree) (Info, error) {
+	in := Info{Worktree: w}
+	if w.State == store.WorktreeActive {
+		if fi, err := os.Stat(w.Path); err == nil && fi.IsDir() {
+			in.Exists = true
+			st, err := git.WorkStatus(ctx, w.Path)
+			if err != nil {
+				return in, err
+			}
+			in.Changed, in.Untracked, in.InProgress = st.Changed, st.Untracked, st.InProgress
+		}
+	}
+	tip, err := git.RevParse(ctx, w.Repo, "refs/heads/"+w.Branch)
+	if err != nil && !errors.Is(err, git.ErrNoRef) {
+		return in, err
+	}
+	in.Tip = tip
+	archived, _ := git.RevParse(ctx, w.Repo, ArchiveRef(w.TaskID))
+	in.Archived = archived != "" && (tip == "" || archived == tip)
+	if tip == "" {
+		return in, nil
+	}
+	base := "refs/heads/" + w.Base
+	if in.Ahead, err = git.Count(ctx, w.Repo, base, tip); err != nil {
+		return in, err
+	}
+	if in.Behind, err = git.Count(ctx, w.Repo, tip, base); err != nil {
+		return in, err
+	}
+	in.Merged = in.Ahead == 0 || (w.LandedTip != "" && w.LandedTip == tip)
+	return in, nil
+}
+
+// List returns every worktree record with its state on disk, and the
+// stray worktrees found in the registry's repositories.
+func (m *Manager) List(ctx context.Context) ([]Info, error) {
+	ws, err := m.st.ListWorktrees(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(ws))
+	repos := map[string]bool{}
+	for _, w := range ws {
+		in, err := m.inspect(ctx, w)
+		if err != nil {
+			in.Note = strings.TrimSpace(in.Note + " " + err.Error())
+		}
+		out = append(out, in)
+		repos[w.Repo] = true
+	}
+	for _, repo := range sortedKeys(repos) {
+		strays, err := m.strays(ctx, repo, ws)
+		if err != nil {
+			continue // the repository may be gone; its records still list
+		}
+		for _, s := range strays {
+			out = append(out, Info{Worktree: store.Worktree{Repo: repo, Path: s.Path, Branch: s.Branch, State: store.WorktreeActive}, Exists: true, Stray: true})
+		}
+	}
+	return out, nil
+}
+
+// strays returns the worktrees of repo on neuraphage branches, or under the
+// worktree root, that no record names.
+func (m *Manager) strays(ctx context.Context, repo string, known []store.Worktree) ([]git.WorktreeInfo, error) {
+	list, err := git.Worktrees(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string]bool{}
+	for _, w := range known {
+		if w.State == store.WorktreeActive {
+			paths[w.Path] = true
+		}
+	}
+	root := m.root(repo) + string(filepath.Separator)
+	var out []git.WorktreeInfo
+	for _, wt := range list {
+		if paths[wt.Path] || wt.Path == repo {
+			continue
+		}
+		if strings.HasPrefix(wt.Branch, BranchPrefix) || strings.HasPrefix(wt.Path, root) {
+			out = append(out, wt)
+		}
+	}
+	return out, nil
+}
+
+// Report is what Reconcile found and did.
+type Report struct {
+	Checked   int
+	Recreated []task.ID
+	// Problems are records that could not be brought back, with why.
+	Problems map[task.ID]string
+	Strays   []git.WorktreeInfo
+}
+
+// Reconcile compares the registry with the repositories at daemon start:
+// an active worktree whose directory is gone is recreated from its branch
+// (or archive); a worktree on a neuraphage branch the registry does not
+// know is reported (an event) and left alone. Nothing is deleted.
+func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
+	rep := Report{Problems: map[task.ID]string{}}
+	ws, err := m.st.ListWorktrees(ctx, "")
+	if err != nil {
+		return rep, err
+	}
+	repos := map[string]bool{}
+	for _, w := range ws {
+		repos[w.Repo] = true
+		if w.State != store.WorktreeActive {
+			continue
+		}
+		rep.Checked++
+		m.holdPort(w)
+		err := func() error {
+			defer m.lockTask(w.TaskID)()
+			ok, err := m.present(ctx, w)
+			if err != nil || ok {
+				return err
+			}
+			if _, err := os.Stat(w.Repo); err != nil {
+				return fmt.Errorf("its repository %s is gone", w.Repo)
+			}
+			if _, err := m.recreate(ctx, w, "its directory was missing at daemon start"); err != nil {
+				return err
+			}
+			rep.Recreated = append(rep.Recreated, w.TaskID)
+			return nil
+		}()
+		if err != nil {
+			rep.Problems[w.TaskID] = err.Error()
+			cur := w
+			m.setNote(ctx, &cur, err.Error())
+			m.log.Warn("worktree not reconciled", "task_id", w.TaskID, "path", w.Path, "err", err)
+		}
+	}
+	for _, repo := range sortedKeys(repos) {
+		strays, err := m.strays(ctx, repo, ws)
+		if err != nil {
+			continue
+		}
+		for _, s := range strays {
+			rep.Strays = append(rep.Strays, s)
+			m.emit(ctx, "", event.WorktreeStray{Repo: repo, Path: s.Path, Branch: s.Branch})
+			m.log.Warn("stray worktree left alone", "repo", repo, "path", s.Path, "branch", s.Branch)
+		}
+	}
+	return rep, nil
+}
+
+// RefusedError says why a worktree was not removed.
+type RefusedError struct {
+	TaskID task.ID
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s's worktree was not removed: %s", e.TaskID, e.Reason)
+}
+
+// Remove removes a task's worktree if that cannot lose work: nothing
+// uncommitted or untracked, no operation in progress. The branch tip is
+// archived first; a branch whose work is merged is then deleted, one that
+// is not is deleted too (its tip stays in the archive) only when
+// keepUnmerged is false. A refusal is a *RefusedError saying why.
+func (m *Manager) Remove(ctx context.Context, id task.ID, reason string, keepUnmerged bool) (store.Worktree, error) {
+	defer m.lockTask(id)()
+	w, err := m.st.GetWorktree(ctx, id)
+	if err != nil {
+		return w, err
+	}
+	if w.State == store.WorktreeRemoved {
+		return w, nil
+	}
+	in, err := m.inspect(ctx, w)
+	if err != nil {
+		return w, err
+	}
+	if in.Exists {
+		if st := (git.Status{Changed: in.Changed, Untracked: in.Untracked, InProgress: in.InProgress}); !st.Clean() {
+			return w, &RefusedError{TaskID: id, Reason: fmt.Sprintf("%s holds %s; commit or remove them, then prune again", w.Path, st.Describe())}
+		}
+	}
+	ev := event.WorktreeRemoved{Path: w.Path, Branch: w.Branch, Reason: reason}
+	if in.Tip != "" {
+		// Keep the tip, merged or not: restoring is always possible.
+		if _, err := git.Run(ctx, w.Repo, "update-ref", ArchiveRef(id), in.Tip); err != nil {
+			return w, fmt.Errorf("archiving %s: %w", w.Branch, err)
+		}
+		w.Archive, ev.Archive = ArchiveRef(id), ArchiveRef(id)
+	}
+	if in.Exists {
+		if _, err := git.Run(ctx, w.Repo, "worktree", "remove", w.Path); err != nil {
+			return w, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + errText(err)}
+		}
+	} else {
+		// Its directory is already gone: clear git's record of it only.
+		if list, err := git.Worktrees(ctx, w.Repo); err == nil {
+			for _, wt := range list {
+				if wt.Path == w.Path && wt.Prunable {
+					if _, err := git.Run(ctx, w.Repo, "worktree", "remove", "--force", w.Path); err != nil {
+						m.log.Warn("clearing a missing worktree's record", "path", w.Path, "err", err)
+					}
+				}
+			}
+		}
+	}
+	if in.Tip != "" && (in.Merged || !keepUnmerged) {
+		// Compare-and-delete: a branch that moved since it was archived stays.
+		if _, err := git.Run(ctx, w.Repo, "update-ref", "-d", "refs/heads/"+w.Branch, in.Tip); err != nil {
+			m.log.Warn("branch kept", "branch", w.Branch, "err", err)
+		} else {
+			ev.BranchDeleted = true
+		}
+	}
+	w.State, w.Note, w.UpdatedAt = store.WorktreeRemoved, "", m.now().UTC()
+	if _, err := m.st.PutWorktree(ctx, w, event.New(m.now(), id, ev)); err != nil {
+		return w, err
+	}
+	m.mu.Lock()
+	if m.ports[w.Port] == id {
+		delete(m.ports, w.Port)
+	}
+	m.mu.Unlock()
+	m.log.Info("worktree removed", "task_id", id, "path", w.Path, "branch_deleted", ev.BranchDeleted, "reason", reason)
+	return w, nil
+}
+
+func errText(err error) string {
+	var gerr *git.Error
+	if errors.As(err, &gerr) && gerr.Stderr != "" {
+		return gerr.Stderr
+	}
+	return err.Error()
+}
+
+// PruneResult is what Prune did with one worktree.
+type PruneResult struct {
+	TaskID  task.ID `json:"task_id"`
+	Path    string  `json:"path"`
+	Removed bool    `json:"removed"`
+	Reason  string  `json:"reason"`
+}
+
+// Prune removes the worktrees of finished tasks (completed, failed,
+// cancelled) where that loses nothing: each branch tip is archived first;
+// a worktree with uncommitted or untracked files is kept and reported.
+// Worktrees of tasks still in flight are not touched.
+func (m *Manager) Prune(ctx context.Context) ([]PruneResult, error) {
+	ws, err := m.st.ListWorktrees(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []PruneResult
+	for _, w := range ws {
+		if w.State != store.WorktreeActive {
+			continue
+		}
+		t, err := m.st.GetTask(ctx, w.TaskID)
+		if err != nil {
+			return out, err
+		}
+		if !t.Status.Terminal() {
+			continue
+		}
+		res := PruneResult{TaskID: w.TaskID, Path: w.Path}
+		if _, err := m.Remove(ctx, w.TaskID, "pruned ("+string(t.Status)+")", false); err != nil {
+			res.Reason = err.Error()
+			var re *RefusedError
+			if errors.As(err, &re) {
+				res.Reason = re.Reason
+			}
+		} else {
+			res.Removed, res.Reason = true, "removed; branch tip kept under "+ArchiveRef(w.TaskID)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// Restore brings back a removed worktree: its branch from the archive when
+// the branch was deleted, then the worktree on it.
+func (m *Manager) Restore(ctx context.Context, id task.ID) (store.Worktree, error) {
+	defer m.lockTask(id)()
+	w, err := m.st.GetWorktree(ctx, id)
+	if err != nil {
+		return w, err
+	}
+	if w.State == store.WorktreeActive {
+		if ok, err := m.present(ctx, w); err != nil || ok {
+			return w, err
+		}
+		return m.recreate(ctx, w, "restored by the user")
+	}
+	return m.restore(ctx, w, "restored by the user")
+}
+
+func (m *Manager) restore(ctx context.Context, w store.Worktree, reason string) (store.Worktree, error) {
+	if _, err := os.Lstat(w.Path); err == nil {
+		return w, fmt.Errorf("%s already exists; move it away to restore %s's worktree there", w.Path, w.TaskID)
+	}
+	w.Landed, w.LandedTip = "", ""
+	return m.recreate(ctx, w, reason)
+}
+
+// MarkLanded records that the branch's work landed on its base as commit,
+// from branch tip tip.
+func (m *Manager) MarkLanded(ctx context.Context, id task.ID, commit, tip string) error {
+	defer m.lockTask(id)()
+	w, err := m.st.GetWorktree(ctx, id)
+	if err != nil {
+		return err
+	}
+	w.Landed, w.LandedTip, w.UpdatedAt = commit, tip, m.now().UTC()
+	_, err = m.st.PutWorktree(ctx, w)
+	return err
+}

@@ -1,0 +1,569 @@
+// Package worktree gives every task its own git worktree on its own branch
+// and keeps the registry of them in the store, so that they survive daemon
+// restarts; it commits a finished task's work and removes worktrees only
+// when no work can be lost.
+//
+// The rules that keep work safe:
+//   - A worktree is removed only when it holds nothing uncommitted or
+//     untracked and no operation in progress, and its branch's tip is either
+//     on the base branch or archived. Git's own `worktree remove` (never
+//     forced) checks again.
+//   - A branch is deleted only after its tip is kept under
+//     refs/neuraphage/archive/<task-id>, and only if it still points at that
+//     tip (a compare-and-delete); Restore brings it back.
+//   - Nothing unknown is deleted: a worktree on a neuraphage branch that the
+//     registry does not know is reported as stray and left alone; a path
+//     that exists but is not the task's worktree is an error.
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// BranchPrefix starts every task branch: "neuraphage/<task-id>".
+const BranchPrefix = "neuraphage/"
+
+// ArchivePrefix starts the refs that keep deleted branches' tips.
+const ArchivePrefix = "refs/neuraphage/archive/"
+
+// Branch returns the branch of task id.
+func Branch(id task.ID) string { return BranchPrefix + string(id) }
+
+// ArchiveRef returns the ref that keeps the tip of task id's branch.
+func ArchiveRef(id task.ID) string { return ArchivePrefix + string(id) }
+
+// Bootstrap prepares new worktrees of a repository.
+type Bootstrap struct {
+	// Copy lists git-ignored files (or globs) copied from the repository's
+	// main work tree into each new worktree, never over an existing file.
+	Copy []string
+	// Setup is a shell command run in each new worktree.
+	Setup        string
+	SetupTimeout time.Duration
+}
+
+// Config places worktrees and prepares them.
+type Config struct {
+	// Root holds the worktrees; "" means <repo>/../.neuraphage-worktrees;
+	// a relative Root is relative to the repository.
+	Root string
+	// Base is the branch tasks start from; "" means main, or the
+	// repository's default branch.
+	Base string
+	// PortEnv names the environment variable carrying the task's port; ""
+	// hands none.
+	PortEnv string
+	// Bootstrap returns the bootstrap of a repository (nil: none).
+	Bootstrap func(repo string) Bootstrap
+	// AuthorName and AuthorEmail sign the commits made for tasks; empty
+	// means git's configured identity, else "Neuraphage".
+	AuthorName, AuthorEmail string
+}
+
+// Options wires a Manager.
+type Options struct {
+	Store  store.Store
+	Config Config
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Manager provisions, commits, removes and restores tasks' worktrees. Its
+// methods are safe for concurrent use; operations on one task are
+// serialized.
+type Manager struct {
+	st  store.Store
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+
+	mu    sync.Mutex
+	tasks map[task.ID]*sync.Mutex // per-task operation locks
+	ports map[int]task.ID         // ports handed to active worktrees
+}
+
+// New returns a Manager.
+func New(o Options) *Manager {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{
+		st: o.Store, cfg: o.Config, now: o.Now,
+		log:   o.Logger.With("component", "worktree"),
+		tasks: map[task.ID]*sync.Mutex{},
+		ports: map[int]task.ID{},
+	}
+}
+
+// lockTask serializes the operations on one task's worktree.
+func (m *Manager) lockTask(id task.ID) func() {
+	m.mu.Lock()
+	l := m.tasks[id]
+	if l == nil {
+		l = &sync.Mutex{}
+		m.tasks[id] = l
+	}
+	m.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// setupFailed starts the note of a worktree whose setup command failed: the
+// next Provision runs it again.
+const setupFailed = "setup failed: "
+
+// Provision returns the task's worktree, creating it (and its branch) when
+// it has none, recreating it when its directory is gone, and restoring it
+// when it was removed. The task must name a repository.
+func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, error) {
+	defer m.lockTask(t.ID)()
+	w, err := m.st.GetWorktree(ctx, t.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return m.create(ctx, t)
+	case err != nil:
+		return store.Worktree{}, err
+	}
+	if w.State == store.WorktreeRemoved {
+		if w, err = m.restore(ctx, w, "the task needs it again"); err != nil {
+			return store.Worktree{}, err
+		}
+	} else if ok, err := m.present(ctx, w); err != nil {
+		return store.Worktree{}, err
+	} else if !ok {
+		if w, err = m.recreate(ctx, w, "its directory was missing"); err != nil {
+			return store.Worktree{}, err
+		}
+	}
+	if strings.HasPrefix(w.Note, setupFailed) {
+		if err := m.bootstrap(ctx, &w, false); err != nil {
+			return store.Worktree{}, err
+		}
+	}
+	m.holdPort(w)
+	return w, nil
+}
+
+// Env returns the environment a task's commands get from its worktree.
+func (m *Manager) Env(w store.Worktree) []string {
+	if m.cfg.PortEnv == "" || w.Port == 0 {
+		return nil
+	}
+	return []string{m.cfg.PortEnv + "=" + strconv.Itoa(w.Port)}
+}
+
+// holdPort records w's port as taken.
+func (m *Manager) holdPort(w store.Worktree) {
+	if w.Port == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.ports[w.Port] = w.TaskID
+	m.mu.Unlock()
+}
+
+// freePort finds a TCP port nothing listens on and no other worktree holds.
+func (m *Manager) freePort(id task.ID) (int, error) {
+	for range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("finding a free port: %w", err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		m.mu.Lock()
+		owner, taken := m.ports[port]
+		if !taken || owner == id {
+			m.ports[port] = id
+			m.mu.Unlock()
+			return port, nil
+		}
+		m.mu.Unlock()
+	}
+	return 0, errors.New("finding a free port: every port tried is held by another task")
+}
+
+// root returns the directory holding the worktrees of the repository
+// whose main work tree is main.
+func (m *Manager) root(main string) string {
+	switch {
+	case m.cfg.Root == "":
+		return filepath.Join(filepath.Dir(main), ".neuraphage-worktrees")
+	case filepath.IsAbs(m.cfg.Root):
+		return filepath.Clean(m.cfg.Root)
+	}
+	return filepath.Join(main, m.cfg.Root)
+}
+
+// Target resolves the repository and base branch a task in repo works
+// against: the top of the main work tree and the configured (or default)
+// base branch. It refuses what a worktree cannot be made for.
+func (m *Manager) Target(ctx context.Context, repo string) (git.Repo, string, error) {
+	if repo == "" {
+		return git.Repo{}, "", errors.New("the task has no repository; create it with --repo")
+	}
+	r, err := git.Inspect(ctx, repo)
+	switch {
+	case errors.Is(err, git.ErrNotRepo):
+		return git.Repo{}, "", fmt.Errorf("%s is not inside a git repository; run `git init` there or pass --repo", repo)
+	case err != nil:
+		return git.Repo{}, "", err
+	}
+	if _, err := os.Stat(filepath.Join(r.Main, ".gitmodules")); err == nil {
+		return git.Repo{}, "", fmt.Errorf("%s has submodules (.gitmodules); worktrees of repositories with submodules are not supported yet", r.Main)
+	}
+	base := m.cfg.Base
+	if base == "" {
+		if base, err = git.DefaultBranch(ctx, r); err != nil {
+			return git.Repo{}, "", err
+		}
+	} else if ok, err := git.BranchExists(ctx, r.Main, base); err != nil {
+		return git.Repo{}, "", err
+	} else if !ok {
+		return git.Repo{}, "", fmt.Errorf("%s has no branch %q (worktree.base in the config)", r.Main, base)
+	}
+	return r, base, nil
+}
+
+// create makes a new worktree for t. The record is written first, so that
+// a daemon killed half way finds it and finishes the job.
+func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, error) {
+	start := m.now()
+	r, base, err := m.Target(ctx, t.Repo)
+	if err != nil {
+		return store.Worktree{}, err
+	}
+	baseCommit, err := git.RevParse(ctx, r.Main, "refs/heads/"+base)
+	if err != nil {
+		return store.Worktree{}, fmt.Errorf("reading base branch %s: %w", base, err)
+	}
+	path := filepath.Join(m.root(r.Main), string(t.ID))
+	if _, err := os.Lstat(path); err == nil {
+		return store.Worktree{}, fmt.Errorf("%s already exists and is not registered as %s's worktree; move it away (nothing was changed)", path, t.ID)
+	}
+	now := m.now().UTC()
+	w := store.Worktree{
+		TaskID: t.ID, Repo: r.Main, Branch: Branch(t.ID), Base: base, BaseCommit: baseCommit,
+		Path: path, State: store.WorktreeActive, CreatedAt: now, UpdatedAt: now,
+	}
+	if m.cfg.PortEnv != "" {
+		if w.Port, err = m.freePort(t.ID); err != nil {
+			return store.Worktree{}, err
+		}
+	}
+	if _, err := m.st.PutWorktree(ctx, w); err != nil {
+		return store.Worktree{}, err
+	}
+	if err := m.add(ctx, w, baseCommit); err != nil {
+		return store.Worktree{}, err
+	}
+	if _, _, err := m.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
+		t.Branch, t.Worktree = w.Branch, w.Path
+		return nil, nil
+	}); err != nil {
+		return store.Worktree{}, err
+	}
+	if err := m.bootstrap(ctx, &w, true); err != nil {
+		return store.Worktree{}, err
+	}
+	m.emit(ctx, t.ID, event.WorktreeCreated{
+		Repo: w.Repo, Path: w.Path, Branch: w.Branch, Base: w.Base, BaseCommit: w.BaseCommit, Port: w.Port,
+		DurationMs: m.now().Sub(start).Milliseconds(),
+	})
+	m.log.Info("worktree created", "task_id", t.ID, "path", w.Path, "branch", w.Branch, "base", w.Base)
+	return w, nil
+}
+
+// add runs `git worktree add` for w: on its branch when the branch exists
+// (its work is kept), else on a new branch at from.
+func (m *Manager) add(ctx context.Context, w store.Worktree, from string) error {
+	if err := os.MkdirAll(filepath.Dir(w.Path), 0o755); err != nil {
+		return fmt.Errorf("creating the worktree root: %w", err)
+	}
+	return git.Locked(ctx, w.Repo, func(ctx context.Context) error {
+		exists, err := git.BranchExists(ctx, w.Repo, w.Branch)
+		if err != nil {
+			return err
+		}
+		if exists {
+			// Checked out in a worktree whose directory is gone? git needs
+			// --force for exactly that case; any other checkout is refused.
+			force := false
+			list, err := git.Worktrees(ctx, w.Repo)
+			if err != nil {
+				return err
+			}
+			for _, wt := range list {
+				if wt.Branch != w.Branch {
+					continue
+				}
+				if wt.Path == w.Path && wt.Prunable {
+					force = true
+					continue
+				}
+				return fmt.Errorf("branch %s is checked out in %s; it cannot also be %s's worktree", w.Branch, wt.Path, w.TaskID)
+			}
+			args := []string{"worktree", "add"}
+			if force {
+				args = append(args, "--force")
+			}
+			_, err = git.Run(ctx, w.Repo, append(args, w.Path, w.Branch)...)
+			return err
+		}
+		_, err = git.Run(ctx, w.Repo, "worktree", "add", "-b", w.Branch, w.Path, from)
+		return err
+	})
+}
+
+// bootstrap copies the configured files into a new worktree and runs its
+// setup command. A failed setup keeps the worktree, records the failure
+// and is retried by the next Provision.
+func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree, fresh bool) error {
+	if m.cfg.Bootstrap == nil {
+		return nil
+	}
+	b := m.cfg.Bootstrap(w.Repo)
+	if fresh {
+		if err := copyIgnored(w.Repo, w.Path, b.Copy); err != nil {
+			return fmt.Errorf("copying bootstrap files into %s: %w", w.Path, err)
+		}
+	}
+	if strings.TrimSpace(b.Setup) == "" {
+		return nil
+	}
+	timeout := cmpDuration(b.SetupTimeout, 10*time.Minute)
+	res, err := proc.Run(ctx, proc.Cmd{
+		Dir: w.Path, Shell: b.Setup, Timeout: timeout, MaxOutput: 8 << 10,
+		Env: append(os.Environ(), m.Env(*w)...),
+	})
+	note := ""
+	switch {
+	case err != nil:
+		note = setupFailed + err.Error()
+	case res.TimedOut:
+		note = fmt.Sprintf("%s%q timed out after %s", setupFailed, b.Setup, timeout)
+	case res.ExitCode != 0:
+		note = fmt.Sprintf("%s%q exited with %d: %s", setupFailed, b.Setup, res.ExitCode, tail(res.Output, 400))
+	}
+	if note != w.Note {
+		w.Note = note
+		w.UpdatedAt = m.now().UTC()
+		if _, err := m.st.PutWorktree(ctx, *w); err != nil {
+			return err
+		}
+	}
+	if note != "" {
+		return fmt.Errorf("%s: the worktree is kept at %s and setup runs again when the task resumes", note, w.Path)
+	}
+	return nil
+}
+
+func cmpDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// copyIgnored copies the files matching patterns from the main work tree
+// into a new worktree, never over a file that is already there (a tracked
+// file the checkout made, say). Directories are copied whole.
+func copyIgnored(from, to string, patterns []string) error {
+	for _, p := range patterns {
+		matches, err := filepath.Glob(filepath.Join(from, filepath.FromSlash(p)))
+		if err != nil {
+			return fmt.Errorf("pattern %q: %w", p, err)
+		}
+		for _, src := range matches {
+			rel, err := filepath.Rel(from, src)
+			if err != nil || rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) || strings.HasPrefix(rel, "..") {
+				continue
+			}
+			if err := copyTree(src, filepath.Join(to, rel)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyTree copies a file, symlink or directory without overwriting.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if _, err := os.Lstat(target); err == nil {
+			if d.IsDir() {
+				return nil // merge into the existing directory, file by file
+			}
+			return nil // never overwrite
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case info.Mode().IsRegular():
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			return copyFile(path, target, info.Mode().Perm())
+		}
+		return nil // sockets, devices: not copied
+	})
+}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// present reports whether w's directory is a work tree of its repository.
+func (m *Manager) present(ctx context.Context, w store.Worktree) (bool, error) {
+	if _, err := os.Stat(w.Path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	r, err := git.Inspect(ctx, w.Path)
+	if err != nil {
+		if errors.Is(err, git.ErrNotRepo) {
+			return false, fmt.Errorf("%s exists but is not a git work tree; move it away so %s's worktree can be made again", w.Path, w.TaskID)
+		}
+		return false, err
+	}
+	if r.Top != w.Path {
+		return false, fmt.Errorf("%s exists but is not a worktree of its own (it is inside %s); move it away", w.Path, r.Top)
+	}
+	return true, nil
+}
+
+// recreate makes w's worktree again from its branch, or from its archive
+// ref when the branch is gone.
+func (m *Manager) recreate(ctx context.Context, w store.Worktree, reason string) (store.Worktree, error) {
+	from, err := m.ensureBranch(ctx, w)
+	if err != nil {
+		m.setNote(ctx, &w, err.Error())
+		return w, err
+	}
+	if err := m.add(ctx, w, from); err != nil {
+		return w, err
+	}
+	w.State, w.Note, w.UpdatedAt = store.WorktreeActive, "", m.now().UTC()
+	if _, err := m.st.PutWorktree(ctx, w, event.New(m.now(), w.TaskID, event.WorktreeRecreated{
+		Path: w.Path, Branch: w.Branch, From: from, Reason: reason,
+	})); err != nil {
+		return w, err
+	}
+	m.log.Info("worktree recreated", "task_id", w.TaskID, "path", w.Path, "from", from, "reason", reason)
+	return w, nil
+}
+
+// ensureBranch makes sure w's branch exists, bringing it back from the
+// archive when it does not. It returns the ref the branch came from.
+func (m *Manager) ensureBranch(ctx context.Context, w store.Worktree) (string, error) {
+	ok, err := git.BranchExists(ctx, w.Repo, w.Branch)
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		return "refs/heads/" + w.Branch, nil
+	}
+	archive := ArchiveRef(w.TaskID)
+	tip, err := git.RevParse(ctx, w.Repo, archive)
+	if err != nil {
+		return "", fmt.Errorf("branch %s is gone and there is no archive (%s); the task's committed work is not known to neuraphage", w.Branch, archive)
+	}
+	// Create only: "" as the old value refuses to overwrite a branch that
+	// appeared meanwhile.
+	if _, err := git.Run(ctx, w.Repo, "update-ref", "refs/heads/"+w.Branch, tip, ""); err != nil {
+		return "", err
+	}
+	return archive, nil
+}
+
+func (m *Manager) setNote(ctx context.Context, w *store.Worktree, note string) {
+	if w.Note == note {
+		return
+	}
+	w.Note, w.UpdatedAt = note, m.now().UTC()
+	if _, err := m.st.PutWorktree(ctx, *w); err != nil {
+		m.log.Error("recording a worktree note", "task_id", w.TaskID, "err", err)
+	}
+}
+
+// emit logs a git observation of a task.
+func (m *Manager) emit(ctx context.Context, id task.ID, p event.Payload) {
+	if _, err := m.st.AppendEvents(ctx, event.New(m.now(), id, p)); err != nil {
+		m.log.Error("recording an event", "task_id", id, "kind", p.EventKind(), "err", err)
+	}
+}
+
+// Get returns a task's worktree record.
+func (m *Manager) Get(ctx context.Context, id task.ID) (store.Worktree, error) {
+	return m.st.GetWorktree(ctx, id)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
