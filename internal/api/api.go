@@ -228,3 +228,142 @@ const (
 	CodeUnavailable ErrorCode = "unavailable" // the daemon is shutting down (503)
 	CodeInternal    ErrorCode = "internal"    // something broke (500)
 )
+
+// Worktrees and the merge queue.
+//
+//	GET  /v1/worktrees                    WorktreeList: every worktree record, and stray worktrees
+//	GET  /v1/worktrees/{ref}              Worktree
+//	POST /v1/worktrees/prune              (empty) → PruneReport
+//	POST /v1/worktrees/{ref}/restore      (empty) → Worktree
+//	GET  /v1/merge?recent=N               MergeStatus: the open entries and the N newest closed ones (default 20)
+//	POST /v1/merge/{ref}/enqueue          (empty) → MergeEntry
+//	POST /v1/merge/{ref}/retry            (empty) → MergeEntry
+//	POST /v1/merge/{ref}/cancel           MergeRequest → MergeEntry
+//
+// A daemon without worktrees answers these with CodeUnavailable (503). A
+// request the current state refuses (the task is still running, it has no
+// branch to merge, the worktree's directory is taken) is CodeConflict (409).
+
+// The states of a worktree (Worktree.State).
+const (
+	WorktreeActive  = "active"  // on disk, or it should be
+	WorktreeRemoved = "removed" // removed; its branch tip is archived
+)
+
+// Worktree is a task's worktree as the registry records it and as it is on
+// disk now.
+type Worktree struct {
+	// TaskID is empty for a stray worktree.
+	TaskID task.ID `json:"task_id"`
+	// Repo is the top of the repository's main work tree.
+	Repo string `json:"repo"`
+	// Branch is the task's branch, "neuraphage/<task-id>".
+	Branch string `json:"branch"`
+	// Base is the branch the task started from and merges into; BaseCommit
+	// the commit it started from.
+	Base       string `json:"base"`
+	BaseCommit string `json:"base_commit"`
+	Path       string `json:"path"`
+	// State is WorktreeActive or WorktreeRemoved.
+	State string `json:"state"`
+	// Port is the free port handed to the task (0: none).
+	Port int `json:"port,omitempty"`
+	// Archive is the ref keeping the branch tip once archived
+	// ("refs/neuraphage/archive/<task-id>").
+	Archive string `json:"archive,omitempty"`
+	// Landed is the commit the work landed as on Base; LandedTip the branch
+	// tip that landed.
+	Landed    string `json:"landed,omitempty"`
+	LandedTip string `json:"landed_tip,omitempty"`
+	// Note is the last problem seen with it.
+	Note      string    `json:"note,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+
+	// Exists: the directory is there.
+	Exists bool `json:"exists"`
+	// Changed and Untracked are the work tree's uncommitted files;
+	// InProgress names an operation in progress (a rebase, a merge).
+	Changed    []string `json:"changed,omitempty"`
+	Untracked  []string `json:"untracked,omitempty"`
+	InProgress string   `json:"in_progress,omitempty"`
+	// Tip is the branch's commit ("" when the branch is gone).
+	Tip string `json:"tip,omitempty"`
+	// Ahead and Behind count commits against the base branch.
+	Ahead  int `json:"ahead"`
+	Behind int `json:"behind"`
+	// Merged: the branch's work is on the base branch.
+	Merged bool `json:"merged"`
+	// Archived: the archive ref holds the branch tip.
+	Archived bool `json:"archived"`
+	// Stray: a worktree on a neuraphage branch that the registry does not
+	// know; it is left alone.
+	Stray bool `json:"stray,omitempty"`
+}
+
+// WorktreeList is every worktree.
+type WorktreeList struct {
+	Worktrees []Worktree `json:"worktrees"`
+}
+
+// PruneResult is what a prune did with one worktree: removed, or kept and
+// why.
+type PruneResult struct {
+	TaskID  task.ID `json:"task_id"`
+	Path    string  `json:"path"`
+	Removed bool    `json:"removed"`
+	Reason  string  `json:"reason"`
+}
+
+// PruneReport is what a prune did, one result per finished task's worktree.
+type PruneReport struct {
+	Results []PruneResult `json:"results"`
+}
+
+// The states of a merge entry (MergeEntry.State). Queued, running and
+// waiting are open; the others closed.
+const (
+	MergeQueued    = "queued"    // waits its turn
+	MergeRunning   = "running"   // being checked, gated, landed
+	MergeWaiting   = "waiting"   // cannot land yet; tried again
+	MergeLanded    = "landed"    // on the target
+	MergePR        = "pr"        // a pull request was opened instead
+	MergeSentBack  = "sent_back" // returned to the task to fix
+	MergeParked    = "parked"    // stopped for the user: retry takes it up again
+	MergeCancelled = "cancelled"
+)
+
+// MergeEntry is one task's request to land its branch on a target branch.
+type MergeEntry struct {
+	ID     int64   `json:"id"`
+	TaskID task.ID `json:"task_id"`
+	Repo   string  `json:"repo"`
+	Branch string  `json:"branch"`
+	Target string  `json:"target"`
+	State  string  `json:"state"`
+	// Detail says why the entry is in its state: the conflicting files, the
+	// gate's output tail, what it waits for.
+	Detail string `json:"detail,omitempty"`
+	// Files are the conflicting files of the last conflict.
+	Files    []string `json:"files,omitempty"`
+	Attempts int      `json:"attempts"`
+	// Commit is the commit that landed on Target; PRURL the pull request.
+	Commit     string     `json:"commit,omitempty"`
+	PRURL      string     `json:"pr_url,omitempty"`
+	EnqueuedAt time.Time  `json:"enqueued_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// MergeStatus is the merge queue: the open entries, then the newest closed
+// ones, each list oldest first.
+type MergeStatus struct {
+	Open   []MergeEntry `json:"open"`
+	Recent []MergeEntry `json:"recent"`
+}
+
+// MergeRequest carries the reason for a merge cancel.
+type MergeRequest struct {
+	Reason string `json:"reason,omitempty"`
+}

@@ -39,12 +39,15 @@ func (a *app) newDemoCmd() *cobra.Command {
 		Long: `Demo shows Neuraphage at work with no API key and no network. It makes a
 scratch git repository and a scratch NEURAPHAGE_HOME, starts the scripted model
 server (the Anthropic wire format over real HTTP) and a daemon in this process,
-and runs three tasks at once through the API as the CLI would. The agents
-really read, write and edit files and run commands through their tools; one
-asks its user a question and the demo answers it; a message is delivered to
-another at its next turn boundary; a model call fails once and is retried. The
-demo prints the live timeline from the event stream, a summary with tokens and
-cost, the files changed in the repository, and then restarts the daemon to show
+and runs three tasks at once through the API as the CLI would. Each task works
+in its own git worktree on its own branch. The agents really read, write and
+edit files and run commands through their tools; one asks its user a question
+and the demo answers it; a message is delivered to another at its next turn
+boundary; a model call fails once and is retried. Finished work is committed
+and lands on main through the merge queue; two tasks change the same line of
+README.md, so the second is sent back with the conflict, merges main, and
+lands too. The demo prints the live timeline from the event stream, a summary
+with tokens and cost, main's history, and then restarts the daemon to show
 that everything is back from the store. --keep leaves the scratch directory.`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
@@ -106,6 +109,7 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 	}
 	cfg.LLM.Tiers.Worker.Model = "claude-sonnet-4-5"
 	cfg.LLM.Retry.BaseDelayMs, cfg.LLM.Retry.MaxDelayMs = 50, 200
+	cfg.Merge.AuthorName, cfg.Merge.AuthorEmail = "Neuraphage Demo", "demo@neuraphage.invalid"
 
 	fmt.Fprintf(out, "Neuraphage demo: three agents on one repository, offline\n")
 	fmt.Fprintf(out, "  repository  %s (a scratch git repository)\n", repo)
@@ -218,9 +222,12 @@ func demoScene(ctx context.Context, c *client.Client, repo string, out io.Writer
 	}
 	say := func(s string) { fmt.Fprintf(out, "  %5.2fs  %s\n", time.Since(start).Seconds(), s) }
 
+	// A task is done once it reached a terminal status and, when it
+	// completed, its worktree was cleaned up after its work landed.
 	done := map[task.ID]bool{}
+	pending := map[task.ID]bool{}
 	sent := false
-	for len(done) < len(ids) {
+	for len(done) < len(ids) || len(pending) > 0 {
 		e, err := stream.Next()
 		if err != nil {
 			return nil, fmt.Errorf("watching the demo: %w", err)
@@ -234,6 +241,9 @@ func demoScene(ctx context.Context, c *client.Client, repo string, out io.Writer
 			if p.To.Terminal() {
 				done[e.TaskID] = true
 			}
+			if p.To == task.Completed {
+				pending[e.TaskID] = true
+			}
 		case event.ToolCall:
 			line(e.TaskID, fmt.Sprintf("→ %s %s", p.Name, truncate(string(p.Args), 70)))
 			if !sent && e.TaskID == ids[0] {
@@ -245,8 +255,12 @@ func demoScene(ctx context.Context, c *client.Client, repo string, out io.Writer
 				}
 				say(fmt.Sprintf("you → %s: \"keep it under 40 characters\" (task send; queued for its next turn)", ids[0]))
 			}
-		case event.ToolResult, event.FileChanged, event.Delivered, event.Learning, event.Completed, event.Failed, event.Interrupted:
+		case event.ToolResult, event.FileChanged, event.Delivered, event.Learning, event.Completed, event.Failed, event.Interrupted,
+			event.WorktreeCreated, event.CommitMade, event.MergeQueued, event.MergeLanded, event.MergeConflicted:
 			line(e.TaskID, describeEvent(e))
+		case event.WorktreeRemoved:
+			line(e.TaskID, describeEvent(e))
+			delete(pending, e.TaskID)
 		case event.TurnEnded:
 			if p.Attempts > 1 {
 				line(e.TaskID, fmt.Sprintf("turn %d needed %d attempts: the model was overloaded once and the call was retried", p.Turn, p.Attempts))
@@ -276,13 +290,29 @@ func demoSummary(ctx context.Context, c *client.Client, ids []task.ID, repo stri
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t$%.4f\t%s\n", t.ID, t.Status, t.Usage.Iterations, tokens(t.Usage), t.Usage.CostUSD, truncate(t.CloseReason, 60))
 	}
 	tw.Flush()
+	history, err := git.Run(ctx, repo, "log", "--oneline", "--graph", "main")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nmain now: every task's work landed through the merge queue (git log --oneline --graph main):\n")
+	for _, l := range strings.Split(strings.TrimRight(history, "\n"), "\n") {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
 	status, err := git.Run(ctx, repo, "status", "--short")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nThe repository now (git status --short):\n")
-	for _, l := range strings.Split(strings.TrimRight(status, "\n"), "\n") {
-		fmt.Fprintf(out, "  %s\n", l)
+	if strings.TrimSpace(status) == "" {
+		status = "(clean: the checkout of main was fast-forwarded; nothing of yours is touched)"
+	}
+	fmt.Fprintf(out, "\nThe repository's checkout (git status --short): %s\n", strings.TrimSpace(status))
+	wts, err := c.Worktrees(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nWorktrees (neuraphage worktree list):\n")
+	for _, w := range wts {
+		fmt.Fprintf(out, "  %s  %-7s  %s  %s\n", w.TaskID, w.State, w.Branch, w.Path)
 	}
 	rep, err := c.Costs(ctx, api.CostQuery{By: api.CostByModel})
 	if err != nil {

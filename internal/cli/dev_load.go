@@ -463,7 +463,7 @@ func fanOut(ctx context.Context, n int, fn func(ctx context.Context, i int) erro
 }
 
 // sampleLoad polls the daemon's status and memory until the tasks have been
-// released and all n have settled (none queued or running), recording peaks
+// released and all n have settled (none queued, running or merging), recording peaks
 // in rep. It writes only the fields it records until it returns.
 func sampleLoad(ctx context.Context, d *loadDaemon, n int, released <-chan struct{}, rep *loadReport) error {
 	tick := time.NewTicker(loadSampleEvery)
@@ -490,7 +490,7 @@ func sampleLoad(ctx context.Context, d *loadDaemon, n int, released <-chan struc
 		rep.PeakThreads = max(rep.PeakThreads, m.threads)
 		rep.PeakFDs = max(rep.PeakFDs, m.fds)
 		rep.PeakRunning = max(rep.PeakRunning, len(st.Running))
-		if after && st.Tasks[task.Queued] == 0 && st.Tasks[task.Running] == 0 && len(st.Running) == 0 {
+		if after && st.Tasks[task.Queued] == 0 && st.Tasks[task.Running] == 0 && st.Tasks[task.Merging] == 0 && len(st.Running) == 0 {
 			return nil
 		}
 		select {

@@ -101,6 +101,9 @@ func describeEvent(e event.Event) string {
 	if s, ok := describeObservation(e.Payload); ok {
 		return s
 	}
+	if s, ok := describeGit(e.Payload); ok {
+		return s
+	}
 	b, _ := json.Marshal(e.Payload)
 	return truncate(string(b), 80)
 }

@@ -154,11 +154,19 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	ex, err := newExecutor(opts.Config, opts.Getenv, st, bus, logger)
+	rt, err := newRuntime(opts.Config, opts.Getenv, st, bus, logger)
 	if err != nil {
 		return err
 	}
+	ex := rt.ex
 	d.executor = ex
+	// Worktrees whose directories vanished while the daemon was down are
+	// made again from their branches; strays are reported, never deleted.
+	if rep, err := rt.wt.Reconcile(ctx); err != nil {
+		logger.Error("reconciling worktrees", "err", err)
+	} else if len(rep.Recreated) > 0 || len(rep.Problems) > 0 || len(rep.Strays) > 0 {
+		logger.Info("worktrees reconciled", "checked", rep.Checked, "recreated", len(rep.Recreated), "problems", len(rep.Problems), "strays", len(rep.Strays))
+	}
 	if _, err := st.AppendEvents(ctx, event.New(time.Now(), "", event.DaemonStarted{PID: os.Getpid(), Version: opts.Version})); err != nil {
 		return err
 	}
@@ -188,7 +196,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer endStreams()
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: tasks{Control: ctl, ex: ex}, Daemon: d, Log: st, Bus: bus,
+			Tasks: tasks{Control: ctl, ex: ex}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt.wt, rt.mq),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
@@ -211,7 +219,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	workDone := make(chan struct{})
 	g.Go(func() error {
 		defer close(workDone)
-		return ex.Run(workCtx)
+		var work errgroup.Group
+		work.Go(func() error { return ex.Run(workCtx) })
+		work.Go(func() error { return rt.mq.Run(workCtx) })
+		return work.Wait()
 	})
 	d.stopWork = func(ctx context.Context) error {
 		stopWork()

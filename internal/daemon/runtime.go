@@ -15,24 +15,69 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/providers"
+	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
-// newExecutor builds the engines and the executor from the configuration.
-func newExecutor(cfg config.Config, getenv func(string) string, st store.Store, bus *event.Bus, log *slog.Logger) (*executor.Executor, error) {
+// runtime is what runs tasks: the executor, the worktrees they run in and
+// the merge queue that lands their work.
+type runtime struct {
+	ex *executor.Executor
+	wt *worktree.Manager
+	mq *merge.Queue
+}
+
+// newRuntime builds the engines, the worktree manager, the merge queue and
+// the executor from the configuration.
+func newRuntime(cfg config.Config, getenv func(string) string, st store.Store, bus *event.Bus, log *slog.Logger) (*runtime, error) {
 	native, err := newNative(cfg, getenv, log)
 	if err != nil {
 		return nil, err
 	}
-	return executor.New(executor.Options{
+	rt := &runtime{}
+	w, m := cfg.Worktree, cfg.Merge
+	rt.wt = worktree.New(worktree.Options{Store: st, Logger: log, Config: worktree.Config{
+		Root: w.Root, Base: w.Base, PortEnv: w.PortEnv, AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
+		Bootstrap: func(repo string) worktree.Bootstrap {
+			b := w.BootstrapFor(repo)
+			return worktree.Bootstrap{Copy: b.Copy, Setup: b.Setup, SetupTimeout: b.SetupTimeout()}
+		},
+	}})
+	rt.mq = merge.New(merge.Options{
+		Store: st, Worktrees: rt.wt, Logger: log,
+		Config: merge.Config{
+			Strategy: m.Strategy, Gate: m.Gate, GateTimeout: time.Duration(m.GateTimeoutSecs) * time.Second,
+			MaxSendBacks: m.MaxSendBacks, PR: m.PR, Remote: m.Remote, Cleanup: m.Cleanup,
+			AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
+		},
+		// The queue tells a task about a conflict or a failed gate through
+		// the executor's one door.
+		Inject: func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error {
+			_, err := rt.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Kind(kind), Source: "merge-queue", Attrs: attrs, Text: text})
+			return err
+		},
+	})
+	rt.ex = executor.New(executor.Options{
 		Store: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
 			TaskUSD:       cfg.Budget.TaskUSD, DailyUSD: cfg.Budget.DailyUSD, FleetUSD: cfg.Budget.FleetUSD,
 		},
-	}), nil
+		Workspace: func(ctx context.Context, t task.Task) (executor.Workspace, error) {
+			wt, err := rt.wt.Provision(ctx, t)
+			if err != nil {
+				return executor.Workspace{}, err
+			}
+			return executor.Workspace{Dir: wt.Path, Env: rt.wt.Env(wt)}, nil
+		},
+		Complete: func(ctx context.Context, id task.ID, summary string) bool {
+			return rt.mq.Complete(ctx, id, summary, m.Auto)
+		},
+	})
+	return rt, nil
 }
 
 // newNative builds the native engine. Without a usable model provider it

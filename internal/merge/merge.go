@@ -21,13 +21,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
@@ -76,7 +76,7 @@ type Options struct {
 	Logger    *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// LookPath finds gh; nil means exec.LookPath.
+	// LookPath finds gh; nil means proc.LookPath (the PATH).
 	LookPath func(string) (string, error)
 	// Landed, when set, is called after work landed on target in repo (the
 	// main-branch watcher hears of it at once).
@@ -111,7 +111,7 @@ func New(o Options) *Queue {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.LookPath == nil {
-		o.LookPath = exec.LookPath
+		o.LookPath = proc.LookPath
 	}
 	if o.Config.Strategy == "" {
 		o.Config.Strategy = Rebase

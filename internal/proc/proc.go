@@ -205,3 +205,7 @@ func exitCode(ps *os.ProcessState, werr error) int {
 	}
 	return 0
 }
+
+// LookPath finds an executable in PATH (exec.LookPath), for callers that
+// may not import os/exec.
+func LookPath(name string) (string, error) { return exec.LookPath(name) }

@@ -53,6 +53,8 @@ type Config struct {
 	Daemon Daemon
 	Log    event.Log
 	Bus    *event.Bus
+	// Git serves the worktree and merge-queue routes; nil answers them 503.
+	Git Git
 	// DefaultPriority is used when a create request names none.
 	DefaultPriority int
 	Logger          *slog.Logger
@@ -82,6 +84,14 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/cost", s.cost)
 	s.mux.HandleFunc("GET /v1/events", s.events)
 	s.mux.HandleFunc("GET /v1/watch", s.watch)
+	s.mux.HandleFunc("GET /v1/worktrees", s.git(s.listWorktrees))
+	s.mux.HandleFunc("GET /v1/worktrees/{ref}", s.git(s.getWorktree))
+	s.mux.HandleFunc("POST /v1/worktrees/prune", s.git(s.pruneWorktrees))
+	s.mux.HandleFunc("POST /v1/worktrees/{ref}/restore", s.git(s.restoreWorktree))
+	s.mux.HandleFunc("GET /v1/merge", s.git(s.mergeStatus))
+	s.mux.HandleFunc("POST /v1/merge/{ref}/enqueue", s.git(s.mergeAction((Git).MergeEnqueue)))
+	s.mux.HandleFunc("POST /v1/merge/{ref}/retry", s.git(s.mergeAction((Git).MergeRetry)))
+	s.mux.HandleFunc("POST /v1/merge/{ref}/cancel", s.git(s.mergeCancel))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})
