@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -39,7 +41,7 @@ completed. Budgets pause the task when spent; ` + "`task resume`" + ` grants as 
 		}),
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.repo, "repo", "", "repository the task works on (default: the current directory)")
+	f.StringVar(&opts.repo, "repo", "", "git repository the task works on, in a worktree of its own (default: the one holding the current directory)")
 	f.StringVar(&opts.persona, "persona", "", "persona to run as (default: chosen by the router)")
 	f.StringSliceVar(&opts.tags, "tags", nil, "comma-separated tags, e.g. auth,jwt")
 	f.StringVar(&opts.parent, "parent", "", "parent task id")
@@ -80,6 +82,16 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 	}
 	if fi, err := os.Stat(repo); err != nil || !fi.IsDir() {
 		return usageErrorf("--repo %q is not a directory", repo)
+	}
+	// The task runs in a worktree of this repository: refuse what cannot
+	// have one now, not when the task starts.
+	switch _, err := git.Inspect(ctx, repo); {
+	case errors.Is(err, git.ErrNotRepo):
+		return &usageError{msg: fmt.Sprintf("%s is not inside a git repository; each task works in a git worktree of one", repo), hint: "run `git init` there (and commit), or pass --repo PATH"}
+	case errors.Is(err, git.ErrBare):
+		return &usageError{msg: fmt.Sprintf("%s is a bare repository; tasks need one with a work tree", repo), hint: "pass --repo with a clone that has a work tree"}
+	case errors.Is(err, git.ErrNoGit):
+		return fmt.Errorf("checking --repo: %w", err)
 	}
 	req := api.CreateTaskRequest{
 		Description: args[0], Context: opts.context, Tags: opts.tags, ParentID: opts.parent,
