@@ -307,3 +307,17 @@ func WorkStatus(ctx context.Context, dir string) (Status, error) {
 	}
 	return s, nil
 }
+
+// IsIgnored reports whether git ignores path (relative to dir). A tracked
+// file is not ignored.
+func IsIgnored(ctx context.Context, dir, path string) (bool, error) {
+	_, err := run(ctx, dir, nil, "check-ignore", "-q", "--", path)
+	if err == nil {
+		return true, nil
+	}
+	var gerr *Error
+	if errors.As(err, &gerr) && gerr.ExitCode == 1 {
+		return false, nil
+	}
+	return false, err
+}

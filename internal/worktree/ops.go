@@ -18,18 +18,19 @@ import (
 // the configured author, else git's configured identity, else Neuraphage.
 func (m *Manager) identity(ctx context.Context, dir string) []string {
 	name, email := m.cfg.AuthorName, m.cfg.AuthorEmail
-	if name == "" || email == "" {
+	if name == "" && email == "" {
 		if _, err := git.Run(ctx, dir, "var", "GIT_AUTHOR_IDENT"); err == nil {
-			if name == "" && email == "" {
-				return nil // git's own identity
-			}
+			return nil // git's own identity
 		}
-		if name == "" {
-			name = "Neuraphage"
-		}
-		if email == "" {
-			email = "neuraphage@localhost"
-		}
+	}
+	// One half configured: the other from git's configuration, else ours.
+	if name == "" {
+		out, _ := git.Run(ctx, dir, "config", "--get", "user.name")
+		name = cmpStr(strings.TrimSpace(out), "Neuraphage")
+	}
+	if email == "" {
+		out, _ := git.Run(ctx, dir, "config", "--get", "user.email")
+		email = cmpStr(strings.TrimSpace(out), "neuraphage@localhost")
 	}
 	return []string{
 		"GIT_AUTHOR_NAME=" + name, "GIT_AUTHOR_EMAIL=" + email,
@@ -81,6 +82,13 @@ func (m *Manager) Commit(ctx context.Context, id task.ID, message string) (strin
 	m.emit(ctx, id, event.CommitMade{Branch: w.Branch, Commit: tip, Files: files, Message: firstLine(message)})
 	m.log.Info("task work committed", "task_id", id, "commit", tip, "files", files)
 	return tip, true, nil
+}
+
+func cmpStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func firstLine(s string) string {
@@ -142,6 +150,12 @@ func (m *Manager) inspect(ctx context.Context, w store.Worktree) (Info, error) {
 	archived, _ := git.RevParse(ctx, w.Repo, ArchiveRef(w.TaskID))
 	in.Archived = archived != "" && (tip == "" || archived == tip)
 	if tip == "" {
+		// The branch was deleted: merged if its work landed (or its
+		// archived tip is on the base).
+		in.Merged = w.Landed != ""
+		if !in.Merged && archived != "" {
+			in.Merged, _ = git.IsAncestor(ctx, w.Repo, archived, "refs/heads/"+w.Base)
+		}
 		return in, nil
 	}
 	base := "refs/heads/" + w.Base

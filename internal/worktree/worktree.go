@@ -159,7 +159,7 @@ func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, e
 		}
 	}
 	if strings.HasPrefix(w.Note, setupFailed) {
-		if err := m.bootstrap(ctx, &w, false); err != nil {
+		if err := m.bootstrap(ctx, &w); err != nil {
 			return store.Worktree{}, err
 		}
 	}
@@ -260,7 +260,16 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 	if err != nil {
 		return store.Worktree{}, fmt.Errorf("reading base branch %s: %w", base, err)
 	}
-	path := filepath.Join(m.root(r.Main), string(t.ID))
+	root := m.root(r.Main)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return store.Worktree{}, fmt.Errorf("creating the worktree root: %w", err)
+	}
+	// The physical path, as git reports it: a root reached through a
+	// symbolic link must not look like someone else's directory later.
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		return store.Worktree{}, fmt.Errorf("resolving the worktree root: %w", err)
+	}
+	path := filepath.Join(root, string(t.ID))
 	if _, err := os.Lstat(path); err == nil {
 		return store.Worktree{}, fmt.Errorf("%s already exists and is not registered as %s's worktree; move it away (nothing was changed)", path, t.ID)
 	}
@@ -286,14 +295,14 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 	}); err != nil {
 		return store.Worktree{}, err
 	}
-	if err := m.bootstrap(ctx, &w, true); err != nil {
-		return store.Worktree{}, err
-	}
 	m.emit(ctx, t.ID, event.WorktreeCreated{
 		Repo: w.Repo, Path: w.Path, Branch: w.Branch, Base: w.Base, BaseCommit: w.BaseCommit, Port: w.Port,
 		DurationMs: m.now().Sub(start).Milliseconds(),
 	})
 	m.log.Info("worktree created", "task_id", t.ID, "path", w.Path, "branch", w.Branch, "base", w.Base)
+	if err := m.bootstrap(ctx, &w); err != nil {
+		return store.Worktree{}, err
+	}
 	return w, nil
 }
 
@@ -339,28 +348,36 @@ func (m *Manager) add(ctx context.Context, w store.Worktree, from string) error 
 }
 
 // bootstrap copies the configured files into a new worktree and runs its
-// setup command. A failed setup keeps the worktree, records the failure
-// and is retried by the next Provision.
-func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree, fresh bool) error {
+// setup command. A failure keeps the worktree, records itself (so a daemon
+// that dies here also tries again) and is retried by the next Provision;
+// copying again is safe, as it never overwrites.
+func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 	if m.cfg.Bootstrap == nil {
 		return nil
 	}
 	b := m.cfg.Bootstrap(w.Repo)
-	if fresh {
-		if err := copyIgnored(w.Repo, w.Path, b.Copy); err != nil {
-			return fmt.Errorf("copying bootstrap files into %s: %w", w.Path, err)
-		}
-	}
-	if strings.TrimSpace(b.Setup) == "" {
+	if len(b.Copy) == 0 && strings.TrimSpace(b.Setup) == "" {
 		return nil
 	}
-	timeout := cmpDuration(b.SetupTimeout, 10*time.Minute)
-	res, err := proc.Run(ctx, proc.Cmd{
-		Dir: w.Path, Shell: b.Setup, Timeout: timeout, MaxOutput: 8 << 10,
-		Env: append(os.Environ(), m.Env(*w)...),
-	})
+	if w.Note == "" && strings.TrimSpace(b.Setup) != "" {
+		// Recorded before the setup runs: a kill during it is retried.
+		m.setNote(ctx, w, setupFailed+"interrupted (the daemon stopped while it ran)")
+	}
 	note := ""
+	if err := copyIgnored(ctx, w.Repo, w.Path, b.Copy); err != nil {
+		note = fmt.Sprintf("%scopying bootstrap files into %s: %v", setupFailed, w.Path, err)
+	}
+	timeout := cmpDuration(b.SetupTimeout, 10*time.Minute)
+	var res proc.Result
+	var err error
+	if note == "" && strings.TrimSpace(b.Setup) != "" {
+		res, err = proc.Run(ctx, proc.Cmd{
+			Dir: w.Path, Shell: b.Setup, Timeout: timeout, MaxOutput: 8 << 10,
+			Env: append(os.Environ(), m.Env(*w)...),
+		})
+	}
 	switch {
+	case note != "":
 	case err != nil:
 		note = setupFailed + err.Error()
 	case res.TimedOut:
@@ -396,10 +413,12 @@ func tail(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-// copyIgnored copies the files matching patterns from the main work tree
-// into a new worktree, never over a file that is already there (a tracked
-// file the checkout made, say). Directories are copied whole.
-func copyIgnored(from, to string, patterns []string) error {
+// copyIgnored copies the git-ignored files matching patterns from the main
+// work tree into a new worktree, never over a file that is already there.
+// Directories are copied whole. A match git does not ignore is skipped: a
+// tracked file is in the checkout already, and the user's untracked files
+// are theirs (copied, they would be committed as the task's work).
+func copyIgnored(ctx context.Context, from, to string, patterns []string) error {
 	for _, p := range patterns {
 		matches, err := filepath.Glob(filepath.Join(from, filepath.FromSlash(p)))
 		if err != nil {
@@ -408,6 +427,11 @@ func copyIgnored(from, to string, patterns []string) error {
 		for _, src := range matches {
 			rel, err := filepath.Rel(from, src)
 			if err != nil || rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) || strings.HasPrefix(rel, "..") {
+				continue
+			}
+			if ignored, err := git.IsIgnored(ctx, from, rel); err != nil {
+				return err
+			} else if !ignored {
 				continue
 			}
 			if err := copyTree(src, filepath.Join(to, rel)); err != nil {
@@ -442,6 +466,9 @@ func copyTree(src, dst string) error {
 		case info.Mode()&fs.ModeSymlink != 0:
 			link, err := os.Readlink(path)
 			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return err
 			}
 			return os.Symlink(link, target)
@@ -504,6 +531,12 @@ func (m *Manager) recreate(ctx context.Context, w store.Worktree, reason string)
 		return w, err
 	}
 	w.State, w.Note, w.UpdatedAt = store.WorktreeActive, "", m.now().UTC()
+	if _, _, err := m.st.UpdateTask(ctx, w.TaskID, func(t *task.Task) ([]event.Event, error) {
+		t.Branch, t.Worktree = w.Branch, w.Path
+		return nil, nil
+	}); err != nil {
+		return w, err
+	}
 	if _, err := m.st.PutWorktree(ctx, w, event.New(m.now(), w.TaskID, event.WorktreeRecreated{
 		Path: w.Path, Branch: w.Branch, From: from, Reason: reason,
 	})); err != nil {
@@ -526,6 +559,14 @@ func (m *Manager) ensureBranch(ctx context.Context, w store.Worktree) (string, e
 	archive := ArchiveRef(w.TaskID)
 	tip, err := git.RevParse(ctx, w.Repo, archive)
 	if err != nil {
+		if w.Landed == "" && w.BaseCommit != "" && !m.everCreated(ctx, w) {
+			// The creation was interrupted before the branch was made:
+			// finish it from the base commit.
+			if _, err := git.Run(ctx, w.Repo, "update-ref", "refs/heads/"+w.Branch, w.BaseCommit, ""); err != nil {
+				return "", err
+			}
+			return w.BaseCommit, nil
+		}
 		return "", fmt.Errorf("branch %s is gone and there is no archive (%s); the task's committed work is not known to neuraphage", w.Branch, archive)
 	}
 	// Create only: "" as the old value refuses to overwrite a branch that
@@ -534,6 +575,12 @@ func (m *Manager) ensureBranch(ctx context.Context, w store.Worktree) (string, e
 		return "", err
 	}
 	return archive, nil
+}
+
+// everCreated reports whether the log says w's worktree was ever made.
+func (m *Manager) everCreated(ctx context.Context, w store.Worktree) bool {
+	evs, err := m.st.ReadEvents(ctx, event.Query{Filter: event.Filter{TaskID: w.TaskID, Kinds: []string{string(event.KindWorktreeCreated)}}, Limit: 1})
+	return err != nil || len(evs) > 0 // unknown: assume it was, and refuse
 }
 
 func (m *Manager) setNote(ctx context.Context, w *store.Worktree, note string) {
