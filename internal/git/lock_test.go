@@ -535,7 +535,7 @@ func TestRunNoGit(t *testing.T) {
 	}{
 		{plain, []string{"version"}},
 		{dir, []string{"status"}},
-		{dir, []string{"add", "-A"}},    // locking, lock key known
+		{dir, []string{"add", "-A"}},   // locking, lock key known
 		{plain, []string{"add", "-A"}}, // locking, lock key unknown
 	} {
 		_, err := git.Run(ctx, tc.dir, tc.args...)

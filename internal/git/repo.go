@@ -22,7 +22,9 @@ type Repo struct {
 	// Top is the top of the work tree the directory is in (for a linked
 	// worktree, the worktree's own top).
 	Top string
-	// Main is the top of the repository's main work tree.
+	// Main is the top of the repository's main work tree. When the git
+	// directory is not <main>/.git (a separate git dir) and Inspect runs in
+	// a linked worktree, git records no way back to it: Main is then Top.
 	Main string
 	// CommonDir is the git directory shared by all worktrees; GitDir is this
 	// work tree's own.
@@ -67,10 +69,10 @@ func Inspect(ctx context.Context, dir string) (Repo, error) {
 	if filepath.Base(r.CommonDir) == ".git" {
 		r.Main = filepath.Dir(r.CommonDir)
 	}
-	if b, err := run(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
+	r.Head, _ = RevParse(ctx, dir, "HEAD")
+	if b, err := run(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && r.Head != "" {
 		r.Branch = strings.TrimSpace(b)
 	}
-	r.Head, _ = RevParse(ctx, dir, "HEAD")
 	return r, nil
 }
 
@@ -213,6 +215,11 @@ func MergeTree(ctx context.Context, dir, ours, theirs string) (MergeResult, erro
 		return MergeResult{}, err
 	}
 	parts := strings.Split(out, "\x00")
+	if conflicted && !isObjectID(parts[0]) {
+		// Exit 1 without a tree: git could not merge at all (a missing
+		// revision, say), which is not a conflict.
+		return MergeResult{}, err
+	}
 	r := MergeResult{Tree: parts[0], Clean: !conflicted}
 	if conflicted {
 		seen := map[string]bool{}
@@ -224,6 +231,19 @@ func MergeTree(ctx context.Context, dir, ours, theirs string) (MergeResult, erro
 		}
 	}
 	return r, nil
+}
+
+// isObjectID reports whether s looks like a full object id (SHA-1 or SHA-256).
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Status is a work tree's state as far as losing work goes.
@@ -269,7 +289,9 @@ func first(names []string, n int) string {
 
 // WorkStatus reads the status of the work tree at dir.
 func WorkStatus(ctx context.Context, dir string) (Status, error) {
-	out, err := run(ctx, dir, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+	// --no-renames: a rename is its two paths, each listed once; no record
+	// carries a second path to skip.
+	out, err := run(ctx, dir, nil, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--ignore-submodules=none")
 	if err != nil {
 		return Status{}, err
 	}
@@ -286,9 +308,6 @@ func WorkStatus(ctx context.Context, dir string) (Status, error) {
 			s.Untracked = append(s.Untracked, name)
 		default:
 			s.Changed = append(s.Changed, name)
-			if code[0] == 'R' || code[0] == 'C' {
-				i++ // the source path follows
-			}
 		}
 	}
 	gitDir, err := run(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-dir")
