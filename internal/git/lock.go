@@ -20,6 +20,8 @@ var lockingCommands = map[string]bool{
 	"rebase": true, "reset": true, "restore": true, "revert": true, "rm": true,
 	"stash": true, "switch": true, "symbolic-ref": true, "tag": true,
 	"update-index": true, "update-ref": true, "worktree": true, "notes": true,
+	"remote": true, "read-tree": true, "apply": true, "reflog": true, "prune": true,
+	"replace": true, "sparse-checkout": true, "submodule": true,
 }
 
 // takesLock reports whether git args run a command that takes a lock.
