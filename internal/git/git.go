@@ -6,7 +6,10 @@
 // Commands that take a repository lock (index.lock, ref locks: add, commit,
 // worktree, update-ref, rebase, ...) are serialized per repository within
 // the process, so the daemon never races itself; when another process holds
-// a lock, the command is retried briefly before its error is returned.
+// a lock, the command is retried briefly before its error is returned. Once
+// started, such a command runs to its end even when its context is
+// cancelled (only its deadline stops it): git killed half way leaves lock
+// files and half-written work trees behind.
 // [Locked] holds a repository's lock across a sequence of commands.
 //
 // Git runs with GIT_TERMINAL_PROMPT=0 (a command that needs credentials fails
@@ -96,6 +99,16 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 			}
 			defer unlock()
 		}
+		if err := ctx.Err(); err != nil {
+			return "", &Error{Dir: dir, Args: args, ExitCode: -1, Err: err}
+		}
+		// A command that writes is not killed half way when ctx is
+		// cancelled: that would leave lock files and half-written work
+		// trees in the user's repository. It still ends at the deadline.
+		deadline, _ := ctx.Deadline()
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		defer cancel()
 	}
 	for attempt := 0; ; attempt++ {
 		out, err := runOnce(ctx, dir, env, args...)

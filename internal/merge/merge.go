@@ -98,7 +98,7 @@ type Queue struct {
 
 	mu      sync.Mutex
 	workers map[string]bool                   // queue key → a worker is draining it
-	running map[int64]context.CancelCauseFunc // entry → cancels its processing
+	running map[int64]*inflight // entries being processed
 	wg      sync.WaitGroup
 }
 
@@ -127,7 +127,7 @@ func New(o Options) *Queue {
 		log: o.Logger.With("component", "merge"), lookPath: o.LookPath, landed: o.Landed,
 		kick:    make(chan struct{}, 1),
 		workers: map[string]bool{},
-		running: map[int64]context.CancelCauseFunc{},
+		running: map[int64]*inflight{},
 	}
 }
 
@@ -251,16 +251,18 @@ func (q *Queue) Enqueue(ctx context.Context, id task.ID) (store.MergeEntry, erro
 	} else if err != nil {
 		return store.MergeEntry{}, err
 	}
-	e, err := q.enqueue(ctx, id)
-	if err != nil {
-		return e, err
-	}
 	if t.Status == task.Paused {
+		// Merging before the entry exists: a worker that takes the entry
+		// at once must not find the task paused.
 		if _, _, err := q.st.UpdateTask(ctx, id, control.Transition(task.Merging, "its work is in the merge queue", q.now())); err != nil {
-			q.log.Warn("moving an enqueued paused task to merging", "task_id", id, "err", err)
+			return store.MergeEntry{}, err
 		}
 	}
-	return e, nil
+	e, err := q.enqueue(ctx, id)
+	if err != nil && t.Status == task.Paused {
+		q.moveTask(ctx, id, task.Paused, "it could not be enqueued for merge: "+err.Error())
+	}
+	return e, err
 }
 
 // enqueue adds the entry (the task's worktree record gives repo, branch
@@ -381,13 +383,22 @@ func (q *Queue) Cancel(ctx context.Context, id task.ID, reason string) (store.Me
 	}
 	e := open[0]
 	q.mu.Lock()
-	if stop := q.running[e.ID]; stop != nil {
-		stop(errors.New(reason))
-	}
+	fl := q.running[e.ID]
 	q.mu.Unlock()
+	if fl != nil {
+		// Stop its processing and wait for it: a landing already under
+		// way completes and is recorded, and then there is nothing to
+		// cancel.
+		fl.cancel(errors.New(reason))
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return e, ctx.Err()
+		}
+	}
 	e, _, err = q.st.UpdateMerge(ctx, e.ID, func(m *store.MergeEntry) ([]event.Event, error) {
 		if !m.State.Open() {
-			return nil, fmt.Errorf("entry %d is already %s", m.ID, m.State)
+			return nil, fmt.Errorf("task %s's merge #%d is already %s; nothing to cancel", m.TaskID, m.ID, m.State)
 		}
 		now := q.now().UTC()
 		m.State, m.Detail, m.FinishedAt = store.MergeCancelled, reason, &now

@@ -43,13 +43,15 @@ func (q *Queue) process(ctx context.Context, e store.MergeEntry) bool {
 	start := q.now()
 	pctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	fl := &inflight{cancel: cancel, done: make(chan struct{})}
 	q.mu.Lock()
-	q.running[e.ID] = cancel
+	q.running[e.ID] = fl
 	q.mu.Unlock()
 	defer func() {
 		q.mu.Lock()
 		delete(q.running, e.ID)
 		q.mu.Unlock()
+		close(fl.done)
 	}()
 
 	e, _, err := q.st.UpdateMerge(ctx, e.ID, func(m *store.MergeEntry) ([]event.Event, error) {
@@ -71,19 +73,31 @@ func (q *Queue) process(ctx context.Context, e store.MergeEntry) bool {
 	q.log.Info("merge started", "task_id", e.TaskID, "entry", e.ID, "target", e.Target)
 
 	out, err := q.land(pctx, e)
-	if ctx.Err() != nil {
-		// The daemon is stopping: the entry stays running and the next
-		// start takes it up again from the beginning.
-		q.requeue(e, "the daemon stopped while it was being merged")
-		return false
-	}
-	if cause := context.Cause(pctx); cause != nil && pctx.Err() != nil {
-		return true // cancelled: Cancel recorded it
+	// Work that reached the target is recorded whatever happened meanwhile
+	// (git commands that write are never killed half way).
+	if landed := err == nil && (out.state == store.MergeLanded || out.state == store.MergePR); !landed {
+		if ctx.Err() != nil {
+			// The daemon is stopping: the entry goes back to queued and
+			// the next start takes it up again from the beginning.
+			q.requeue(e, "the daemon stopped while it was being merged")
+			return false
+		}
+		if pctx.Err() != nil {
+			return true // cancelled: Cancel records it once this returns
+		}
 	}
 	if err != nil {
 		out = outcome{state: store.MergeParked, detail: err.Error()}
 	}
-	return q.record(ctx, e, out, start)
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer rcancel()
+	return q.record(rctx, e, out, start) && ctx.Err() == nil
+}
+
+// inflight is an entry being processed.
+type inflight struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when its processing returned
 }
 
 var errClosed = errors.New("entry closed")
@@ -221,7 +235,16 @@ func (q *Queue) update(ctx context.Context, dir, base string) (string, []string,
 	env := q.identity(ctx, dir)
 	args, abort := []string{"merge", "--no-edit", "--no-ff", base}, []string{"merge", "--abort"}
 	if q.cfg.Strategy == Rebase {
-		args, abort = []string{"rebase", base}, []string{"rebase", "--abort"}
+		// A branch that already merged the target (how an agent resolves a
+		// conflict it was sent back with) is merged again, not rebased: a
+		// rebase would drop that merge and meet the same conflict.
+		merges, err := git.Run(ctx, dir, "rev-list", "--merges", "--max-count=1", base+".."+tip)
+		if err != nil {
+			return "", nil, err
+		}
+		if strings.TrimSpace(merges) == "" {
+			args, abort = []string{"rebase", base}, []string{"rebase", "--abort"}
+		}
 	}
 	var files []string
 	err = git.Locked(ctx, dir, func(ctx context.Context) error {

@@ -516,6 +516,18 @@ func (m *Manager) present(ctx context.Context, w store.Worktree) (bool, error) {
 	if r.Top != w.Path {
 		return false, fmt.Errorf("%s exists but is not a worktree of its own (it is inside %s); move it away", w.Path, r.Top)
 	}
+	// A worktree git never finished making (a kill during `worktree add`)
+	// is locked "initializing" and misses files: taken as it is, its
+	// missing files would be committed as deletions.
+	list, err := git.Worktrees(ctx, w.Repo)
+	if err != nil {
+		return false, err
+	}
+	for _, wt := range list {
+		if wt.Path == w.Path && wt.Locked {
+			return false, fmt.Errorf("%s is locked by git (a worktree left half made, or locked by hand); check it, then `git worktree unlock %s` or move it away", w.Path, w.Path)
+		}
+	}
 	return true, nil
 }
 
