@@ -97,7 +97,7 @@ type Queue struct {
 	kick chan struct{}
 
 	mu      sync.Mutex
-	workers map[string]bool                   // queue key → a worker is draining it
+	workers map[string]bool     // queue key → a worker is draining it
 	running map[int64]*inflight // entries being processed
 	wg      sync.WaitGroup
 }
