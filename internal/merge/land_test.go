@@ -342,6 +342,14 @@ func TestDirtyCheckoutWaits(t *testing.T) {
 	if tk := e.task(tk.ID); tk.Status != task.Merging {
 		t.Errorf("task %s while waiting", tk.Status)
 	}
+	// Retries for the same reason log nothing new: one waiting, one started.
+	count := map[string]int{}
+	for _, k := range e.kinds(tk.ID) {
+		count[k]++
+	}
+	if count["merge.waiting"] != 1 || count["merge.started"] != 1 {
+		t.Errorf("after %d attempts: %d merge.waiting and %d merge.started events, want 1 each", ent.Attempts, count["merge.waiting"], count["merge.started"])
+	}
 	e.git(e.repo, "checkout", "--", "README")
 	e.waitState(tk.ID, store.MergeLanded)
 	e.waitTask(tk.ID, task.Completed)

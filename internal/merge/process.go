@@ -29,6 +29,8 @@ type outcome struct {
 	// conflict or gate failure, to send back or park.
 	conflict bool
 	gate     *gateFailure
+	// quiet: still waiting for the same reason; no new event.
+	quiet bool
 }
 
 type gateFailure struct {
@@ -54,13 +56,20 @@ func (q *Queue) process(ctx context.Context, e store.MergeEntry) bool {
 		close(fl.done)
 	}()
 
+	// A waiting entry tried again says so only when something changes:
+	// no event per retry while the user's checkout stays dirty.
+	retry := e.State == store.MergeWaiting
+	waitedFor := e.Detail
+	target, _ := git.RevParse(ctx, e.Repo, "refs/heads/"+e.Target)
 	e, _, err := q.st.UpdateMerge(ctx, e.ID, func(m *store.MergeEntry) ([]event.Event, error) {
 		if !m.State.Open() {
 			return nil, errClosed
 		}
 		now := q.now().UTC()
 		m.State, m.Attempts, m.StartedAt = store.MergeRunning, m.Attempts+1, &now
-		target, _ := git.RevParse(ctx, m.Repo, "refs/heads/"+m.Target)
+		if retry {
+			return nil, nil
+		}
 		return []event.Event{event.New(now, m.TaskID, event.MergeStarted{Entry: m.ID, Target: m.Target, TargetCommit: target, Attempt: m.Attempts})}, nil
 	})
 	if errors.Is(err, errClosed) {
@@ -89,6 +98,7 @@ func (q *Queue) process(ctx context.Context, e store.MergeEntry) bool {
 	if err != nil {
 		out = outcome{state: store.MergeParked, detail: err.Error()}
 	}
+	out.quiet = retry && out.state == store.MergeWaiting && out.detail == waitedFor
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer rcancel()
 	return q.record(rctx, e, out, start) && ctx.Err() == nil
@@ -495,7 +505,7 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 		if t.Status == task.Merging {
 			moveTo, moveWhy = task.Completed, fmt.Sprintf("%s (pull request opened: %s)", summaryOf(t), out.pr)
 		}
-	case out.state == store.MergeWaiting:
+	case out.state == store.MergeWaiting && !out.quiet:
 		evs = append(evs, event.New(now, e.TaskID, event.MergeWaiting{Entry: e.ID, Reason: out.detail}))
 	case out.state == store.MergeParked:
 		evs = append(evs, event.New(now, e.TaskID, event.MergeParked{Entry: e.ID, Reason: out.detail}))
@@ -515,7 +525,9 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 		q.log.Error("recording a merge outcome", "entry", e.ID, "err", err)
 		return false
 	}
-	q.log.Info("merge ended", "task_id", e.TaskID, "entry", e.ID, "state", out.state, "detail", out.detail)
+	if !out.quiet {
+		q.log.Info("merge ended", "task_id", e.TaskID, "entry", e.ID, "state", out.state, "detail", out.detail)
+	}
 	if message != "" && q.inject != nil && (moveTo == task.Queued || moveTo == task.Paused) {
 		attrs := map[string]string{"target": e.Target}
 		if len(out.files) > 0 {
