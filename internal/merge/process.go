@@ -384,7 +384,13 @@ func (q *Queue) advance(ctx context.Context, e store.MergeEntry, base, commit st
 				return nil
 			}
 			if _, err := git.Run(ctx, wt.Path, "merge", "--ff-only", "--no-edit", commit); err != nil {
-				out = outcome{state: store.MergeWaiting, detail: fmt.Sprintf("git would not fast-forward the checkout of %s at %s: %s", e.Target, wt.Path, errText(err))}
+				// git's whole message: it names the files in the way.
+				msg := err.Error()
+				var gerr *git.Error
+				if errors.As(err, &gerr) && gerr.Stderr != "" {
+					msg = strings.Join(strings.Fields(gerr.Stderr), " ")
+				}
+				out = outcome{state: store.MergeWaiting, detail: fmt.Sprintf("git would not fast-forward the checkout of %s at %s (your files there are not touched): %s", e.Target, wt.Path, tailBytes(msg, 600))}
 				return nil
 			}
 			out = outcome{state: store.MergeLanded, commit: commit}
