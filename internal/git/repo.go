@@ -340,3 +340,31 @@ func IsIgnored(ctx context.Context, dir, path string) (bool, error) {
 	}
 	return false, err
 }
+
+// Identity returns the environment that signs commits made in dir for
+// Neuraphage: nil when name and email are empty and git has an identity of
+// its own; otherwise name and email, each half that is empty taken from
+// git's configuration, else "Neuraphage" / "neuraphage@localhost".
+func Identity(ctx context.Context, dir, name, email string) []string {
+	if name == "" && email == "" {
+		if _, err := run(ctx, dir, nil, "var", "GIT_AUTHOR_IDENT"); err == nil {
+			return nil
+		}
+	}
+	if name == "" {
+		out, _ := run(ctx, dir, nil, "config", "--get", "user.name")
+		if name = strings.TrimSpace(out); name == "" {
+			name = "Neuraphage"
+		}
+	}
+	if email == "" {
+		out, _ := run(ctx, dir, nil, "config", "--get", "user.email")
+		if email = strings.TrimSpace(out); email == "" {
+			email = "neuraphage@localhost"
+		}
+	}
+	return []string{
+		"GIT_AUTHOR_NAME=" + name, "GIT_AUTHOR_EMAIL=" + email,
+		"GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + email,
+	}
+}

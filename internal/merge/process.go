@@ -216,19 +216,7 @@ func conflictDetail(target, base string, files []string) string {
 
 // identity returns the environment that signs the queue's commits.
 func (q *Queue) identity(ctx context.Context, dir string) []string {
-	name, email := q.cfg.AuthorName, q.cfg.AuthorEmail
-	if name == "" && email == "" {
-		if _, err := git.Run(ctx, dir, "var", "GIT_COMMITTER_IDENT"); err == nil {
-			return nil
-		}
-	}
-	if name == "" {
-		name = "Neuraphage"
-	}
-	if email == "" {
-		email = "neuraphage@localhost"
-	}
-	return []string{"GIT_AUTHOR_NAME=" + name, "GIT_AUTHOR_EMAIL=" + email, "GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + email}
+	return git.Identity(ctx, dir, q.cfg.AuthorName, q.cfg.AuthorEmail)
 }
 
 // update brings the branch checked out in dir up to base: a rebase onto it

@@ -14,28 +14,9 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
-// identity returns the environment that signs a commit made for a task:
-// the configured author, else git's configured identity, else Neuraphage.
+// identity returns the environment that signs a commit made for a task.
 func (m *Manager) identity(ctx context.Context, dir string) []string {
-	name, email := m.cfg.AuthorName, m.cfg.AuthorEmail
-	if name == "" && email == "" {
-		if _, err := git.Run(ctx, dir, "var", "GIT_AUTHOR_IDENT"); err == nil {
-			return nil // git's own identity
-		}
-	}
-	// One half configured: the other from git's configuration, else ours.
-	if name == "" {
-		out, _ := git.Run(ctx, dir, "config", "--get", "user.name")
-		name = cmpStr(strings.TrimSpace(out), "Neuraphage")
-	}
-	if email == "" {
-		out, _ := git.Run(ctx, dir, "config", "--get", "user.email")
-		email = cmpStr(strings.TrimSpace(out), "neuraphage@localhost")
-	}
-	return []string{
-		"GIT_AUTHOR_NAME=" + name, "GIT_AUTHOR_EMAIL=" + email,
-		"GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + email,
-	}
+	return git.Identity(ctx, dir, m.cfg.AuthorName, m.cfg.AuthorEmail)
 }
 
 // Commit commits everything uncommitted in the task's worktree (changes
@@ -82,13 +63,6 @@ func (m *Manager) Commit(ctx context.Context, id task.ID, message string) (strin
 	m.emit(ctx, id, event.CommitMade{Branch: w.Branch, Commit: tip, Files: files, Message: firstLine(message)})
 	m.log.Info("task work committed", "task_id", id, "commit", tip, "files", files)
 	return tip, true, nil
-}
-
-func cmpStr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func firstLine(s string) string {
