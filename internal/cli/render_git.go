@@ -11,7 +11,7 @@ import (
 func describeGit(p event.Payload) (string, bool) {
 	switch p := p.(type) {
 	case event.WorktreeCreated:
-		s := fmt.Sprintf("worktree %s on %s from %s@%s (%d ms)", p.Path, p.Branch, p.Base, sha8(p.BaseCommit), p.DurationMs)
+		s := fmt.Sprintf("worktree %s on %s from %s@%s (%d ms)", p.Path, p.Branch, p.Base, shortSHA(p.BaseCommit), p.DurationMs)
 		if p.Port != 0 {
 			s += fmt.Sprintf(", port %d", p.Port)
 		}
@@ -27,13 +27,13 @@ func describeGit(p event.Payload) (string, bool) {
 	case event.WorktreeStray:
 		return fmt.Sprintf("stray worktree %s (%s) left alone", p.Path, p.Branch), true
 	case event.CommitMade:
-		return fmt.Sprintf("committed %d file(s) on %s as %s: %s", p.Files, p.Branch, sha8(p.Commit), truncate(p.Message, 60)), true
+		return fmt.Sprintf("committed %d file(s) on %s as %s: %s", p.Files, p.Branch, shortSHA(p.Commit), truncate(p.Message, 60)), true
 	case event.MergeQueued:
 		return fmt.Sprintf("merge #%d queued: %s → %s (%d ahead)", p.Entry, p.Branch, p.Target, p.Ahead), true
 	case event.MergeStarted:
-		return fmt.Sprintf("merge #%d started onto %s@%s (attempt %d)", p.Entry, p.Target, sha8(p.TargetCommit), p.Attempt), true
+		return fmt.Sprintf("merge #%d started onto %s@%s (attempt %d)", p.Entry, p.Target, shortSHA(p.TargetCommit), p.Attempt), true
 	case event.MergeLanded:
-		return fmt.Sprintf("merge #%d landed on %s as %s (%s, %d ms)", p.Entry, p.Target, sha8(p.Commit), p.Strategy, p.DurationMs), true
+		return fmt.Sprintf("merge #%d landed on %s as %s (%s, %d ms)", p.Entry, p.Target, shortSHA(p.Commit), p.Strategy, p.DurationMs), true
 	case event.MergeConflicted:
 		what := "parked"
 		if p.SentBack {
@@ -56,11 +56,4 @@ func describeGit(p event.Payload) (string, bool) {
 		return fmt.Sprintf("merge #%d opened a pull request: %s", p.Entry, p.URL), true
 	}
 	return "", false
-}
-
-func sha8(s string) string {
-	if len(s) > 8 {
-		return s[:8]
-	}
-	return s
 }

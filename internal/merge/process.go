@@ -24,6 +24,7 @@ type outcome struct {
 	state  store.MergeState
 	detail string
 	files  []string
+	base   string // the target's commit a conflict was found against
 	commit string
 	pr     string
 	// conflict or gate failure, to send back or park.
@@ -170,14 +171,14 @@ func (q *Queue) land(ctx context.Context, e store.MergeEntry) (outcome, error) {
 			return outcome{}, err
 		}
 		if !pred.Clean {
-			return outcome{conflict: true, files: pred.Conflicts, detail: conflictDetail(e.Target, base, pred.Conflicts)}, nil
+			return outcome{conflict: true, files: pred.Conflicts, base: base, detail: conflictDetail(e.Target, base, pred.Conflicts)}, nil
 		}
 		tip, files, err := q.update(ctx, w.Path, base)
 		if err != nil {
 			return outcome{}, err
 		}
 		if files != nil {
-			return outcome{conflict: true, files: files, detail: conflictDetail(e.Target, base, files)}, nil
+			return outcome{conflict: true, files: files, base: base, detail: conflictDetail(e.Target, base, files)}, nil
 		}
 		if q.cfg.Gate != "" {
 			if g, err := q.gate(ctx, w.Path, q.wt.Env(w)); err != nil {
@@ -396,14 +397,6 @@ func (q *Queue) advance(ctx context.Context, e store.MergeEntry, base, commit st
 	return out, err
 }
 
-func errText(err error) string {
-	var gerr *git.Error
-	if errors.As(err, &gerr) && gerr.Stderr != "" {
-		return lastLines(gerr.Stderr, 2)
-	}
-	return err.Error()
-}
-
 // openPR pushes the branch and opens a pull request with gh.
 func (q *Queue) openPR(ctx context.Context, e store.MergeEntry, t task.Task) (outcome, error) {
 	gh, err := q.lookPath("gh")
@@ -471,7 +464,7 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 			kind = "rebase"
 			message = fmt.Sprintf("Your work could not land on %s: your branch %s conflicts with %s (now at %s) in: %s.\n"+
 				"Bring your branch up to date in your working directory: run `git merge %s`, resolve the conflicts so that both your change and the one on %s are kept, commit, check the result, then complete the task again.",
-				e.Target, e.Branch, e.Target, short(mustBase(ctx, e)), strings.Join(out.files, ", "), e.Target, e.Target)
+				e.Target, e.Branch, e.Target, short(out.base), strings.Join(out.files, ", "), e.Target, e.Target)
 			evs = append(evs, event.New(now, e.TaskID, event.MergeConflicted{Entry: e.ID, Target: e.Target, Files: out.files, SentBack: sendBack}))
 		} else {
 			kind = "message"
@@ -547,11 +540,6 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 		}
 	}
 	return out.state != store.MergeWaiting && out.state != store.MergeQueued
-}
-
-func mustBase(ctx context.Context, e store.MergeEntry) string {
-	b, _ := git.RevParse(ctx, e.Repo, "refs/heads/"+e.Target)
-	return b
 }
 
 func tailBytes(s string, n int) string {

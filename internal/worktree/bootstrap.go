@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 	if err := copyIgnored(ctx, w.Repo, w.Path, b.Copy); err != nil {
 		note = fmt.Sprintf("%scopying bootstrap files into %s: %v", setupFailed, w.Path, err)
 	}
-	timeout := cmpDuration(b.SetupTimeout, 10*time.Minute)
+	timeout := cmp.Or(b.SetupTimeout, 10*time.Minute)
 	var res proc.Result
 	var err error
 	if note == "" && strings.TrimSpace(b.Setup) != "" {
@@ -64,13 +65,6 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 		return fmt.Errorf("%s: the worktree is kept at %s and setup runs again when the task resumes", note, w.Path)
 	}
 	return nil
-}
-
-func cmpDuration(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 func tail(s string, n int) string {

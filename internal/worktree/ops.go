@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -160,7 +162,7 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 		out = append(out, in)
 		repos[w.Repo] = true
 	}
-	for _, repo := range sortedKeys(repos) {
+	for _, repo := range slices.Sorted(maps.Keys(repos)) {
 		strays, err := m.strays(ctx, repo, ws)
 		if err != nil {
 			continue // the repository may be gone; its records still list
@@ -247,7 +249,7 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 			m.log.Warn("worktree not reconciled", "task_id", w.TaskID, "path", w.Path, "err", err)
 		}
 	}
-	for _, repo := range sortedKeys(repos) {
+	for _, repo := range slices.Sorted(maps.Keys(repos)) {
 		strays, err := m.strays(ctx, repo, ws)
 		if err != nil {
 			continue

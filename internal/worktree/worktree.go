@@ -25,7 +25,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -461,14 +460,4 @@ func (m *Manager) emit(ctx context.Context, id task.ID, p event.Payload) {
 // Get returns a task's worktree record.
 func (m *Manager) Get(ctx context.Context, id task.ID) (store.Worktree, error) {
 	return m.st.GetWorktree(ctx, id)
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
