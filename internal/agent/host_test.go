@@ -22,6 +22,7 @@ type memHost struct {
 	delivered  map[int64]int // injection ID → times delivered
 	events     []event.Payload
 	commits    int
+	prepared   int // Prepare calls
 	calls      []engine.Call
 	learnings  []engine.Learning
 	task       task.Task
@@ -83,6 +84,13 @@ func (h *memHost) Commit(_ context.Context, s engine.Step) (task.Task, error) {
 		cb(s)
 	}
 	return t, nil
+}
+
+func (h *memHost) Prepare(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.prepared++
+	return nil
 }
 
 func (h *memHost) Inbox(context.Context) ([]engine.Injection, error) {

@@ -150,6 +150,10 @@ func (l *loop) load(ctx context.Context) error {
 // run; other injections join the conversation, committed with their receipt.
 func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
 	drain(l.h.Interrupts())
+	if err := l.h.Prepare(ctx); err != nil {
+		return l.stopOrPause(ctx, fmt.Errorf("preparing the task's messages: %w", err)), true
+	}
+	drain(l.h.Interrupts()) // Prepare's own messages interrupt nothing
 	inbox, err := l.h.Inbox(ctx)
 	if err != nil {
 		return l.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), true

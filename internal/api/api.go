@@ -367,3 +367,74 @@ type MergeStatus struct {
 type MergeRequest struct {
 	Reason string `json:"reason,omitempty"`
 }
+
+// RebaseStatus is the main watcher and where every watched task branch
+// stands against main (GET /v1/rebase).
+type RebaseStatus struct {
+	Watcher MainWatcher  `json:"watcher"`
+	Tasks   []TaskRebase `json:"tasks"`
+}
+
+// MainWatcher is the main watcher's health.
+type MainWatcher struct {
+	Enabled bool   `json:"enabled"`
+	Urgency string `json:"urgency"`
+	// Watching says ref changes are seen through filesystem
+	// notifications; otherwise only polling sees them.
+	Watching  bool       `json:"watching"`
+	LastCycle *time.Time `json:"last_cycle,omitempty"`
+	Cycles    int64      `json:"cycles"`
+	Notices   int64      `json:"notices"`
+	Rebases   int64      `json:"rebases"`
+	Conflicts int64      `json:"conflicts"`
+	Panics    int64      `json:"panics"`
+	Repos     []MainRef  `json:"repos"`
+}
+
+// MainRef is one watched main branch.
+type MainRef struct {
+	Repo   string `json:"repo"`
+	Main   string `json:"main"`
+	Commit string `json:"commit,omitempty"`
+	// Error says why main cannot be read; FetchError why the last fetch
+	// failed (the watcher goes on with what it has).
+	Error      string `json:"error,omitempty"`
+	FetchError string `json:"fetch_error,omitempty"`
+}
+
+// TaskRebase is where one task's branch stands against main.
+type TaskRebase struct {
+	TaskID     task.ID     `json:"task_id"`
+	Status     task.Status `json:"status"`
+	Repo       string      `json:"repo"`
+	Branch     string      `json:"branch"`
+	Main       string      `json:"main"`
+	MainCommit string      `json:"main_commit,omitempty"`
+	Behind     int         `json:"behind"`
+	Ahead      int         `json:"ahead"`
+	NewCommits []string    `json:"new_commits,omitempty"`
+	// Forecast is clean, conflict (Conflicts), overlap (Overlap: files
+	// both sides changed) or "" when up to date.
+	Forecast  string   `json:"forecast,omitempty"`
+	Conflicts []string `json:"conflicts,omitempty"`
+	Overlap   []string `json:"overlap,omitempty"`
+	// State is up_to_date, behind, notified, cooldown, unrelated,
+	// merging or error (Note says why).
+	State          string     `json:"state"`
+	Note           string     `json:"note,omitempty"`
+	LastNotice     *time.Time `json:"last_notice,omitempty"`
+	LastNoticeMain string     `json:"last_notice_main,omitempty"`
+	LastRebased    *time.Time `json:"last_rebased,omitempty"`
+}
+
+// RebaseRequest is the answer to `task rebase` for one task (POST
+// /v1/tasks/{ref}/rebase, POST /v1/rebase for all).
+type RebaseRequest struct {
+	TaskID task.ID `json:"task_id"`
+	// Outcome is requested (rebased by the executor at the task's next
+	// tool boundary), up_to_date or refused (Note says why).
+	Outcome string `json:"outcome"`
+	Note    string `json:"note"`
+	Behind  int    `json:"behind,omitempty"`
+	Main    string `json:"main,omitempty"`
+}

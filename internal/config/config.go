@@ -27,6 +27,9 @@ type Config struct {
 	// Worktree places each task's git worktree; Merge lands finished work.
 	Worktree Worktree `yaml:"worktree"`
 	Merge    Merge    `yaml:"merge"`
+	// Supervision watches running tasks, such as telling them to rebase
+	// when main moves.
+	Supervision Supervision `yaml:"supervision"`
 	// LLM is the model layer: providers, tiers, retry, the model catalogue.
 	// Its keys are documented in docs/llm.md and summarized in docs/config.md.
 	LLM llm.Config `yaml:"llm"`
@@ -115,6 +118,15 @@ func Default() Config {
 			Remote:          "origin",
 			Cleanup:         true,
 		},
+		Supervision: Supervision{MainWatcher: MainWatcher{
+			Enabled:             true,
+			IntervalSecs:        30,
+			NotificationUrgency: "helpful",
+			CooldownSecs:        60,
+			Fetch:               true,
+			Remote:              "origin",
+			OnConflict:          "notify",
+		}},
 		LLM: llm.DefaultConfig(),
 	}
 }

@@ -48,6 +48,8 @@ worktree:
     - {repo: /src/app, copy: [.env, "config/*.local"], setup: make deps, setup_timeout_secs: 60}
     - {copy: [.env*]}
 merge: {auto: false, strategy: squash, gate: make test, gate_timeout_secs: 60, max_send_backs: 0, author_name: Bot, author_email: bot@example.com, pr: true, remote: upstream, cleanup: false}
+supervision:
+  main_watcher: {enabled: false, interval_secs: 5, main_branch: trunk, notification_urgency: blocking, cooldown_secs: 0, fetch: false, remote: "", notify_unrelated: true, on_conflict: pause}
 llm:
   providers:
     anthropic: {base_url: "https://a.example", api_key_env: A_KEY, max_concurrent: 0, requests_per_minute: 1, tokens_per_minute: 2, max_output_tokens: 3}
@@ -77,6 +79,8 @@ llm:
 					}},
 					Merge: Merge{Strategy: "squash", Gate: "make test", GateTimeoutSecs: 60, AuthorName: "Bot",
 						AuthorEmail: "bot@example.com", PR: true, Remote: "upstream"},
+					Supervision: Supervision{MainWatcher: MainWatcher{IntervalSecs: 5, MainBranch: "trunk",
+						NotificationUrgency: "blocking", NotifyUnrelated: true, OnConflict: "pause"}},
 					LLM: llm.Config{
 						Providers: llm.ProvidersConfig{
 							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},
@@ -160,7 +164,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
 			line: 3, key: "logs",
-			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, worktree, merge, llm`,
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, worktree, merge, supervision, llm`,
 		},
 		{
 			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",

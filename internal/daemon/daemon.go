@@ -196,7 +196,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer endStreams()
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: tasks{Control: ctl, ex: ex}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt.wt, rt.mq),
+			Tasks: tasks{Control: ctl, ex: ex}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
@@ -222,6 +222,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		var work errgroup.Group
 		work.Go(func() error { return ex.Run(workCtx) })
 		work.Go(func() error { return rt.mq.Run(workCtx) })
+		work.Go(func() error { return rt.mw.Run(workCtx) })
 		return work.Wait()
 	})
 	d.stopWork = func(ctx context.Context) error {

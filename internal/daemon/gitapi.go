@@ -11,6 +11,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -25,10 +26,11 @@ type gitAPI struct {
 	ctl *control.Control
 	wt  *worktree.Manager
 	mq  *merge.Queue
+	mw  *mainwatch.Watcher
 }
 
-func newGitAPI(ctl *control.Control, wt *worktree.Manager, mq *merge.Queue) server.Git {
-	return &gitAPI{ctl: ctl, wt: wt, mq: mq}
+func newGitAPI(ctl *control.Control, rt *runtime) server.Git {
+	return &gitAPI{ctl: ctl, wt: rt.wt, mq: rt.mq, mw: rt.mw}
 }
 
 var _ server.Git = (*gitAPI)(nil)
@@ -258,4 +260,60 @@ func apiMergeEntry(e store.MergeEntry) api.MergeEntry {
 		Detail: e.Detail, Files: e.Files, Attempts: e.Attempts, Commit: e.Commit, PRURL: e.PRURL,
 		EnqueuedAt: e.EnqueuedAt, UpdatedAt: e.UpdatedAt, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt,
 	}
+}
+
+func (g *gitAPI) RebaseStatus(ctx context.Context) (api.RebaseStatus, error) {
+	states, err := g.mw.Status(ctx)
+	if err != nil {
+		return api.RebaseStatus{}, err
+	}
+	h := g.mw.Health()
+	out := api.RebaseStatus{
+		Watcher: api.MainWatcher{Enabled: h.Enabled, Urgency: string(h.Urgency), Watching: h.Watching,
+			Cycles: h.Cycles, Notices: h.Notices, Rebases: h.Rebases, Conflicts: h.Conflicts, Panics: h.Panics},
+		Tasks: make([]api.TaskRebase, len(states)),
+	}
+	if !h.LastCycle.IsZero() {
+		out.Watcher.LastCycle = &h.LastCycle
+	}
+	for _, r := range h.Repos {
+		out.Watcher.Repos = append(out.Watcher.Repos, api.MainRef{Repo: r.Repo, Main: r.Main, Commit: r.Commit, Error: r.Error, FetchError: r.FetchErr})
+	}
+	for i, s := range states {
+		out.Tasks[i] = api.TaskRebase{TaskID: s.TaskID, Status: s.Status, Repo: s.Repo, Branch: s.Branch, Main: s.Main, MainCommit: s.MainCommit,
+			Behind: s.Behind, Ahead: s.Ahead, NewCommits: s.NewCommits, Forecast: s.Forecast, Conflicts: s.Conflicts, Overlap: s.Overlap,
+			State: s.State, Note: s.Note, LastNotice: s.LastNotice, LastNoticeMain: s.LastNoticeMain, LastRebased: s.LastRebased}
+	}
+	return out, nil
+}
+
+func (g *gitAPI) RebaseTask(ctx context.Context, ref string) (api.RebaseRequest, error) {
+	id, err := g.ctl.Resolve(ctx, ref)
+	if err != nil {
+		return api.RebaseRequest{}, err
+	}
+	rs, err := g.mw.RequestRebase(ctx, []task.ID{id}, false)
+	if re := (*mainwatch.RefusedError)(nil); errors.As(err, &re) {
+		return api.RebaseRequest{}, &server.RefusedError{Err: err}
+	}
+	if err != nil {
+		return api.RebaseRequest{}, err
+	}
+	return apiRebaseRequest(rs[0]), nil
+}
+
+func (g *gitAPI) RebaseAll(ctx context.Context) ([]api.RebaseRequest, error) {
+	rs, err := g.mw.RequestRebase(ctx, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.RebaseRequest, len(rs))
+	for i, r := range rs {
+		out[i] = apiRebaseRequest(r)
+	}
+	return out, nil
+}
+
+func apiRebaseRequest(r mainwatch.Request) api.RebaseRequest {
+	return api.RebaseRequest{TaskID: r.TaskID, Outcome: r.Outcome, Note: r.Note, Behind: r.Behind, Main: r.Main}
 }

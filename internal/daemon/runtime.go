@@ -15,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/providers"
+	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -27,6 +28,7 @@ type runtime struct {
 	ex *executor.Executor
 	wt *worktree.Manager
 	mq *merge.Queue
+	mw *mainwatch.Watcher
 }
 
 // newRuntime builds the engines, the worktree manager, the merge queue and
@@ -58,6 +60,24 @@ func newRuntime(cfg config.Config, getenv func(string) string, st store.Store, b
 			_, err := rt.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Kind(kind), Source: "merge-queue", Attrs: attrs, Text: text})
 			return err
 		},
+		// A landing moves main: the main watcher looks at once.
+		Landed: func(repo, _, _ string) { rt.mw.Notify(repo) },
+	})
+	mw := cfg.Supervision.MainWatcher
+	rt.mw = mainwatch.New(mainwatch.Options{
+		Store: st, Worktrees: rt.wt, Logger: log,
+		Config: mainwatch.Config{
+			Enabled: mw.Enabled, Interval: mw.Interval(), MainBranch: mw.MainBranch,
+			Urgency: mainwatch.Urgency(mw.NotificationUrgency), Cooldown: mw.Cooldown(),
+			Fetch: mw.Fetch, Remote: mw.Remote, NotifyUnrelated: mw.NotifyUnrelated,
+			PauseOnConflict: mw.OnConflict == "pause",
+		},
+		// Notices go through the executor's one door.
+		Inject: func(ctx context.Context, n mainwatch.Notice) error {
+			_, err := rt.ex.Inject(ctx, executor.Injection{TaskID: n.TaskID, Kind: engine.Rebase, Source: n.Source,
+				Attrs: n.Attrs, Text: n.Text, Urgent: n.Urgent, Quiet: n.Quiet})
+			return err
+		},
 	})
 	rt.ex = executor.New(executor.Options{
 		Store: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
@@ -75,6 +95,12 @@ func newRuntime(cfg config.Config, getenv func(string) string, st store.Store, b
 		},
 		Complete: func(ctx context.Context, id task.ID, summary string) bool {
 			return rt.mq.Complete(ctx, id, summary, m.Auto)
+		},
+		// Blocking rebase requests are carried out by the main watcher at
+		// the task's turn boundary.
+		Rebase: func(ctx context.Context, t task.Task, req store.Injection) executor.RebaseReply {
+			r := rt.mw.PerformRebase(ctx, t, req.Attrs)
+			return executor.RebaseReply{Text: r.Text, Attrs: map[string]string{"outcome": r.Outcome}, Pause: r.Pause}
 		},
 	})
 	return rt, nil

@@ -12,6 +12,9 @@
 //     kinds, Host.Emit), in one vocabulary for every engine;
 //   - stores its progress with Host.Commit after every step, so that a crash
 //     loses at most the step in flight and a later Run resumes from there;
+//   - calls Host.Prepare at every turn boundary, while none of its tools
+//     runs, so that the executor can do the work injections ask of the
+//     worktree itself (a blocking rebase onto main);
 //   - takes injected messages from Host.Inbox at every turn boundary,
 //     rendered with Render, and commits them as delivered together with the
 //     conversation that holds them (exactly once);
@@ -70,6 +73,12 @@ type Host interface {
 	Conversation(ctx context.Context) ([]llm.Message, error)
 	// Commit stores one step atomically and returns the task as stored after it.
 	Commit(ctx context.Context, s Step) (task.Task, error)
+	// Prepare is called at every turn boundary before Inbox, while none of
+	// the run's tools is running. The executor does there the work that
+	// waiting injections ask of the task's worktree (a blocking rebase onto
+	// main); their outcome then waits in the inbox. An error stops the run
+	// as a failed read of the inbox does.
+	Prepare(ctx context.Context) error
 	// Inbox returns the injections waiting for the task, oldest first.
 	Inbox(ctx context.Context) ([]Injection, error)
 	// Interrupts fires when an urgent injection arrives while the task runs.

@@ -1,8 +1,8 @@
 package event
 
 // Git observations: what happens to tasks' worktrees, branches and merges.
-// They carry the task in Event.TaskID; the "worktree", "git" and "merge"
-// prefixes select them.
+// They carry the task in Event.TaskID (main.updated carries none); the
+// "worktree", "git", "merge", "main" and "rebase" prefixes select them.
 const (
 	KindWorktreeCreated   Kind = "worktree.created"
 	KindWorktreeRecreated Kind = "worktree.recreated"
@@ -18,6 +18,10 @@ const (
 	KindMergeParked       Kind = "merge.parked"
 	KindMergeCancelled    Kind = "merge.cancelled"
 	KindPROpened          Kind = "merge.pr_opened"
+	KindMainUpdated       Kind = "main.updated"
+	KindRebaseRequired    Kind = "rebase.required"
+	KindRebaseCompleted   Kind = "rebase.completed"
+	KindRebaseConflict    Kind = "rebase.conflict"
 )
 
 // WorktreeCreated: a task's worktree was made on its own branch.
@@ -182,6 +186,70 @@ type PROpened struct {
 // EventKind implements Payload.
 func (PROpened) EventKind() Kind { return KindPROpened }
 
+// MainUpdated: the main branch a repository's tasks work against moved.
+// It carries no task. Rewritten says the new commit does not descend from
+// the previous one (a force-push); Previous is empty the first time the
+// daemon sees the branch.
+type MainUpdated struct {
+	Repo      string `json:"repo"`
+	Branch    string `json:"branch"` // the ref compared against: "main" or "origin/main"
+	Previous  string `json:"previous_commit,omitempty"`
+	NewCommit string `json:"new_commit"`
+	Rewritten bool   `json:"rewritten,omitempty"`
+	// Behind is how many active tasks of the repository are behind it.
+	Behind int `json:"tasks_behind"`
+}
+
+// EventKind implements Payload.
+func (MainUpdated) EventKind() Kind { return KindMainUpdated }
+
+// RebaseRequired: the task's branch fell behind main and the task was told
+// (at Urgency: fyi, helpful or blocking). NewCommits are the short
+// summaries of main's latest new commits; Conflicts the files a rebase is
+// predicted to conflict in; Overlap the files changed both on main and by
+// the task.
+type RebaseRequired struct {
+	Main          string   `json:"main"`
+	MainCommit    string   `json:"main_commit"`
+	CommitsBehind int      `json:"commits_behind"`
+	NewCommits    []string `json:"new_commits"`
+	Urgency       string   `json:"urgency"`
+	Conflicts     []string `json:"conflicts,omitempty"`
+	Overlap       []string `json:"overlap,omitempty"`
+	Manual        bool     `json:"manual,omitempty"` // asked for with `task rebase`
+}
+
+// EventKind implements Payload.
+func (RebaseRequired) EventKind() Kind { return KindRebaseRequired }
+
+// RebaseCompleted: Neuraphage rebased the task's branch onto main at a
+// tool boundary; the task's uncommitted files were carried over.
+type RebaseCompleted struct {
+	Main         string `json:"main"`
+	PreviousHead string `json:"previous_head"`
+	NewHead      string `json:"new_head"`
+	UpToDate     bool   `json:"up_to_date,omitempty"` // nothing to do: the branch already had main
+	DurationMs   int64  `json:"duration_ms"`
+}
+
+// EventKind implements Payload.
+func (RebaseCompleted) EventKind() Kind { return KindRebaseCompleted }
+
+// RebaseConflict: a rebase onto main would conflict (Predicted: found
+// before anything was touched) or did conflict and was undone; the
+// worktree is as it was. Files are the conflicting files; Details git's
+// report. Paused says the task was paused for its user (on_conflict).
+type RebaseConflict struct {
+	Main      string   `json:"main"`
+	Files     []string `json:"files"`
+	Details   string   `json:"details,omitempty"`
+	Predicted bool     `json:"predicted,omitempty"`
+	Paused    bool     `json:"paused,omitempty"`
+}
+
+// EventKind implements Payload.
+func (RebaseConflict) EventKind() Kind { return KindRebaseConflict }
+
 // gitPayload is newPayload for the git kinds.
 func gitPayload(k Kind) any {
 	switch k {
@@ -213,6 +281,14 @@ func gitPayload(k Kind) any {
 		return &MergeCancelled{}
 	case KindPROpened:
 		return &PROpened{}
+	case KindMainUpdated:
+		return &MainUpdated{}
+	case KindRebaseRequired:
+		return &RebaseRequired{}
+	case KindRebaseCompleted:
+		return &RebaseCompleted{}
+	case KindRebaseConflict:
+		return &RebaseConflict{}
 	}
 	return nil
 }
@@ -247,6 +323,14 @@ func derefGit(p any) (Payload, bool) {
 	case *MergeCancelled:
 		return *v, true
 	case *PROpened:
+		return *v, true
+	case *MainUpdated:
+		return *v, true
+	case *RebaseRequired:
+		return *v, true
+	case *RebaseCompleted:
+		return *v, true
+	case *RebaseConflict:
 		return *v, true
 	}
 	return nil, false

@@ -25,6 +25,10 @@ func TestGitEventsRoundTrip(t *testing.T) {
 		MergeParked{Entry: 1, Reason: "conflict"},
 		MergeCancelled{Entry: 1, Reason: "user"},
 		PROpened{Entry: 1, Branch: "b", Target: "main", URL: "https://example.invalid/pr/1"},
+		MainUpdated{Repo: "/r", Branch: "main", Previous: "abc", NewCommit: "def", Rewritten: true, Behind: 3},
+		RebaseRequired{Main: "main", MainCommit: "def", CommitsBehind: 2, NewCommits: []string{"def1234 feat: x"}, Urgency: "helpful", Conflicts: []string{"a.go"}, Overlap: []string{"a.go", "b.go"}, Manual: true},
+		RebaseCompleted{Main: "main", PreviousHead: "abc", NewHead: "def", UpToDate: true, DurationMs: 12},
+		RebaseConflict{Main: "main", Files: []string{"a.go"}, Details: "CONFLICT (content)", Predicted: true, Paused: true},
 	}
 	for _, p := range payloads {
 		e := New(t0, "t-aaaaa", p)

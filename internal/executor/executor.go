@@ -68,6 +68,22 @@ type Options struct {
 	// task; the executor then moves it to completed. Nil means the
 	// executor always does.
 	Complete func(ctx context.Context, id task.ID, summary string) bool
+	// Rebase performs a blocking rebase request (a rebase injection with
+	// urgency "blocking") at the task's turn boundary, while none of its
+	// tools runs, and says what to tell the task. Nil leaves such requests
+	// to be shown to the model as they are.
+	Rebase func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
+}
+
+// RebaseReply is the outcome of a blocking rebase, for the task.
+type RebaseReply struct {
+	// Text tells the model what happened; Attrs are added to the
+	// request's attributes ("outcome": rebased, up_to_date, conflict, ...).
+	Text  string
+	Attrs map[string]string
+	// Pause, when set, pauses the task with this reason after the rebase
+	// (a conflict, with on_conflict: pause).
+	Pause string
 }
 
 // Workspace is where a task runs.
@@ -86,6 +102,7 @@ type Executor struct {
 	now      func() time.Time
 	dir      func(ctx context.Context, t task.Task) (Workspace, error)
 	complete func(ctx context.Context, id task.ID, summary string) bool
+	rebase   func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
 
 	kick  chan struct{}
 	spend *spend
@@ -126,7 +143,7 @@ func New(o Options) *Executor {
 		o.Workspace = defaultWorkspace
 	}
 	e := &Executor{
-		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete,
+		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase,
 		log:     o.Logger.With("component", "executor"),
 		engines: map[string]engine.Engine{},
 		kick:    make(chan struct{}, 1),

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,53 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 		h.e.spend.add(now, s.Call.CostUSD)
 	}
 	return t, nil
+}
+
+// Prepare implements engine.Host: it performs the blocking rebase requests
+// waiting for the task. Each request is replaced in the queue by its
+// outcome, which the model sees; a crash in between repeats the rebase,
+// which then finds the branch up to date.
+func (h *host) Prepare(ctx context.Context) error {
+	if h.e.rebase == nil {
+		return nil
+	}
+	pending, err := h.e.st.Pending(ctx, h.id)
+	if err != nil {
+		return err
+	}
+	for _, p := range pending {
+		if !IsBlockingRebase(p) {
+			continue
+		}
+		h.mu.Lock()
+		t := h.latest
+		h.mu.Unlock()
+		reply := h.e.rebase(ctx, t, p)
+		attrs := maps.Clone(p.Attrs)
+		if attrs == nil {
+			attrs = map[string]string{}
+		}
+		maps.Copy(attrs, reply.Attrs)
+		attrs["outcome"] = cmpOr(attrs["outcome"], "done")
+		if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Rebase, Source: p.Source, Attrs: attrs, Text: reply.Text}); err != nil {
+			return fmt.Errorf("storing the rebase's outcome: %w", err)
+		}
+		if _, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now()); err != nil {
+			return err
+		}
+		if reply.Pause != "" {
+			if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Pause, Source: p.Source, Text: reply.Pause}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// IsBlockingRebase reports whether inj asks the executor to rebase the
+// task's branch itself (not yet done).
+func IsBlockingRebase(inj store.Injection) bool {
+	return inj.Kind == string(engine.Rebase) && inj.Attrs["urgency"] == "blocking" && inj.Attrs["outcome"] == ""
 }
 
 // Inbox implements engine.Host.

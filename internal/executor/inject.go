@@ -23,6 +23,10 @@ type Injection struct {
 	Text   string
 	// Urgent interrupts the turn in flight.
 	Urgent bool
+	// Quiet leaves a task that waits for its user waiting: the message is
+	// read when the task next runs (a rebase notice is no reason to wake
+	// it and spend a model call).
+	Quiet bool
 }
 
 var errStartedMeanwhile = errors.New("the task started meanwhile")
@@ -97,7 +101,7 @@ func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, 
 		case r.interrupts <- struct{}{}:
 		default: // a signal is already waiting
 		}
-	case r == nil:
+	case r == nil && !inj.Quiet:
 		// Read the status after the message is stored: a run that ended
 		// waiting just before will find the message itself (finish).
 		e.wakeIfWaiting(ctx, t.ID)

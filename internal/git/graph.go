@@ -1,0 +1,178 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// RefTips returns the commit each ref under prefix ("refs/heads/neuraphage/",
+// say) points at, by full ref name: one git process for every ref.
+func RefTips(ctx context.Context, dir, prefix string) (map[string]string, error) {
+	out, err := run(ctx, dir, nil, "for-each-ref", "--format=%(refname)%00%(objectname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	tips := map[string]string{}
+	for line := range strings.SplitSeq(out, "\n") {
+		name, sha, ok := strings.Cut(line, "\x00")
+		if ok && name != "" {
+			tips[name] = sha
+		}
+	}
+	return tips, nil
+}
+
+// Commit is one commit of a Graph.
+type Commit struct {
+	ID      string
+	Parents []string
+	Subject string
+	// Files are the paths the commit changed against its first parent;
+	// empty for merge commits.
+	Files []string
+}
+
+// Graph is the part of a repository's history that some heads do not
+// share: every commit reachable from one of them and not from all.
+// Ahead/behind questions between the heads are answered from it in
+// memory, so that comparing a hundred branches with main costs two git
+// processes instead of two hundred.
+type Graph struct {
+	// Order lists the commits newest first (topological order).
+	Order   []string
+	Commits map[string]*Commit
+	// Base is the commit every head descends from ("" when they share no
+	// history; the graph then holds all of it).
+	Base string
+}
+
+// LoadGraph reads the history that heads (commit ids or revisions) do not
+// all share, with the files each commit changed.
+func LoadGraph(ctx context.Context, dir string, heads []string) (*Graph, error) {
+	heads = slices.Compact(slices.Sorted(slices.Values(heads)))
+	if len(heads) == 0 {
+		return &Graph{Commits: map[string]*Commit{}}, nil
+	}
+	base := ""
+	if len(heads) > 1 {
+		out, err := run(ctx, dir, nil, append([]string{"merge-base", "--octopus"}, heads...)...)
+		var gerr *Error
+		switch {
+		case err == nil:
+			base = strings.TrimSpace(out)
+		case errors.As(err, &gerr) && gerr.ExitCode == 1 && strings.TrimSpace(gerr.Stderr) == "":
+			// No common ancestor (unrelated histories): walk everything.
+		default:
+			return nil, err
+		}
+	}
+	args := []string{"-c", "core.quotePath=false", "log", "--topo-order", "--no-renames", "--name-only",
+		"--format=%x1e%H %P%x1f%s"}
+	args = append(args, heads...)
+	if base != "" {
+		args = append(args, "^"+base)
+	}
+	args = append(args, "--")
+	out, err := run(ctx, dir, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	g := &Graph{Commits: map[string]*Commit{}, Base: base}
+	for rec := range strings.SplitSeq(out, "\x1e") {
+		if rec == "" {
+			continue
+		}
+		head, rest, _ := strings.Cut(rec, "\n")
+		ids, subject, _ := strings.Cut(head, "\x1f")
+		f := strings.Fields(ids)
+		if len(f) == 0 {
+			continue
+		}
+		c := &Commit{ID: f[0], Parents: f[1:], Subject: subject}
+		for name := range strings.SplitSeq(rest, "\n") {
+			if name == "" {
+				continue
+			}
+			if strings.HasPrefix(name, `"`) {
+				if u, err := strconv.Unquote(name); err == nil {
+					name = u
+				}
+			}
+			c.Files = append(c.Files, name)
+		}
+		g.Order = append(g.Order, c.ID)
+		g.Commits[c.ID] = c
+	}
+	return g, nil
+}
+
+// reach returns the commits of g reachable from id.
+func (g *Graph) reach(id string) map[string]bool {
+	seen := map[string]bool{}
+	stack := []string{id}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[c] {
+			continue
+		}
+		n, ok := g.Commits[c]
+		if !ok {
+			continue // outside the graph: shared by every head
+		}
+		seen[c] = true
+		stack = append(stack, n.Parents...)
+	}
+	return seen
+}
+
+// Divergence compares a branch with main.
+type Divergence struct {
+	// Behind are main's commits the branch lacks, Ahead the branch's
+	// commits main lacks; both newest first.
+	Behind, Ahead []string
+	// MainFiles are the files Behind changed, BranchFiles those Ahead
+	// changed; sorted.
+	MainFiles, BranchFiles []string
+}
+
+// Compare says how branch and main (both heads LoadGraph was given, as
+// the same strings) diverge.
+func (g *Graph) Compare(main, branch string) Divergence {
+	m, b := g.reach(main), g.reach(branch)
+	var d Divergence
+	mf, bf := map[string]bool{}, map[string]bool{}
+	for _, id := range g.Order {
+		inM, inB := m[id], b[id]
+		switch {
+		case inM && !inB:
+			d.Behind = append(d.Behind, id)
+			for _, f := range g.Commits[id].Files {
+				mf[f] = true
+			}
+		case inB && !inM:
+			d.Ahead = append(d.Ahead, id)
+			for _, f := range g.Commits[id].Files {
+				bf[f] = true
+			}
+		}
+	}
+	d.MainFiles = sortedSet(mf)
+	d.BranchFiles = sortedSet(bf)
+	return d
+}
+
+func sortedSet(s map[string]bool) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(s))
+	for k := range s {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,188 @@
+package mainwatch
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/neuraphage/neuraphage-go/internal/git"
+)
+
+// Run watches until ctx ends. It checks every repository at once (a
+// restarted daemon looks again rather than trusting a cache), then on
+// every ref change, landing (Notify), cooldown end and polling tick; the
+// tick also fetches. It returns nil when ctx ends.
+func (w *Watcher) Run(ctx context.Context) error {
+	if !w.cfg.Enabled {
+		<-ctx.Done()
+		return nil
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		w.log.Warn("filesystem notifications unavailable; polling main only", "every", w.cfg.Interval, "err", err)
+		fw = nil
+	}
+	var (
+		fsEvents <-chan fsnotify.Event
+		fsErrors <-chan error
+	)
+	if fw != nil {
+		defer fw.Close()
+		fsEvents, fsErrors = fw.Events, fw.Errors
+	}
+	w.mu.Lock()
+	w.health.Watching = fw != nil
+	w.mu.Unlock()
+
+	w.cycle(ctx, nil, true)
+	w.watch(ctx, fw)
+	tick := time.NewTicker(w.cfg.Interval)
+	defer tick.Stop()
+	var (
+		dirty    = map[string]bool{}
+		debounce *time.Timer
+		fire     <-chan time.Time
+		due      *time.Timer
+		dueC     <-chan time.Time
+	)
+	defer func() {
+		if debounce != nil {
+			debounce.Stop()
+		}
+		if due != nil {
+			due.Stop()
+		}
+	}()
+	arm := func() {
+		if fire == nil {
+			debounce = time.NewTimer(w.cfg.Debounce)
+			fire = debounce.C
+		}
+	}
+	for {
+		if due != nil {
+			due.Stop()
+			due, dueC = nil, nil
+		}
+		if at := w.nextDue(); !at.IsZero() {
+			due = time.NewTimer(max(at.Sub(w.now()), 0))
+			dueC = due.C
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case repo := <-w.trigger:
+			if repo == "" {
+				dirty = nil // all
+			} else if dirty != nil {
+				dirty[repo] = true
+			}
+			arm()
+		case ev := <-fsEvents:
+			if repo := w.refEvent(ev); repo != "" {
+				if dirty != nil {
+					dirty[repo] = true
+				}
+				arm()
+			}
+		case err := <-fsErrors:
+			w.log.Warn("filesystem notifications", "err", err)
+		case <-fire:
+			fire, debounce = nil, nil
+			w.cycle(ctx, dirty, false)
+			dirty = map[string]bool{}
+			w.watch(ctx, fw)
+		case <-dueC:
+			w.cycle(ctx, nil, false)
+		case <-tick.C:
+			w.cycle(ctx, nil, true)
+			w.watch(ctx, fw)
+		}
+	}
+}
+
+// refEvent returns the repository whose main ref an event may have moved,
+// or "".
+func (w *Watcher) refEvent(ev fsnotify.Event) string {
+	dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
+	if strings.HasSuffix(name, ".lock") {
+		return "" // the rename that follows is the change
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wd, ok := w.watchDirs[dir]
+	if !ok || wd.packedOnly && name != "packed-refs" {
+		return ""
+	}
+	return wd.repo
+}
+
+// watchDir is a watched directory: a ref directory, or a common git
+// directory where only packed-refs matters.
+type watchDir struct {
+	repo       string
+	packedOnly bool
+}
+
+// watch updates the watched directories; when it added some, it checks
+// their repositories once more: a change made before the watch began was
+// not notified.
+func (w *Watcher) watch(ctx context.Context, fw *fsnotify.Watcher) {
+	if added := w.syncWatches(ctx, fw); len(added) > 0 {
+		w.cycle(ctx, added, false)
+	}
+}
+
+// syncWatches watches the directories holding the refs of every main
+// branch in use: the loose ref's directory (local and remote-tracking)
+// and the common git directory (packed-refs). Directories that do not
+// exist yet are left to polling.
+func (w *Watcher) syncWatches(ctx context.Context, fw *fsnotify.Watcher) (added map[string]bool) {
+	if fw == nil {
+		return nil
+	}
+	w.mu.Lock()
+	keys := make([]groupKey, 0, len(w.mains))
+	for k := range w.mains {
+		keys = append(keys, k)
+	}
+	w.mu.Unlock()
+	want := map[string]watchDir{}
+	for _, k := range keys {
+		r, err := git.Inspect(ctx, k.repo)
+		if err != nil {
+			continue
+		}
+		want[filepath.Clean(r.CommonDir)] = watchDir{repo: k.repo, packedOnly: true}
+		d, _ := dirOf(filepath.Join(r.CommonDir, "refs", "heads"), k.branch)
+		want[d] = watchDir{repo: k.repo}
+		if w.cfg.Remote != "" {
+			d, _ := dirOf(filepath.Join(r.CommonDir, "refs", "remotes", w.cfg.Remote), k.branch)
+			want[d] = watchDir{repo: k.repo}
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for d := range w.watchDirs {
+		if _, ok := want[d]; !ok {
+			_ = fw.Remove(d)
+			delete(w.watchDirs, d)
+		}
+	}
+	for d, wd := range want {
+		if _, ok := w.watchDirs[d]; ok {
+			continue
+		}
+		if err := fw.Add(d); err == nil {
+			w.watchDirs[d] = wd
+			if added == nil {
+				added = map[string]bool{}
+			}
+			added[wd.repo] = true
+		}
+	}
+	return added
+}

@@ -1,0 +1,427 @@
+package mainwatch
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/worktree"
+)
+
+// scanMode says what a scan may do besides looking.
+type scanMode int
+
+const (
+	// look only computes where the branches stand (rebase status).
+	look scanMode = iota
+	// notify also tells the tasks that fell behind and moves the cache.
+	notify
+)
+
+// cycle checks the repositories in only (nil: all), fetching first when
+// fetch is set, and notifies the tasks that fell behind. A panic is
+// recovered and counted: supervision goes on.
+func (w *Watcher) cycle(ctx context.Context, only map[string]bool, fetch bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.mu.Lock()
+			w.health.Panics++
+			w.mu.Unlock()
+			w.log.Error("main watcher cycle panicked", "panic", p)
+		}
+	}()
+	w.scanMu.Lock()
+	defer w.scanMu.Unlock()
+	w.loadHistory(ctx)
+	groups, err := w.groups(ctx)
+	if err != nil {
+		w.log.Warn("listing tasks' worktrees", "err", err)
+		return
+	}
+	w.readFiles(ctx)
+	for _, k := range sortedKeys(groups) {
+		if only != nil && !only[k.repo] {
+			continue
+		}
+		if fetch {
+			w.fetch(ctx, k)
+		}
+		w.checkGroup(ctx, k, groups[k], notify, false)
+	}
+	w.forget(groups)
+	w.mu.Lock()
+	w.health.Cycles++
+	w.health.LastCycle = w.now().UTC()
+	w.mu.Unlock()
+}
+
+func sortedKeys(g map[groupKey][]entry) []groupKey {
+	keys := make([]groupKey, 0, len(g))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b groupKey) int {
+		return cmp.Or(strings.Compare(a.repo, b.repo), strings.Compare(a.branch, b.branch))
+	})
+	return keys
+}
+
+// forget drops the state of tasks that are no longer watched.
+func (w *Watcher) forget(groups map[groupKey][]entry) {
+	live := map[task.ID]bool{}
+	for _, es := range groups {
+		for _, e := range es {
+			live[e.w.TaskID] = true
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id := range w.tasks {
+		if !live[id] {
+			delete(w.tasks, id)
+			delete(w.files, id)
+		}
+	}
+}
+
+// readFiles reads the file-changed observations logged since the last
+// read: the files each task changed, committed or not.
+func (w *Watcher) readFiles(ctx context.Context) {
+	for {
+		w.mu.Lock()
+		mark := w.fileMark
+		w.mu.Unlock()
+		evs, err := w.st.ReadEvents(ctx, event.Query{Filter: event.Filter{Kinds: []string{string(event.KindFileChanged)}}, AfterID: mark, Limit: 5000})
+		if err != nil {
+			w.log.Warn("reading file-changed observations", "err", err)
+			return
+		}
+		w.mu.Lock()
+		for _, e := range evs {
+			w.fileMark = max(w.fileMark, e.ID)
+			fc, ok := e.Payload.(event.FileChanged)
+			if !ok || e.TaskID == "" {
+				continue
+			}
+			set := w.files[e.TaskID]
+			if set == nil {
+				set = map[string]bool{}
+				w.files[e.TaskID] = set
+			}
+			set[fc.Path] = true
+		}
+		w.mu.Unlock()
+		if len(evs) < 5000 {
+			return
+		}
+	}
+}
+
+// loadHistory reads back, once, what earlier runs of the daemon told each
+// task and when they rebased it.
+func (w *Watcher) loadHistory(ctx context.Context) {
+	w.mu.Lock()
+	done := w.loaded
+	w.mu.Unlock()
+	if done {
+		return
+	}
+	var after int64
+	for {
+		evs, err := w.st.ReadEvents(ctx, event.Query{Filter: event.Filter{Kinds: []string{string(event.KindRebaseRequired), string(event.KindRebaseCompleted)}}, AfterID: after, Limit: 5000})
+		if err != nil {
+			w.log.Warn("reading past rebase notices", "err", err)
+			return
+		}
+		w.mu.Lock()
+		for _, e := range evs {
+			after = e.ID
+			ts := w.state(e.TaskID)
+			at := e.Time
+			switch p := e.Payload.(type) {
+			case event.RebaseRequired:
+				if !p.Manual {
+					ts.LastNotice, ts.LastNoticeMain = &at, p.MainCommit
+				}
+			case event.RebaseCompleted:
+				ts.LastRebased = &at
+			}
+		}
+		w.mu.Unlock()
+		if len(evs) < 5000 {
+			break
+		}
+	}
+	w.mu.Lock()
+	w.loaded = true
+	w.mu.Unlock()
+}
+
+// state returns the state of task id; w.mu is held.
+func (w *Watcher) state(id task.ID) *TaskState {
+	ts := w.tasks[id]
+	if ts == nil {
+		ts = &TaskState{TaskID: id}
+		w.tasks[id] = ts
+	}
+	return ts
+}
+
+// notice is one task to tell, with why.
+type notice struct {
+	e    entry
+	st   TaskState
+	rank int // 0: conflicts predicted, 1: overlapping files, 2: the rest
+}
+
+// checkGroup compares every task branch of k with main in one batched
+// pass and, in notify mode, tells those that fell behind. manual forces a
+// fresh look even when main did not move.
+func (w *Watcher) checkGroup(ctx context.Context, k groupKey, es []entry, mode scanMode, manual bool) []TaskState {
+	now := w.now().UTC()
+	commit, ref, err := w.resolveMain(ctx, k)
+	w.mu.Lock()
+	ms := w.main(k)
+	if err != nil {
+		if ms.err != err.Error() && mode == notify {
+			w.log.Warn("cannot read main", "repo", k.repo, "branch", k.branch, "err", err)
+		}
+		if mode == notify {
+			ms.err = err.Error()
+		}
+		var out []TaskState
+		for _, e := range es {
+			ts := w.state(e.w.TaskID)
+			ts.Status, ts.Repo, ts.Branch, ts.Main = e.status, e.w.Repo, e.w.Branch, k.branch
+			ts.State, ts.Note, ts.Checked = StateError, err.Error(), now
+			out = append(out, *ts)
+		}
+		w.mu.Unlock()
+		return out
+	}
+	prev := ms.commit
+	fresh := manual || mode == look || prev != commit
+	if !fresh {
+		// Main did not move: look again only for tasks not yet compared
+		// with this commit, and those whose cooldown is over.
+		for _, e := range es {
+			ts := w.tasks[e.w.TaskID]
+			if ts == nil || ts.MainCommit != commit || ts.State == StateCooldown && w.cooledDown(ts, now) {
+				fresh = true
+				break
+			}
+		}
+	}
+	w.mu.Unlock()
+	if !fresh {
+		return nil
+	}
+
+	tips, err := git.RefTips(ctx, k.repo, "refs/heads/"+worktree.BranchPrefix)
+	if err != nil {
+		w.log.Warn("reading task branches", "repo", k.repo, "err", err)
+		return nil
+	}
+	heads := []string{commit}
+	for _, e := range es {
+		if tip := tips["refs/heads/"+e.w.Branch]; tip != "" {
+			heads = append(heads, tip)
+		}
+	}
+	g, err := git.LoadGraph(ctx, k.repo, heads)
+	if err != nil {
+		w.log.Warn("reading history", "repo", k.repo, "err", err)
+		return nil
+	}
+	rewritten := false
+	if prev != "" && prev != commit && mode == notify {
+		if ok, err := git.IsAncestor(ctx, k.repo, prev, commit); err == nil && !ok {
+			rewritten = true
+		}
+	}
+
+	var (
+		out     []TaskState
+		notices []notice
+		behind  int
+	)
+	for _, e := range es {
+		tip := tips["refs/heads/"+e.w.Branch]
+		ts := TaskState{TaskID: e.w.TaskID, Status: e.status, Repo: e.w.Repo, Branch: e.w.Branch, Main: ref, MainCommit: commit, Checked: now}
+		if tip == "" {
+			ts.State, ts.Note = StateError, "its branch "+e.w.Branch+" is missing"
+			out = append(out, w.record(ts, mode))
+			continue
+		}
+		d := g.Compare(commit, tip)
+		ts.Behind, ts.Ahead = len(d.Behind), len(d.Ahead)
+		if ts.Behind == 0 {
+			ts.State = StateUpToDate
+			out = append(out, w.record(ts, mode))
+			continue
+		}
+		behind++
+		ts.NewCommits = summaries(g, d.Behind, 5)
+		w.mu.Lock()
+		mine := map[string]bool{}
+		for f := range w.files[e.w.TaskID] {
+			mine[f] = true
+		}
+		w.mu.Unlock()
+		for _, f := range d.BranchFiles {
+			mine[f] = true
+		}
+		ts.Overlap = intersect(d.MainFiles, mine)
+		ts.Forecast = "clean"
+		rank := 2
+		if len(ts.Overlap) > 0 {
+			ts.Forecast, rank = "overlap", 1
+			if ts.Ahead > 0 {
+				if mt, err := git.MergeTree(ctx, k.repo, commit, tip); err == nil && !mt.Clean {
+					ts.Forecast, ts.Conflicts, rank = "conflict", mt.Conflicts, 0
+				}
+			}
+		}
+		ts.State = StateBehind
+		switch {
+		case e.status == task.Merging:
+			ts.State, ts.Note = StateMerging, "the merge queue brings it up to date"
+		case len(ts.Overlap) == 0 && !w.cfg.NotifyUnrelated:
+			ts.State, ts.Note = StateUnrelated, "main changed none of its files"
+		}
+		if ts.State == StateBehind {
+			w.mu.Lock()
+			old := w.state(e.w.TaskID)
+			switch {
+			case old.LastNoticeMain == commit:
+				ts.State = StateNotified
+			case old.LastNotice != nil && now.Sub(*old.LastNotice) < w.cfg.Cooldown:
+				ts.State = StateCooldown
+				ts.Note = "told " + now.Sub(*old.LastNotice).Round(time.Second).String() + " ago; told again after the cooldown"
+			case mode == notify:
+				notices = append(notices, notice{e: e, st: ts, rank: rank})
+			}
+			w.mu.Unlock()
+		}
+		out = append(out, w.record(ts, mode))
+	}
+
+	if mode == notify {
+		w.mu.Lock()
+		ms.commit, ms.ref, ms.err = commit, ref, ""
+		w.mu.Unlock()
+		if prev != commit && prev != "" {
+			w.emit(ctx, "", event.MainUpdated{Repo: k.repo, Branch: ref, Previous: prev, NewCommit: commit, Rewritten: rewritten, Behind: behind})
+			w.log.Info("main moved", "repo", k.repo, "main", ref, "commit", shortID(commit), "tasks_behind", behind, "rewritten", rewritten)
+		}
+		slices.SortStableFunc(notices, func(a, b notice) int { return a.rank - b.rank })
+		for _, n := range notices {
+			w.tell(ctx, n, rewritten)
+		}
+	}
+	return out
+}
+
+// cooledDown reports whether ts's cooldown is over; w.mu is held.
+func (w *Watcher) cooledDown(ts *TaskState, now time.Time) bool {
+	return ts.LastNotice == nil || now.Sub(*ts.LastNotice) >= w.cfg.Cooldown
+}
+
+// record merges a freshly computed state with what is remembered (the
+// notices and rebases) and, in notify mode, stores it. A look never
+// stores: the notifying cycle tells a task it has not compared yet.
+func (w *Watcher) record(ts TaskState, mode scanMode) TaskState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	old := w.state(ts.TaskID)
+	ts.LastNotice, ts.LastNoticeMain, ts.LastRebased = old.LastNotice, old.LastNoticeMain, old.LastRebased
+	if mode == notify {
+		*old = ts
+	}
+	return ts
+}
+
+// nextDue returns when the earliest cooldown ends (zero: none waits).
+func (w *Watcher) nextDue() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var due time.Time
+	for _, ts := range w.tasks {
+		if ts.State != StateCooldown || ts.LastNotice == nil {
+			continue
+		}
+		if at := ts.LastNotice.Add(w.cfg.Cooldown); due.IsZero() || at.Before(due) {
+			due = at
+		}
+	}
+	return due
+}
+
+// tell sends one task its notice, after logging RebaseRequired.
+func (w *Watcher) tell(ctx context.Context, n notice, rewritten bool) {
+	ts := n.st
+	urg := w.cfg.Urgency
+	attrs := map[string]string{"urgency": string(urg), "main": ts.Main, "main_commit": shortID(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
+	w.emit(ctx, ts.TaskID, event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
+		Urgency: string(urg), Conflicts: ts.Conflicts, Overlap: ts.Overlap})
+	err := w.inject(ctx, Notice{TaskID: ts.TaskID, Text: noticeText(ts, urg, rewritten), Attrs: attrs,
+		Urgent: urg == Blocking, Quiet: urg != Blocking, Source: Source})
+	if err != nil {
+		w.log.Warn("telling a task main moved", "task_id", ts.TaskID, "err", err)
+		return
+	}
+	now := w.now().UTC()
+	w.mu.Lock()
+	st := w.state(ts.TaskID)
+	st.LastNotice, st.LastNoticeMain, st.State = &now, ts.MainCommit, StateNotified
+	w.health.Notices++
+	w.mu.Unlock()
+}
+
+// noticeText is what the task reads.
+func noticeText(ts TaskState, urg Urgency, rewritten bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s moved: your branch %s is %s behind it (now at %s).\n", ts.Main, ts.Branch, plural(ts.Behind, "commit"), shortID(ts.MainCommit))
+	if rewritten {
+		fmt.Fprintf(&b, "%s was rewritten (force-pushed): commits your branch started from may be gone from it.\n", ts.Main)
+	}
+	if len(ts.NewCommits) > 0 {
+		b.WriteString("New on " + ts.Main + ":\n")
+		for _, c := range ts.NewCommits {
+			b.WriteString("  " + c + "\n")
+		}
+		if more := ts.Behind - len(ts.NewCommits); more > 0 {
+			fmt.Fprintf(&b, "  … and %s more\n", plural(more, "commit"))
+		}
+	}
+	switch ts.Forecast {
+	case "conflict":
+		fmt.Fprintf(&b, "Forecast: rebasing conflicts in %s.\n", strings.Join(ts.Conflicts, ", "))
+	case "overlap":
+		fmt.Fprintf(&b, "Forecast: %s changed files you changed too (%s); a rebase may conflict there.\n", ts.Main, strings.Join(ts.Overlap, ", "))
+	default:
+		b.WriteString("Forecast: a clean rebase.\n")
+	}
+	switch urg {
+	case FYI:
+		b.WriteString("No action is needed now; the merge queue brings your work up to date when you finish.")
+	case Blocking:
+		b.WriteString("Neuraphage rebases your branch onto it at your next tool boundary and tells you the outcome.")
+	default:
+		fmt.Fprintf(&b, "At a convenient point (between steps), bring your branch up to date:\n  git rebase --autostash %s\nthen resolve any conflict and re-read the files you are editing before you change them further.", ts.Main)
+	}
+	return b.String()
+}
+
+// emit logs an event.
+func (w *Watcher) emit(ctx context.Context, id task.ID, p event.Payload) {
+	if _, err := w.st.AppendEvents(ctx, event.New(w.now(), id, p)); err != nil {
+		w.log.Warn("recording an event", "kind", p.EventKind(), "err", err)
+	}
+}

@@ -1,0 +1,332 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// RebaseOutcome is how a Rebase ended.
+type RebaseOutcome string
+
+// Rebase outcomes.
+const (
+	// Rebased: the branch is on the new main; the uncommitted work was
+	// carried over.
+	Rebased RebaseOutcome = "rebased"
+	// UpToDate: the branch already had main; nothing was done.
+	UpToDate RebaseOutcome = "up_to_date"
+	// Conflicted: the rebase would conflict, or did and was undone; the
+	// worktree, its index and the stash list are as they were.
+	Conflicted RebaseOutcome = "conflict"
+)
+
+// RebaseResult is what Rebase did.
+type RebaseResult struct {
+	Outcome               RebaseOutcome
+	PreviousHead, NewHead string
+	Onto                  string
+	// Files are the conflicting files; Details git's account of them.
+	Files   []string
+	Details string
+	// Predicted says the conflict was found before anything was touched.
+	Predicted bool
+	// Carried says there was uncommitted work, stashed and re-applied.
+	Carried bool
+}
+
+// BackupPrefix starts the refs that hold a task's uncommitted work (as a
+// commit whose tree is the work tree, untracked files included) while a
+// rebase moves it; Rebase deletes its ref when the work is safely back.
+const BackupPrefix = "refs/neuraphage/rebase-backup/"
+
+// rebaseTimeout bounds a whole rebase; once begun it is not abandoned when
+// the caller's context ends (that would leave the work in the stash).
+const rebaseTimeout = 5 * time.Minute
+
+// Rebase brings the task's branch onto onto (a commit) in its worktree,
+// carrying the uncommitted work across: it predicts the result read-only
+// first (git merge-tree of onto with a commit of the whole work tree) and
+// touches nothing when that conflicts; otherwise it stashes the work
+// (untracked files too), rebases, and re-applies the stash with its index.
+// Should the rebase or the re-apply conflict anyway, everything is put
+// back as it was before: the branch at its old tip, the files, the index
+// and the stash list, and the work tree is checked against its photograph.
+//
+// The caller must make sure nothing else works in the worktree meanwhile
+// (the executor calls it at a task's turn boundary). Rebases and other
+// git writes in one repository are serialized (git.Locked).
+func (m *Manager) Rebase(ctx context.Context, id task.ID, onto string) (RebaseResult, error) {
+	defer m.lockTask(id)()
+	w, err := m.st.GetWorktree(ctx, id)
+	if err != nil {
+		return RebaseResult{}, err
+	}
+	if w.State != store.WorktreeActive {
+		return RebaseResult{}, fmt.Errorf("%s's worktree was removed; nothing to rebase", id)
+	}
+	if ok, err := m.present(ctx, w); err != nil {
+		return RebaseResult{}, err
+	} else if !ok {
+		return RebaseResult{}, fmt.Errorf("%s's worktree %s is missing; it is made again when the task runs", id, w.Path)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebaseTimeout)
+	defer cancel()
+	var res RebaseResult
+	err = git.Locked(ctx, w.Path, func(ctx context.Context) error {
+		var err error
+		res, err = m.rebase(ctx, w, onto)
+		return err
+	})
+	return res, err
+}
+
+func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (RebaseResult, error) {
+	dir := w.Path
+	head, err := git.Run(ctx, dir, "symbolic-ref", "-q", "HEAD")
+	if head = strings.TrimSpace(head); err != nil || head != "refs/heads/"+w.Branch {
+		at := "a detached HEAD"
+		if head != "" {
+			at = head
+		}
+		return RebaseResult{}, fmt.Errorf("the worktree %s is on %s, not on its branch %s; check out %s there first", dir, at, w.Branch, w.Branch)
+	}
+	st, err := git.WorkStatus(ctx, dir)
+	if err != nil {
+		return RebaseResult{}, err
+	}
+	if st.InProgress != "" {
+		return RebaseResult{}, fmt.Errorf("the worktree %s has a %s in progress; finish or abort it first", dir, st.InProgress)
+	}
+	oldHead, err := git.RevParse(ctx, dir, "HEAD")
+	if err != nil {
+		return RebaseResult{}, err
+	}
+	res := RebaseResult{PreviousHead: oldHead, NewHead: oldHead, Onto: onto}
+	if ok, err := git.IsAncestor(ctx, dir, onto, oldHead); err != nil {
+		return RebaseResult{}, err
+	} else if ok {
+		res.Outcome = UpToDate
+		return res, nil
+	}
+	dirty := len(st.Changed)+len(st.Untracked) > 0
+	ident := m.identity(ctx, dir)
+
+	// The photograph: the whole work tree as a commit on HEAD, kept under
+	// a backup ref until the work is safely back.
+	work, photo := oldHead, ""
+	backup := BackupPrefix + string(w.TaskID)
+	if dirty {
+		if photo, err = git.WorkTreeTree(ctx, dir); err != nil {
+			return RebaseResult{}, fmt.Errorf("reading the work tree: %w", err)
+		}
+		out, err := git.RunEnv(ctx, dir, ident, "commit-tree", photo, "-p", oldHead, "-m", "neuraphage: uncommitted work of "+string(w.TaskID)+" before a rebase")
+		if err != nil {
+			return RebaseResult{}, err
+		}
+		work = strings.TrimSpace(out)
+		if _, err := git.Run(ctx, dir, "update-ref", "-m", "neuraphage: rebase backup", backup, work); err != nil {
+			return RebaseResult{}, err
+		}
+	}
+	dropBackup := func() {
+		if dirty {
+			if _, err := git.Run(ctx, dir, "update-ref", "-d", backup, work); err != nil {
+				m.log.Warn("deleting a rebase backup ref", "task_id", w.TaskID, "ref", backup, "err", err)
+			}
+		}
+	}
+
+	// The prediction, read-only.
+	pred, err := git.MergeTree(ctx, dir, onto, work)
+	if err != nil {
+		dropBackup()
+		return RebaseResult{}, fmt.Errorf("predicting the rebase: %w", err)
+	}
+	if !pred.Clean {
+		dropBackup()
+		res.Outcome, res.Files, res.Predicted = Conflicted, pred.Conflicts, true
+		res.Details = "predicted before anything was touched: " + strings.Join(pred.Conflicts, ", ")
+		return res, nil
+	}
+
+	stash := ""
+	if dirty {
+		res.Carried = true
+		before, _ := stashList(ctx, dir)
+		if _, err := git.Run(ctx, dir, "stash", "push", "--include-untracked", "-q", "-m", "neuraphage: rebase of "+string(w.TaskID)); err != nil {
+			// A failed push may have stashed nothing or everything: see.
+			if after, _ := stashList(ctx, dir); len(after) > len(before) {
+				stash = after[0]
+				return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, nil, "stashing the work failed: "+gitDetail(err))
+			}
+			dropBackup()
+			return RebaseResult{}, fmt.Errorf("stashing the uncommitted work: %w", err)
+		}
+		out, err := git.RevParse(ctx, dir, "refs/stash")
+		if err != nil {
+			return RebaseResult{}, fmt.Errorf("the work is in the stash and under %s; reading the stash failed: %w", backup, err)
+		}
+		stash = out
+	}
+
+	if _, err := git.RunEnv(ctx, dir, ident, "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false", "rebase", "-q", onto); err != nil {
+		files := conflictedFiles(ctx, dir)
+		if _, aerr := git.Run(ctx, dir, "rebase", "--abort"); aerr != nil {
+			return RebaseResult{}, fmt.Errorf("the rebase failed (%s) and aborting it failed too (%v); the work is in the stash (%s) and under %s", gitDetail(err), aerr, short(stash), backup)
+		}
+		return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, files, gitDetail(err))
+	}
+	newHead, err := git.RevParse(ctx, dir, "HEAD")
+	if err != nil {
+		return RebaseResult{}, err
+	}
+	res.NewHead = newHead
+	if dirty {
+		if _, err := git.Run(ctx, dir, "stash", "apply", "--index", "-q", stash); err != nil {
+			files := conflictedFiles(ctx, dir)
+			// Undo the half-applied work (all of it is in the stash), put
+			// the branch back, and re-apply the stash where it was made.
+			if err := m.clearApplied(ctx, dir, stash); err != nil {
+				return RebaseResult{}, fmt.Errorf("re-applying the work conflicted and clearing it failed (%v); the work is in the stash (%s) and under %s", err, short(stash), backup)
+			}
+			res.NewHead = oldHead
+			if _, rerr := git.Run(ctx, dir, "reset", "-q", "--hard", oldHead); rerr != nil {
+				return RebaseResult{}, fmt.Errorf("re-applying the work conflicted and moving the branch back failed (%v); the work is in the stash (%s) and under %s", rerr, short(stash), backup)
+			}
+			return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, files, "your uncommitted changes conflict with the rebased branch: "+gitDetail(err))
+		}
+		if err := dropStash(ctx, dir, stash); err != nil {
+			m.log.Warn("dropping the rebase stash", "task_id", w.TaskID, "stash", stash, "err", err)
+		}
+		dropBackup()
+	}
+	res.Outcome = Rebased
+	return res, nil
+}
+
+// saved is where a rebase keeps the task's work while it runs.
+type saved struct {
+	oldHead string // the branch tip before
+	stash   string // the stash commit holding the work ("" when clean)
+	photo   string // the tree of the whole work tree before ("" when clean)
+	backup  string // the backup ref
+	work    string // the commit of photo the backup ref points at
+}
+
+// putBack puts the work back after a rebase that could not go through:
+// the branch is at its old tip and the work tree clean when it is called;
+// the stash (if any) is applied and dropped, and the work tree is checked
+// against its photograph. The result reports the conflict.
+func (m *Manager) putBack(ctx context.Context, w store.Worktree, res RebaseResult, sv saved, files []string, details string) (RebaseResult, error) {
+	dir := w.Path
+	oldHead, stash, photo, backup, work := sv.oldHead, sv.stash, sv.photo, sv.backup, sv.work
+	res.NewHead = oldHead
+	if stash != "" {
+		if _, err := git.Run(ctx, dir, "stash", "apply", "--index", "-q", stash); err != nil {
+			return RebaseResult{}, fmt.Errorf("putting the work back failed (%s); it is in the stash (%s) and under %s", gitDetail(err), short(stash), backup)
+		}
+		if photo != "" {
+			now, err := git.WorkTreeTree(ctx, dir)
+			if err != nil || now != photo {
+				return RebaseResult{}, fmt.Errorf("the work tree after putting the work back differs from before the rebase; the work as it was is kept in the stash (%s) and under %s", short(stash), backup)
+			}
+		}
+		if err := dropStash(ctx, dir, stash); err != nil {
+			m.log.Warn("dropping the rebase stash", "task_id", w.TaskID, "stash", stash, "err", err)
+		}
+		if _, err := git.Run(ctx, dir, "update-ref", "-d", backup, work); err != nil {
+			m.log.Warn("deleting a rebase backup ref", "task_id", w.TaskID, "ref", backup, "err", err)
+		}
+	}
+	res.Outcome, res.Files, res.Details = Conflicted, files, details
+	return res, nil
+}
+
+// clearApplied undoes a stash apply that stopped half way: the tracked
+// files go back to HEAD (reset --hard; every change is in the stash) and
+// the stash's untracked files that the apply wrote are removed.
+func (m *Manager) clearApplied(ctx context.Context, dir, stash string) error {
+	if _, err := git.Run(ctx, dir, "reset", "-q", "--hard"); err != nil {
+		return err
+	}
+	out, err := git.Run(ctx, dir, "ls-tree", "-r", "-z", "--name-only", stash+"^3")
+	if err != nil {
+		return nil // no untracked files were stashed
+	}
+	for name := range strings.SplitSeq(out, "\x00") {
+		if name == "" {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// stashList returns the stash entries' commits, newest first.
+func stashList(ctx context.Context, dir string) ([]string, error) {
+	out, err := git.Run(ctx, dir, "stash", "list", "--format=%H")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// dropStash drops the stash entry whose commit is id, wherever it is in
+// the list (another worktree of the repository may have stashed since).
+func dropStash(ctx context.Context, dir, id string) error {
+	list, err := stashList(ctx, dir)
+	if err != nil {
+		return err
+	}
+	i := slices.Index(list, id)
+	if i < 0 {
+		return nil
+	}
+	_, err = git.Run(ctx, dir, "stash", "drop", "-q", "stash@{"+strconv.Itoa(i)+"}")
+	return err
+}
+
+// conflictedFiles lists the unmerged files of the work tree at dir.
+func conflictedFiles(ctx context.Context, dir string) []string {
+	out, err := git.Run(ctx, dir, "diff", "--name-only", "-z", "--diff-filter=U")
+	if err != nil {
+		return nil
+	}
+	var files []string
+	for f := range strings.SplitSeq(out, "\x00") {
+		if f != "" && !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// gitDetail is the useful part of a git error: its stderr's last lines.
+func gitDetail(err error) string {
+	var gerr *git.Error
+	if errors.As(err, &gerr) && strings.TrimSpace(gerr.Stderr) != "" {
+		return tail(strings.TrimSpace(gerr.Stderr), 600)
+	}
+	return err.Error()
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
