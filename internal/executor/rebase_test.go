@@ -1,0 +1,128 @@
+package executor
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// A blocking rebase request is carried out at the task's boundary, once;
+// the engine sees its outcome, never the request; a reply asking for a
+// pause pauses the task, and the outcome waits for the resume.
+func TestBlockingRebaseAtBoundary(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		seen  []engine.Injection
+		calls int
+		pause = true
+	)
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		return boundaries(ctx, r, func(injs []engine.Injection) *engine.Outcome {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, injs...)
+			for _, inj := range injs {
+				if inj.Kind == engine.Rebase && inj.Attrs["outcome"] == "conflict" {
+					return &engine.Outcome{Status: engine.Completed, Reason: "saw the outcome"}
+				}
+			}
+			return nil
+		})
+	})
+	e.ex.rebase = func(ctx context.Context, tk task.Task, req store.Injection) RebaseReply {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if tk.Status != task.Running || req.Attrs["main"] != "main" {
+			t.Errorf("rebase called for %s in %s with %v", tk.ID, tk.Status, req.Attrs)
+		}
+		r := RebaseReply{Text: "conflicts in a.go; nothing changed", Attrs: map[string]string{"outcome": "conflict"}}
+		if pause {
+			r.Pause = "rebase conflicts in a.go"
+		}
+		return r
+	}
+	tk := e.create("work", 2)
+	e.start()
+	e.waitStatus(tk.ID, task.Running)
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Rebase, Source: "main-watcher",
+		Attrs: map[string]string{"urgency": "blocking", "main": "main"}, Text: "main moved; rebasing at your next boundary", Urgent: true}); err != nil {
+		t.Fatal(err)
+	}
+	paused := e.waitStatus(tk.ID, task.Paused)
+	if paused.CloseReason != "rebase conflicts in a.go" {
+		t.Errorf("paused for %q", paused.CloseReason)
+	}
+	mu.Lock()
+	pause = false
+	for _, inj := range seen {
+		if inj.Kind == engine.Rebase {
+			t.Errorf("the engine saw %+v before the resume", inj)
+		}
+	}
+	mu.Unlock()
+	if _, err := e.ex.Resume(context.Background(), tk.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	done := e.waitStatus(tk.ID, task.Completed)
+	if done.CloseReason != "saw the outcome" {
+		t.Errorf("completed with %q", done.CloseReason)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("the rebase ran %d times, want once", calls)
+	}
+	var outcome *engine.Injection
+	for i, inj := range seen {
+		if inj.Kind == engine.Rebase {
+			if inj.Attrs["urgency"] == "blocking" && inj.Attrs["outcome"] == "" {
+				t.Errorf("the engine saw the request itself: %+v", inj)
+			}
+			outcome = &seen[i]
+		}
+	}
+	if outcome == nil || !strings.Contains(outcome.Text, "conflicts in a.go") || outcome.Source != "main-watcher" {
+		t.Errorf("outcome seen: %+v", outcome)
+	}
+	if pending, _ := e.st.Pending(context.Background(), tk.ID); len(pending) != 0 {
+		t.Errorf("%d injections left: %+v", len(pending), pending)
+	}
+}
+
+// A quiet injection leaves a task waiting for its user waiting (the wake
+// is decided inside Inject, so the status right after it tells); a loud
+// one wakes it.
+func TestQuietInjectionDoesNotWake(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		inbox, _ := r.Host.Inbox(ctx)
+		for _, inj := range inbox {
+			if inj.Kind == engine.Message {
+				return engine.Outcome{Status: engine.Completed, Reason: "answered"}
+			}
+		}
+		return engine.Outcome{Status: engine.Waiting, Reason: "which file?"}
+	})
+	tk := e.create("ask first", 2)
+	e.start()
+	e.waitStatus(tk.ID, task.Waiting)
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Rebase, Source: "main-watcher",
+		Attrs: map[string]string{"urgency": "helpful"}, Text: "main moved", Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(tk.ID); got.Status != task.Waiting {
+		t.Fatalf("a quiet notice moved the waiting task to %s", got.Status)
+	}
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Message, Source: "user", Text: "main.go"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(tk.ID); got.Status == task.Waiting {
+		t.Fatalf("the user's message did not wake the task")
+	}
+	e.waitStatus(tk.ID, task.Completed)
+}
