@@ -44,9 +44,11 @@ in its own git worktree on its own branch. The agents really read, write and
 edit files and run commands through their tools; one asks its user a question
 and the demo answers it; a message is delivered to another at its next turn
 boundary; a model call fails once and is retried. Finished work is committed
-and lands on main through the merge queue; two tasks change the same line of
-README.md, so the second is sent back with the conflict, merges main, and
-lands too. The demo prints the live timeline from the event stream, a summary
+and lands on main through the merge queue. While two tasks have README.md
+changed, a teammate commits to main: the main watcher sees it at once, tells
+both, and rebases them at their next tool boundary with their uncommitted
+edits carried over. The two tasks change the same line of README.md, so the
+second to finish is sent back with the conflict, merges main, and lands too. The demo prints the live timeline from the event stream, a summary
 with tokens and cost, main's history, and then restarts the daemon to show
 that everything is back from the store. --keep leaves the scratch directory.`,
 		Args: noArgs,
@@ -110,6 +112,9 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 	cfg.LLM.Tiers.Worker.Model = "claude-sonnet-4-5"
 	cfg.LLM.Retry.BaseDelayMs, cfg.LLM.Retry.MaxDelayMs = 50, 200
 	cfg.Merge.AuthorName, cfg.Merge.AuthorEmail = "Neuraphage Demo", "demo@neuraphage.invalid"
+	// Main moves under the running tasks (a teammate's commit, and each
+	// landing): the main watcher rebases the tasks it concerns itself.
+	cfg.Supervision.MainWatcher.NotificationUrgency = "blocking"
 
 	fmt.Fprintf(out, "Neuraphage demo: three agents on one repository, offline\n")
 	fmt.Fprintf(out, "  repository  %s (a scratch git repository)\n", repo)
@@ -182,6 +187,24 @@ func demoRepo(ctx context.Context, dir string) error {
 	return nil
 }
 
+// demoTeammate commits to main in the repository's checkout, as a
+// teammate would: a change to README.md's first line, away from the lines
+// the tasks edit.
+func demoTeammate(ctx context.Context, repo string) error {
+	path := filepath.Join(repo, "README.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	body := strings.Replace(string(b), "# greeter\n", "# greeter, the friendly greeting tool\n", 1)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		return err
+	}
+	_, err = git.Run(ctx, repo, "-c", "user.name=A Teammate", "-c", "user.email=teammate@neuraphage.invalid", "-c", "commit.gpgsign=false",
+		"commit", "-qam", "README: name the project")
+	return err
+}
+
 type demoTask struct {
 	desc string
 	tags []string
@@ -227,10 +250,15 @@ func demoScene(ctx context.Context, c *client.Client, repo string, out io.Writer
 	done := map[task.ID]bool{}
 	pending := map[task.ID]bool{}
 	sent := false
+	var pushed time.Time // when the teammate's commit landed on main
 	for len(done) < len(ids) || len(pending) > 0 {
 		e, err := stream.Next()
 		if err != nil {
 			return nil, fmt.Errorf("watching the demo: %w", err)
+		}
+		if p, ok := e.Payload.(event.MainUpdated); ok && p.Repo == repo {
+			say(describeEvent(e))
+			continue
 		}
 		if names[e.TaskID] == "" {
 			continue
@@ -255,8 +283,23 @@ func demoScene(ctx context.Context, c *client.Client, repo string, out io.Writer
 				}
 				say(fmt.Sprintf("you → %s: \"keep it under 40 characters\" (task send; queued for its next turn)", ids[0]))
 			}
-		case event.ToolResult, event.FileChanged, event.Delivered, event.Learning, event.Completed, event.Failed, event.Interrupted,
-			event.WorktreeCreated, event.CommitMade, event.MergeQueued, event.MergeLanded, event.MergeConflicted:
+		case event.FileChanged:
+			line(e.TaskID, describeEvent(e))
+			if pushed.IsZero() && e.TaskID == ids[1] && p.Path == "README.md" {
+				// While B has README.md open, a teammate commits to main:
+				// the main watcher tells B at once and rebases it at its
+				// next tool boundary, carrying B's uncommitted edit.
+				pushed = time.Now()
+				if err := demoTeammate(ctx, repo); err != nil {
+					return nil, err
+				}
+				say("a teammate commits to main: \"README: name the project\" (B has README.md changed, uncommitted)")
+			}
+		case event.RebaseRequired:
+			line(e.TaskID, fmt.Sprintf("%s (%s after the commit)", describeEvent(e), time.Since(pushed).Round(time.Millisecond)))
+		case event.ToolResult, event.Delivered, event.Learning, event.Completed, event.Failed, event.Interrupted,
+			event.WorktreeCreated, event.CommitMade, event.MergeQueued, event.MergeLanded, event.MergeConflicted,
+			event.RebaseCompleted, event.RebaseConflict:
 			line(e.TaskID, describeEvent(e))
 		case event.WorktreeRemoved:
 			line(e.TaskID, describeEvent(e))

@@ -148,6 +148,28 @@ func (e *mwEnv) commit(dir, msg string, files map[string]string) string {
 	return e.git(dir, "rev-parse", "HEAD")
 }
 
+// taskNoWorktree creates a task in status s without a worktree.
+func (e *mwEnv) taskNoWorktree(s task.Status) (task.Task, error) {
+	e.t.Helper()
+	for {
+		id, err := task.NewID(rand.Reader)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		tk, err := task.New(id, task.Spec{Description: "work", Priority: 2, Repo: e.repo}, time.Now())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := e.st.CreateTask(context.Background(), tk); errors.Is(err, store.ErrExists) {
+			continue
+		} else if err != nil {
+			e.t.Fatal(err)
+		}
+		e.setStatus(tk.ID, s)
+		return tk, nil
+	}
+}
+
 // task creates a task in status s (through legal moves) with a worktree,
 // and records that it changed files.
 func (e *mwEnv) task(s task.Status, files ...string) (task.Task, store.Worktree) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -246,6 +247,7 @@ func (w *Watcher) checkGroup(ctx context.Context, k groupKey, es []entry, mode s
 		}
 	}
 
+	divs, forecasts := w.forecast(ctx, k.repo, commit, g, es, tips)
 	var (
 		out     []TaskState
 		notices []notice
@@ -259,7 +261,7 @@ func (w *Watcher) checkGroup(ctx context.Context, k groupKey, es []entry, mode s
 			out = append(out, w.record(ts, mode))
 			continue
 		}
-		d := g.Compare(commit, tip)
+		d := divs[e.w.TaskID]
 		ts.Behind, ts.Ahead = len(d.Behind), len(d.Ahead)
 		if ts.Behind == 0 {
 			ts.State = StateUpToDate
@@ -268,24 +270,13 @@ func (w *Watcher) checkGroup(ctx context.Context, k groupKey, es []entry, mode s
 		}
 		behind++
 		ts.NewCommits = summaries(g, d.Behind, 5)
-		w.mu.Lock()
-		mine := map[string]bool{}
-		for f := range w.files[e.w.TaskID] {
-			mine[f] = true
-		}
-		w.mu.Unlock()
-		for _, f := range d.BranchFiles {
-			mine[f] = true
-		}
-		ts.Overlap = intersect(d.MainFiles, mine)
+		ts.Overlap = w.overlap(e.w.TaskID, d)
 		ts.Forecast = "clean"
 		rank := 2
 		if len(ts.Overlap) > 0 {
 			ts.Forecast, rank = "overlap", 1
-			if ts.Ahead > 0 {
-				if mt, err := git.MergeTree(ctx, k.repo, commit, tip); err == nil && !mt.Clean {
-					ts.Forecast, ts.Conflicts, rank = "conflict", mt.Conflicts, 0
-				}
+			if mt, ok := forecasts[e.w.TaskID]; ok && !mt.Clean {
+				ts.Forecast, ts.Conflicts, rank = "conflict", mt.Conflicts, 0
 			}
 		}
 		ts.State = StateBehind
@@ -326,6 +317,65 @@ func (w *Watcher) checkGroup(ctx context.Context, k groupKey, es []entry, mode s
 		}
 	}
 	return out
+}
+
+// overlap returns the files main changed that the task changed too
+// (committed, or seen changing in its observations).
+func (w *Watcher) overlap(id task.ID, d git.Divergence) []string {
+	mine := map[string]bool{}
+	w.mu.Lock()
+	for f := range w.files[id] {
+		mine[f] = true
+	}
+	w.mu.Unlock()
+	for _, f := range d.BranchFiles {
+		mine[f] = true
+	}
+	return intersect(d.MainFiles, mine)
+}
+
+// forecastWorkers bounds the git merge-tree processes run at once.
+const forecastWorkers = 4
+
+// forecast compares every branch with main in memory and, for the behind
+// branches that have commits of their own touching files main changed,
+// predicts the rebase with git merge-tree, a few at a time.
+func (w *Watcher) forecast(ctx context.Context, repo, commit string, g *git.Graph, es []entry, tips map[string]string) (map[task.ID]git.Divergence, map[task.ID]git.MergeResult) {
+	divs := map[task.ID]git.Divergence{}
+	var todo []entry
+	for _, e := range es {
+		tip := tips["refs/heads/"+e.w.Branch]
+		if tip == "" {
+			continue
+		}
+		d := g.Compare(commit, tip)
+		divs[e.w.TaskID] = d
+		if len(d.Behind) > 0 && len(d.Ahead) > 0 && len(w.overlap(e.w.TaskID, d)) > 0 {
+			todo = append(todo, e)
+		}
+	}
+	results := map[task.ID]git.MergeResult{}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	sem := make(chan struct{}, forecastWorkers)
+	for _, e := range todo {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			mt, err := git.MergeTree(ctx, repo, commit, tips["refs/heads/"+e.w.Branch])
+			if err != nil {
+				w.log.Warn("forecasting a rebase", "task_id", e.w.TaskID, "err", err)
+				return
+			}
+			mu.Lock()
+			results[e.w.TaskID] = mt
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return divs, results
 }
 
 // cooledDown reports whether ts's cooldown is over; w.mu is held.
