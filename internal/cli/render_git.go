@@ -7,7 +7,8 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 )
 
-// describeGit renders a worktree, commit or merge observation as one line.
+// describeGit renders a worktree, commit, merge or rebase observation as one
+// line.
 func describeGit(p event.Payload) (string, bool) {
 	switch p := p.(type) {
 	case event.WorktreeCreated:
@@ -54,6 +55,78 @@ func describeGit(p event.Payload) (string, bool) {
 		return fmt.Sprintf("merge #%d cancelled: %s", p.Entry, p.Reason), true
 	case event.PROpened:
 		return fmt.Sprintf("merge #%d opened a pull request: %s", p.Entry, p.URL), true
+	case event.MainUpdated:
+		return mainUpdated(p), true
+	case event.RebaseRequired:
+		return rebaseRequired(p), true
+	case event.RebaseCompleted:
+		if p.UpToDate {
+			return fmt.Sprintf("rebase onto %s: already up to date", dash(p.Main)), true
+		}
+		return fmt.Sprintf("rebased onto %s: %s → %s (%s)", dash(p.Main), shortSHA(p.PreviousHead), shortSHA(p.NewHead), millis(p.DurationMs)), true
+	case event.RebaseConflict:
+		return rebaseConflict(p), true
 	}
 	return "", false
+}
+
+// mainUpdated: "main moved to 0123456789 in /src/app (3 tasks behind)".
+func mainUpdated(p event.MainUpdated) string {
+	verb := "moved to"
+	if p.Previous == "" {
+		verb = "is at"
+	}
+	s := fmt.Sprintf("%s %s %s", dash(p.Branch), verb, shortSHA(p.NewCommit))
+	if p.Repo != "" {
+		s += " in " + p.Repo
+	}
+	s += fmt.Sprintf(" (%d task%s behind)", p.Behind, plural(p.Behind))
+	if p.Rewritten {
+		s += " — rewritten (force-push)"
+	}
+	return s
+}
+
+// rebaseRequired: "told to rebase (helpful): 2 commits behind main;
+// forecast: conflict in a.go".
+func rebaseRequired(p event.RebaseRequired) string {
+	how := dash(p.Urgency)
+	if p.Manual {
+		how += ", requested by user"
+	}
+	s := fmt.Sprintf("told to rebase (%s): %d commit%s behind %s; forecast: ", how, p.CommitsBehind, plural(p.CommitsBehind), dash(p.Main))
+	switch {
+	case len(p.Conflicts) > 0:
+		s += "conflict in " + truncate(strings.Join(p.Conflicts, ", "), 60)
+	case len(p.Overlap) > 0:
+		s += "overlap in " + truncate(strings.Join(p.Overlap, ", "), 60)
+	default:
+		s += "clean"
+	}
+	return s
+}
+
+// rebaseConflict: "rebase onto main stopped: conflicts in a.go, b.go;
+// nothing changed (predicted)", or the details when there are no files (the
+// rebase could not be tried).
+func rebaseConflict(p event.RebaseConflict) string {
+	s := fmt.Sprintf("rebase onto %s stopped: ", dash(p.Main))
+	switch {
+	case len(p.Files) == 0 && p.Details != "":
+		s += truncate(p.Details, 80)
+	default:
+		s += "conflicts"
+		if len(p.Files) > 0 {
+			s += " in " + truncate(strings.Join(p.Files, ", "), 60)
+		}
+		if p.Predicted {
+			s += "; nothing changed (predicted)"
+		} else {
+			s += "; undone, nothing changed"
+		}
+	}
+	if p.Paused {
+		s += "; task paused"
+	}
+	return s
 }

@@ -374,7 +374,9 @@ func (w *Watcher) Health() Health {
 	for k, ms := range w.mains {
 		h.Repos = append(h.Repos, RepoStatus{Repo: k.repo, Main: cmp.Or(ms.ref, k.branch), Commit: ms.commit, Error: ms.err, FetchErr: ms.fetchErr})
 	}
-	slices.SortFunc(h.Repos, func(a, b RepoStatus) int { return cmp.Or(strings.Compare(a.Repo, b.Repo), strings.Compare(a.Main, b.Main)) })
+	slices.SortFunc(h.Repos, func(a, b RepoStatus) int {
+		return cmp.Or(strings.Compare(a.Repo, b.Repo), strings.Compare(a.Main, b.Main))
+	})
 	return h
 }
 

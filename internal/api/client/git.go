@@ -67,3 +67,28 @@ func (c *Client) MergeCancel(ctx context.Context, ref, reason string) (api.Merge
 	err := c.do(ctx, http.MethodPost, "/v1/merge/"+url.PathEscape(ref)+"/cancel", api.MergeRequest{Reason: reason}, &e)
 	return e, err
 }
+
+// RebaseStatus returns the main watcher's health and where every watched
+// task branch stands against main now.
+func (c *Client) RebaseStatus(ctx context.Context) (api.RebaseStatus, error) {
+	var st api.RebaseStatus
+	err := c.do(ctx, http.MethodGet, "/v1/rebase", nil, &st)
+	return st, err
+}
+
+// RebaseTask asks for a rebase of one task's branch onto main, carried out
+// at the task's next tool boundary. A refusal is an *Error with
+// api.CodeConflict.
+func (c *Client) RebaseTask(ctx context.Context, ref string) (api.RebaseRequest, error) {
+	var r api.RebaseRequest
+	err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(ref)+"/rebase", nil, &r)
+	return r, err
+}
+
+// RebaseAll asks for a rebase of every task whose branch is behind main;
+// a task that cannot be rebased is in the answer as refused.
+func (c *Client) RebaseAll(ctx context.Context) ([]api.RebaseRequest, error) {
+	var rs []api.RebaseRequest
+	err := c.do(ctx, http.MethodPost, "/v1/rebase", nil, &rs)
+	return rs, err
+}

@@ -22,6 +22,12 @@ type Git interface {
 	MergeEnqueue(ctx context.Context, ref string) (api.MergeEntry, error)
 	MergeRetry(ctx context.Context, ref string) (api.MergeEntry, error)
 	MergeCancel(ctx context.Context, ref, reason string) (api.MergeEntry, error)
+	// RebaseStatus compares every watched task branch with main now.
+	RebaseStatus(ctx context.Context) (api.RebaseStatus, error)
+	// RebaseTask asks for a blocking rebase of one task; RebaseAll of
+	// every task that is behind main.
+	RebaseTask(ctx context.Context, ref string) (api.RebaseRequest, error)
+	RebaseAll(ctx context.Context) ([]api.RebaseRequest, error)
 }
 
 // RefusedError is a request the current state refuses, with the reason for
@@ -37,19 +43,21 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 // without ?recent.
 const defaultRecent = 20
 
-// Hints for a reference that names no worktree or no merge entry.
+// Hints for a reference that names no worktree, merge entry or task.
 const (
 	worktreeHint = "`neuraphage worktree list` lists the worktrees; `neuraphage task list --all` every task"
 	mergeHint    = "`neuraphage merge status` shows the merge queue"
+	rebaseHint   = "`neuraphage rebase status` shows the watched task branches"
 )
 
-// git wraps a worktree or merge handler: without a Git it answers 503.
+// git wraps a worktree, merge or rebase handler: without a Git it answers
+// 503.
 func (s *Server) git(h func(http.ResponseWriter, *http.Request)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.Git == nil {
 			writeJSON(w, http.StatusServiceUnavailable, api.Error{
 				Code:    api.CodeUnavailable,
-				Message: "this daemon runs without worktrees and the merge queue",
+				Message: "this daemon runs without worktrees, the merge queue and the main watcher",
 				Hint:    "restart the daemon (`neuraphage daemon stop`, then any command starts it again)",
 			})
 			return
@@ -58,7 +66,7 @@ func (s *Server) git(h func(http.ResponseWriter, *http.Request)) http.HandlerFun
 	}
 }
 
-// gitFail answers a worktree or merge error: refusals are conflicts, a
+// gitFail answers a worktree, merge or rebase error: refusals are conflicts, a
 // reference naming nothing gets hint; the rest is mapped as fail does.
 func (s *Server) gitFail(w http.ResponseWriter, r *http.Request, err error, hint string) {
 	var ref *RefusedError
@@ -161,4 +169,41 @@ func (s *Server) mergeCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, e)
+}
+
+func (s *Server) rebaseStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := s.cfg.Git.RebaseStatus(r.Context())
+	if err != nil {
+		s.gitFail(w, r, err, rebaseHint)
+		return
+	}
+	if st.Tasks == nil {
+		st.Tasks = []api.TaskRebase{}
+	}
+	if st.Watcher.Repos == nil {
+		st.Watcher.Repos = []api.MainRef{}
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) rebaseTask(w http.ResponseWriter, r *http.Request) {
+	req, err := s.cfg.Git.RebaseTask(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		s.gitFail(w, r, err, rebaseHint)
+		return
+	}
+	writeJSON(w, http.StatusOK, req)
+}
+
+// rebaseAll answers a JSON array: one request per task that was behind.
+func (s *Server) rebaseAll(w http.ResponseWriter, r *http.Request) {
+	reqs, err := s.cfg.Git.RebaseAll(r.Context())
+	if err != nil {
+		s.gitFail(w, r, err, rebaseHint)
+		return
+	}
+	if reqs == nil {
+		reqs = []api.RebaseRequest{}
+	}
+	writeJSON(w, http.StatusOK, reqs)
 }

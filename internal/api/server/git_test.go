@@ -23,10 +23,14 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
-// fakeGit knows one task, t-4k2x9, with a worktree and an open merge entry.
-// Any other reference is not found, "running" names a task the queue
-// refuses, "broken" fails, and "amb" is ambiguous.
+// fakeGit knows one task, t-4k2x9, with a worktree, an open merge entry and
+// a branch behind main. Any other reference is not found, "running" names a
+// task the queue (and a rebase) refuses, "broken" fails, and "amb" is
+// ambiguous.
 type fakeGit struct {
+	// idle makes the rebase routes see no task branch at all.
+	idle bool
+
 	mu      sync.Mutex
 	recents []int // guarded by mu
 }
@@ -39,6 +43,14 @@ var (
 	}
 	sampleEntry = api.MergeEntry{ID: 7, TaskID: "t-4k2x9", Repo: "/src/app", Branch: "neuraphage/t-4k2x9", Target: "main",
 		State: api.MergeQueued, Attempts: 1, EnqueuedAt: t0, UpdatedAt: t0}
+	sampleRebaseStatus = api.RebaseStatus{
+		Watcher: api.MainWatcher{Enabled: true, Urgency: "helpful", Watching: true, LastCycle: &t0, Cycles: 3, Notices: 1,
+			Repos: []api.MainRef{{Repo: "/src/app", Main: "main", Commit: "abcdef0123456789"}}},
+		Tasks: []api.TaskRebase{{TaskID: "t-4k2x9", Status: task.Running, Repo: "/src/app", Branch: "neuraphage/t-4k2x9", Main: "main",
+			MainCommit: "abcdef0123456789", Behind: 2, Ahead: 1, NewCommits: []string{"fix the parser"}, Forecast: "conflict",
+			Conflicts: []string{"a.go"}, State: "notified", LastNotice: &t0, LastNoticeMain: "abcdef0123456789"}},
+	}
+	sampleRebase = api.RebaseRequest{TaskID: "t-4k2x9", Outcome: "requested", Note: "rebases at its next tool boundary", Behind: 2, Main: "main"}
 )
 
 func (f *fakeGit) resolve(ref string) (task.ID, error) {
@@ -102,6 +114,27 @@ func (f *fakeGit) MergeCancel(_ context.Context, ref, reason string) (api.MergeE
 	return e, err
 }
 
+func (f *fakeGit) RebaseStatus(context.Context) (api.RebaseStatus, error) {
+	if f.idle {
+		return api.RebaseStatus{Watcher: api.MainWatcher{Urgency: "helpful"}}, nil
+	}
+	return sampleRebaseStatus, nil
+}
+
+func (f *fakeGit) RebaseTask(_ context.Context, ref string) (api.RebaseRequest, error) {
+	if _, err := f.resolve(ref); err != nil {
+		return api.RebaseRequest{}, err
+	}
+	return sampleRebase, nil
+}
+
+func (f *fakeGit) RebaseAll(context.Context) ([]api.RebaseRequest, error) {
+	if f.idle {
+		return nil, nil
+	}
+	return []api.RebaseRequest{sampleRebase, {TaskID: "t-7abcd", Outcome: "refused", Note: "task t-7abcd cannot be rebased: its branch is missing"}}, nil
+}
+
 // serveHandler runs h on a Unix socket and returns a client for it.
 func serveHandler(t *testing.T, h http.Handler) *client.Client {
 	t.Helper()
@@ -152,6 +185,15 @@ func TestGitRoutes(t *testing.T) {
 		{name: "retry", method: "POST", path: "/v1/merge/4k2/retry", status: 200, want: &sampleEntry},
 		{name: "cancel", method: "POST", path: "/v1/merge/4k2/cancel", body: `{"reason":"not now"}`, status: 200, want: &cancelled},
 		{name: "cancel bad body", method: "POST", path: "/v1/merge/4k2/cancel", body: `{"why":1}`, status: 400, code: api.CodeInvalid},
+		{name: "rebase status", method: "GET", path: "/v1/rebase", status: 200, want: &sampleRebaseStatus},
+		{name: "rebase task", method: "POST", path: "/v1/tasks/4k2/rebase", status: 200, want: &sampleRebase},
+		{name: "rebase refused", method: "POST", path: "/v1/tasks/running/rebase", status: 409, code: api.CodeConflict,
+			msg: "task t-running is running; its work is enqueued for merge when it completes"},
+		{name: "rebase unknown", method: "POST", path: "/v1/tasks/zzz/rebase", status: 404, code: api.CodeNotFound, msg: "not found"},
+		{name: "rebase ambiguous", method: "POST", path: "/v1/tasks/amb/rebase", status: 400, code: api.CodeInvalid},
+		{name: "rebase broken", method: "POST", path: "/v1/tasks/broken/rebase", status: 500, code: api.CodeInternal, msg: "disk on fire"},
+		{name: "rebase all", method: "POST", path: "/v1/rebase", status: 200, want: &[]api.RebaseRequest{sampleRebase,
+			{TaskID: "t-7abcd", Outcome: "refused", Note: "task t-7abcd cannot be rebased: its branch is missing"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,6 +240,12 @@ func newOf(v any) any {
 		return &api.MergeStatus{}
 	case *api.MergeEntry:
 		return &api.MergeEntry{}
+	case *api.RebaseStatus:
+		return &api.RebaseStatus{}
+	case *api.RebaseRequest:
+		return &api.RebaseRequest{}
+	case *[]api.RebaseRequest:
+		return &[]api.RebaseRequest{}
 	}
 	panic(fmt.Sprintf("newOf %T", v))
 }
@@ -208,6 +256,7 @@ func TestGitRoutesWithoutGit(t *testing.T) {
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/v1/worktrees"}, {"GET", "/v1/worktrees/4k2"}, {"POST", "/v1/worktrees/prune"}, {"POST", "/v1/worktrees/4k2/restore"},
 		{"GET", "/v1/merge"}, {"POST", "/v1/merge/4k2/enqueue"}, {"POST", "/v1/merge/4k2/retry"}, {"POST", "/v1/merge/4k2/cancel"},
+		{"GET", "/v1/rebase"}, {"POST", "/v1/rebase"}, {"POST", "/v1/tasks/4k2/rebase"},
 	} {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest(r.method, r.path, nil))
@@ -216,6 +265,30 @@ func TestGitRoutesWithoutGit(t *testing.T) {
 			!strings.Contains(e.Message, "without worktrees") || e.Hint == "" {
 			t.Errorf("%s %s: %d %s; want 503 unavailable with a message and a hint", r.method, r.path, rec.Code, rec.Body)
 		}
+	}
+}
+
+// TestRebaseRoutesWithNothingWatched: no task branch is an empty list, not
+// null, so that clients can range over it.
+func TestRebaseRoutesWithNothingWatched(t *testing.T) {
+	t.Parallel()
+	s := gitServer(&fakeGit{idle: true})
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/rebase", nil))
+	var st struct {
+		Watcher struct {
+			Repos json.RawMessage `json:"repos"`
+		} `json:"watcher"`
+		Tasks json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || rec.Code != http.StatusOK ||
+		string(st.Tasks) != "[]" || string(st.Watcher.Repos) != "[]" {
+		t.Errorf("GET /v1/rebase: %d %s (%v); want 200 with empty tasks and repos", rec.Code, rec.Body, err)
+	}
+	rec = httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/rebase", nil))
+	if got := strings.TrimSpace(rec.Body.String()); rec.Code != http.StatusOK || got != "[]" {
+		t.Errorf("POST /v1/rebase: %d %s; want 200 []", rec.Code, got)
 	}
 }
 
@@ -271,6 +344,23 @@ func TestGitThroughTheClient(t *testing.T) {
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code() != api.CodeConflict || ce.Status != http.StatusConflict {
 		t.Errorf("MergeEnqueue of a running task: %v; want a conflict", err)
+	}
+	if st, err := c.RebaseStatus(ctx); err != nil || !cmp.Equal(st, sampleRebaseStatus) {
+		t.Errorf("RebaseStatus: %+v, %v", st, err)
+	}
+	if r, err := c.RebaseTask(ctx, "4k2"); err != nil || r != sampleRebase {
+		t.Errorf("RebaseTask: %+v, %v", r, err)
+	}
+	if rs, err := c.RebaseAll(ctx); err != nil || len(rs) != 2 || rs[1].Outcome != "refused" {
+		t.Errorf("RebaseAll: %+v, %v", rs, err)
+	}
+	_, err = c.RebaseTask(ctx, "running")
+	if !errors.As(err, &ce) || ce.Code() != api.CodeConflict || !strings.Contains(ce.Error(), "is running") {
+		t.Errorf("RebaseTask of a refused task: %v; want a conflict with the reason", err)
+	}
+	_, err = c.RebaseTask(ctx, "zzz")
+	if !errors.As(err, &ce) || ce.Code() != api.CodeNotFound || !strings.Contains(ce.Body.Hint, "neuraphage rebase status") {
+		t.Errorf("RebaseTask of an unknown task: %v (%+v); want not found with the rebase hint", err, ce)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

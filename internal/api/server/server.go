@@ -53,7 +53,7 @@ type Config struct {
 	Daemon Daemon
 	Log    event.Log
 	Bus    *event.Bus
-	// Git serves the worktree and merge-queue routes; nil answers them 503.
+	// Git serves the worktree, merge-queue and rebase routes; nil answers them 503.
 	Git Git
 	// DefaultPriority is used when a create request names none.
 	DefaultPriority int
@@ -92,6 +92,9 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/merge/{ref}/enqueue", s.git(s.mergeAction((Git).MergeEnqueue)))
 	s.mux.HandleFunc("POST /v1/merge/{ref}/retry", s.git(s.mergeAction((Git).MergeRetry)))
 	s.mux.HandleFunc("POST /v1/merge/{ref}/cancel", s.git(s.mergeCancel))
+	s.mux.HandleFunc("GET /v1/rebase", s.git(s.rebaseStatus))
+	s.mux.HandleFunc("POST /v1/rebase", s.git(s.rebaseAll))
+	s.mux.HandleFunc("POST /v1/tasks/{ref}/rebase", s.git(s.rebaseTask))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})
