@@ -69,7 +69,9 @@ func LoadGraph(ctx context.Context, dir string, heads []string) (*Graph, error) 
 			return nil, err
 		}
 	}
-	args := []string{"-c", "core.quotePath=false", "log", "--topo-order", "--no-renames", "--name-only",
+	// The user's log settings must not change what is read: root commits
+	// list their files, no signatures or notes are shown.
+	args := []string{"-c", "core.quotePath=false", "-c", "log.showRoot=true", "-c", "log.showSignature=false", "log", "--no-notes", "--topo-order", "--no-renames", "--name-only",
 		"--format=%x1e%H %P%x1f%s"}
 	args = append(args, heads...)
 	if base != "" {

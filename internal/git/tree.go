@@ -45,9 +45,21 @@ func copyIndex(ctx context.Context, dir, path string) bool {
 	if err != nil {
 		return false
 	}
-	b, err := os.ReadFile(strings.TrimSpace(out))
+	src := strings.TrimSpace(out)
+	info, err := os.Stat(src)
 	if err != nil {
 		return false
 	}
-	return os.WriteFile(path, b, 0o600) == nil
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return false
+	}
+	if os.WriteFile(path, b, 0o600) != nil {
+		return false
+	}
+	// Keep the index's time: git trusts a file's cached stat only when the
+	// file is older than the index, and re-reads those changed in the
+	// second the index was written ("racily clean"). A copy dated now would
+	// make them look older and keep their old content.
+	return os.Chtimes(path, info.ModTime(), info.ModTime()) == nil
 }

@@ -93,6 +93,13 @@ func (m *Manager) Rebase(ctx context.Context, id task.ID, onto string) (RebaseRe
 
 func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (RebaseResult, error) {
 	dir := w.Path
+	st, err := git.WorkStatus(ctx, dir)
+	if err != nil {
+		return RebaseResult{}, err
+	}
+	if st.InProgress != "" {
+		return RebaseResult{}, fmt.Errorf("the worktree %s has a %s in progress; finish or abort it first", dir, st.InProgress)
+	}
 	head, err := git.Run(ctx, dir, "symbolic-ref", "-q", "HEAD")
 	if head = strings.TrimSpace(head); err != nil || head != "refs/heads/"+w.Branch {
 		at := "a detached HEAD"
@@ -101,12 +108,8 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 		}
 		return RebaseResult{}, fmt.Errorf("the worktree %s is on %s, not on its branch %s; check out %s there first", dir, at, w.Branch, w.Branch)
 	}
-	st, err := git.WorkStatus(ctx, dir)
-	if err != nil {
+	if err := stashable(ctx, dir); err != nil {
 		return RebaseResult{}, err
-	}
-	if st.InProgress != "" {
-		return RebaseResult{}, fmt.Errorf("the worktree %s has a %s in progress; finish or abort it first", dir, st.InProgress)
 	}
 	oldHead, err := git.RevParse(ctx, dir, "HEAD")
 	if err != nil {
@@ -159,6 +162,24 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 		res.Details = "predicted before anything was touched: " + strings.Join(pred.Conflicts, ", ")
 		return res, nil
 	}
+	// Ignored files are in neither the photograph nor the stash: one that
+	// main starts tracking would be overwritten, and lost on an abort.
+	if clash, err := ignoredClashes(ctx, dir, oldHead, onto); err != nil {
+		dropBackup()
+		return RebaseResult{}, err
+	} else if len(clash) > 0 {
+		dropBackup()
+		res.Outcome, res.Files, res.Predicted = Conflicted, clash, true
+		res.Details = "main adds " + strings.Join(clash, ", ") + ", which the worktree has as ignored files; move them away first"
+		return res, nil
+	}
+	// Empty directories are not git's: stash -u may clean them away.
+	empty := emptyDirs(ctx, dir)
+	defer func() {
+		for _, d := range empty {
+			_ = os.MkdirAll(d, 0o755)
+		}
+	}()
 
 	stash := ""
 	if dirty {
@@ -274,6 +295,80 @@ func (m *Manager) clearApplied(ctx context.Context, dir, stash string) error {
 		}
 	}
 	return nil
+}
+
+// stashable refuses index states git stash cannot carry across: a file
+// taken out of the index but kept on disk (git rm --cached), and
+// intent-to-add entries (git add -N).
+func stashable(ctx context.Context, dir string) error {
+	out, err := git.Run(ctx, dir, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no")
+	if err != nil {
+		return err
+	}
+	for f := range strings.SplitSeq(out, "\x00") {
+		if len(f) < 4 {
+			continue
+		}
+		x, y, name := f[0], f[1], f[3:]
+		switch {
+		case y == 'A':
+			return fmt.Errorf("%s is added with intent to add (git add -N), which git stash cannot carry across a rebase; `git add` or `git reset` it first", name)
+		case x == 'D':
+			if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name))); err == nil {
+				return fmt.Errorf("%s is removed from the index but kept on disk (git rm --cached), which git stash cannot carry across a rebase; commit that or `git reset -- %s` first", name, name)
+			}
+		}
+	}
+	return nil
+}
+
+// ignoredClashes returns the files onto has and from lacks that exist in
+// the work tree at dir as ignored files.
+func ignoredClashes(ctx context.Context, dir, from, onto string) ([]string, error) {
+	out, err := git.Run(ctx, dir, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", from, onto)
+	if err != nil {
+		return nil, err
+	}
+	var clash []string
+	for name := range strings.SplitSeq(out, "\x00") {
+		if name == "" {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+			continue
+		}
+		if ign, err := git.IsIgnored(ctx, dir, name); err != nil {
+			return nil, err
+		} else if ign {
+			clash = append(clash, name)
+		}
+	}
+	return clash, nil
+}
+
+// emptyDirs lists the empty directories git stash -u may clean away: those
+// inside untracked, not ignored, directories of the work tree at dir.
+func emptyDirs(ctx context.Context, dir string) []string {
+	out, err := git.Run(ctx, dir, "ls-files", "-z", "--others", "--exclude-standard", "--directory")
+	if err != nil {
+		return nil
+	}
+	var empty []string
+	for name := range strings.SplitSeq(out, "\x00") {
+		if !strings.HasSuffix(name, "/") {
+			continue
+		}
+		_ = filepath.WalkDir(filepath.Join(dir, filepath.FromSlash(name)), func(p string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			if entries, err := os.ReadDir(p); err == nil && len(entries) == 0 {
+				empty = append(empty, p)
+			}
+			return nil
+		})
+	}
+	return empty
 }
 
 // stashList returns the stash entries' commits, newest first.
