@@ -186,10 +186,11 @@ type PROpened struct {
 // EventKind implements Payload.
 func (PROpened) EventKind() Kind { return KindPROpened }
 
-// MainUpdated: the main branch a repository's tasks work against moved.
-// It carries no task. Rewritten says the new commit does not descend from
-// the previous one (a force-push); Previous is empty the first time the
-// daemon sees the branch.
+// MainUpdated: the main branch a repository's tasks work against moved
+// from Previous to NewCommit while the daemon watched it (the first look
+// after a start logs none, though behind tasks are still told). It carries
+// no task. Rewritten says the new commit does not descend from the
+// previous one (a force-push).
 type MainUpdated struct {
 	Repo      string `json:"repo"`
 	Branch    string `json:"branch"` // the ref compared against: "main" or "origin/main"

@@ -207,8 +207,17 @@ func (w *Watcher) PerformRebase(ctx context.Context, t task.Task, attrs map[stri
 	return r
 }
 
-// failed reports a rebase that could not even start (refused).
+// failed reports a rebase that was refused, or that stopped with the
+// task's work set aside (then the task is paused: the user must look).
 func (w *Watcher) failed(ctx context.Context, id task.ID, ref string, err error) Reply {
+	var aside *worktree.AsideError
+	if errors.As(err, &aside) {
+		w.emit(ctx, id, event.RebaseConflict{Main: ref, Details: "rebase stopped, work set aside: " + err.Error(), Paused: true})
+		w.log.Error("a rebase stopped with the task's work set aside", "task_id", id, "err", err)
+		return Reply{Outcome: "failed", Text: "Neuraphage's rebase of your branch onto main stopped half way: " + err.Error() +
+			". Your uncommitted work is safe there; the task is paused until the user restores it.",
+			Pause: "rebase stopped with the work set aside: " + err.Error()}
+	}
 	w.emit(ctx, id, event.RebaseConflict{Main: ref, Details: "not rebased: " + err.Error()})
 	w.log.Warn("rebasing a task's branch", "task_id", id, "err", err)
 	return Reply{Outcome: "failed", Text: "Neuraphage could not rebase your branch onto main: " + err.Error() + ". Nothing was changed."}

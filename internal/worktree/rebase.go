@@ -50,6 +50,15 @@ type RebaseResult struct {
 // rebase moves it; Rebase deletes its ref when the work is safely back.
 const BackupPrefix = "refs/neuraphage/rebase-backup/"
 
+// AsideError is a rebase that stopped with the task's uncommitted work
+// set aside (in the stash and under the backup ref) rather than back in
+// its work tree: the user must look. Every other error from Rebase left
+// the worktree as it was.
+type AsideError struct{ Err error }
+
+func (e *AsideError) Error() string { return e.Err.Error() }
+func (e *AsideError) Unwrap() error { return e.Err }
+
 // rebaseTimeout bounds a whole rebase; once begun it is not abandoned when
 // the caller's context ends (that would leave the work in the stash).
 const rebaseTimeout = 5 * time.Minute
@@ -138,7 +147,12 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 			return RebaseResult{}, err
 		}
 		work = strings.TrimSpace(out)
-		if _, err := git.Run(ctx, dir, "update-ref", "-m", "neuraphage: rebase backup", backup, work); err != nil {
+		// The ref must not exist: one left by a rebase that could not put
+		// the work back holds that work until the user restores it.
+		if _, err := git.Run(ctx, dir, "update-ref", "-m", "neuraphage: rebase backup", backup, work, strings.Repeat("0", len(work))); err != nil {
+			if _, rerr := git.RevParse(ctx, dir, backup); rerr == nil {
+				return RebaseResult{}, fmt.Errorf("an earlier rebase of %s left its work under %s (and in the stash); restore it (docs/worktrees.md) and delete the ref before rebasing again", w.TaskID, backup)
+			}
 			return RebaseResult{}, err
 		}
 	}
@@ -196,7 +210,7 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 		}
 		out, err := git.RevParse(ctx, dir, "refs/stash")
 		if err != nil {
-			return RebaseResult{}, fmt.Errorf("the work is in the stash and under %s; reading the stash failed: %w", backup, err)
+			return RebaseResult{}, &AsideError{Err: fmt.Errorf("the work is in the stash and under %s; reading the stash failed: %w", backup, err)}
 		}
 		stash = out
 	}
@@ -204,7 +218,7 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 	if _, err := git.RunEnv(ctx, dir, ident, "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false", "rebase", "-q", onto); err != nil {
 		files := conflictedFiles(ctx, dir)
 		if _, aerr := git.Run(ctx, dir, "rebase", "--abort"); aerr != nil {
-			return RebaseResult{}, fmt.Errorf("the rebase failed (%s) and aborting it failed too (%v); the work is in the stash (%s) and under %s", gitDetail(err), aerr, short(stash), backup)
+			return RebaseResult{}, &AsideError{Err: fmt.Errorf("the rebase failed (%s) and aborting it failed too (%v); the work is in the stash (%s) and under %s", gitDetail(err), aerr, short(stash), backup)}
 		}
 		return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, files, gitDetail(err))
 	}
@@ -219,11 +233,11 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 			// Undo the half-applied work (all of it is in the stash), put
 			// the branch back, and re-apply the stash where it was made.
 			if err := m.clearApplied(ctx, dir, stash); err != nil {
-				return RebaseResult{}, fmt.Errorf("re-applying the work conflicted and clearing it failed (%v); the work is in the stash (%s) and under %s", err, short(stash), backup)
+				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and clearing it failed (%v); the work is in the stash (%s) and under %s", err, short(stash), backup)}
 			}
 			res.NewHead = oldHead
 			if _, rerr := git.Run(ctx, dir, "reset", "-q", "--hard", oldHead); rerr != nil {
-				return RebaseResult{}, fmt.Errorf("re-applying the work conflicted and moving the branch back failed (%v); the work is in the stash (%s) and under %s", rerr, short(stash), backup)
+				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and moving the branch back failed (%v); the work is in the stash (%s) and under %s", rerr, short(stash), backup)}
 			}
 			return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, files, "your uncommitted changes conflict with the rebased branch: "+gitDetail(err))
 		}
@@ -255,12 +269,12 @@ func (m *Manager) putBack(ctx context.Context, w store.Worktree, res RebaseResul
 	res.NewHead = oldHead
 	if stash != "" {
 		if _, err := git.Run(ctx, dir, "stash", "apply", "--index", "-q", stash); err != nil {
-			return RebaseResult{}, fmt.Errorf("putting the work back failed (%s); it is in the stash (%s) and under %s", gitDetail(err), short(stash), backup)
+			return RebaseResult{}, &AsideError{Err: fmt.Errorf("putting the work back failed (%s); it is in the stash (%s) and under %s", gitDetail(err), short(stash), backup)}
 		}
 		if photo != "" {
 			now, err := git.WorkTreeTree(ctx, dir)
 			if err != nil || now != photo {
-				return RebaseResult{}, fmt.Errorf("the work tree after putting the work back differs from before the rebase; the work as it was is kept in the stash (%s) and under %s", short(stash), backup)
+				return RebaseResult{}, &AsideError{Err: fmt.Errorf("the work tree after putting the work back differs from before the rebase; the work as it was is kept in the stash (%s) and under %s", short(stash), backup)}
 			}
 		}
 		if err := dropStash(ctx, dir, stash); err != nil {

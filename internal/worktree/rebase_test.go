@@ -831,3 +831,29 @@ func TestRebaseUntrackedFileMainAddsToo(t *testing.T) {
 		t.Errorf("stash list %q", s)
 	}
 }
+
+// A backup ref left by a rebase that could not put the work back holds
+// that work: a later rebase refuses rather than overwrite it, and changes
+// nothing.
+func TestRebaseKeepsLeftBackup(t *testing.T) {
+	t.Parallel()
+	e, repo, tk, w := rbSetup(t, map[string]string{"f.txt": "a\n", "g.txt": "g\n"})
+	dir := w.Path
+	main := wtCommit(t, repo, "main moves", map[string]string{"m.txt": "m\n"})
+	old := wtRev(t, dir, "HEAD")
+	wtGit(t, repo, "update-ref", worktree.BackupPrefix+string(tk.ID), old)
+	wtWrite(t, dir, "f.txt", "a, edited\n")
+	before := rbTake(t, dir)
+	res, err := e.m.Rebase(context.Background(), tk.ID, main)
+	if err == nil || !strings.Contains(err.Error(), "earlier rebase") {
+		t.Fatalf("Rebase = %+v, %v; want a refusal naming the earlier rebase's backup", res, err)
+	}
+	var aside *worktree.AsideError
+	if errors.As(err, &aside) {
+		t.Errorf("a refusal that touched nothing is an AsideError: %v", err)
+	}
+	rbSame(t, before, dir)
+	if got := wtRev(t, repo, worktree.BackupPrefix+string(tk.ID)); got != old {
+		t.Errorf("the backup ref moved to %s", got)
+	}
+}
