@@ -72,6 +72,17 @@ func (e *Error) Unwrap() error { return e.Err }
 // pipes (through a hook's background child, say) before Run stops reading.
 const waitDelay = 5 * time.Second
 
+// Stderr returns what git said on its standard error for err, trimmed:
+// the useful part of a failure. It is err's text when err is not a git
+// failure with output.
+func Stderr(err error) string {
+	var gerr *Error
+	if errors.As(err, &gerr) && strings.TrimSpace(gerr.Stderr) != "" {
+		return strings.TrimSpace(gerr.Stderr)
+	}
+	return err.Error()
+}
+
 // Run runs git with args in dir and returns its standard output. A non-zero
 // exit, a cancelled ctx or a git that cannot be started is an *Error.
 func Run(ctx context.Context, dir string, args ...string) (string, error) {

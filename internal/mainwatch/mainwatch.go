@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -356,13 +355,10 @@ func (w *Watcher) main(k groupKey) *mainState {
 	return ms
 }
 
+// errDetail is the last line git said about err.
 func errDetail(err error) string {
-	var gerr *git.Error
-	if errors.As(err, &gerr) && strings.TrimSpace(gerr.Stderr) != "" {
-		lines := strings.Split(strings.TrimSpace(gerr.Stderr), "\n")
-		return lines[len(lines)-1]
-	}
-	return err.Error()
+	msg := git.Stderr(err)
+	return msg[strings.LastIndex(msg, "\n")+1:]
 }
 
 // Health returns how the watcher is doing and the main branches it knows.
@@ -409,13 +405,6 @@ func intersect(a []string, b map[string]bool) []string {
 	return out
 }
 
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
 // plural returns "n thing" or "n things".
 func plural(n int, thing string) string {
 	if n == 1 {
@@ -428,11 +417,4 @@ func plural(n int, thing string) string {
 func dirOf(base, name string) (dir, leaf string) {
 	p := filepath.Join(base, filepath.FromSlash(name))
 	return filepath.Dir(p), filepath.Base(p)
-}
-
-// cloneAttrs copies attrs.
-func cloneAttrs(a map[string]string) map[string]string {
-	out := map[string]string{}
-	maps.Copy(out, a)
-	return out
 }

@@ -16,7 +16,11 @@ import (
 // Status compares every watched task branch with main now (read-only: no
 // notice is sent, no cache moves) and returns where each stands, most
 // behind first.
-func (w *Watcher) Status(ctx context.Context) ([]TaskState, error) {
+func (w *Watcher) Status(ctx context.Context) ([]TaskState, error) { return w.status(ctx, nil) }
+
+// status is Status of the repositories holding the tasks in only (nil:
+// all of them).
+func (w *Watcher) status(ctx context.Context, only []task.ID) ([]TaskState, error) {
 	w.scanMu.Lock()
 	defer w.scanMu.Unlock()
 	w.loadHistory(ctx)
@@ -24,7 +28,14 @@ func (w *Watcher) Status(ctx context.Context) ([]TaskState, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.readFiles(ctx)
+	if only != nil {
+		for k, es := range groups {
+			if !slices.ContainsFunc(es, func(e entry) bool { return slices.Contains(only, e.w.TaskID) }) {
+				delete(groups, k)
+			}
+		}
+	}
+	w.readFiles(ctx, groups)
 	var out []TaskState
 	for _, k := range sortedKeys(groups) {
 		out = append(out, w.checkGroup(ctx, k, groups[k], look, true)...)
@@ -58,7 +69,14 @@ type Request struct {
 // tasks in ids, or with all of every watched task that is behind main.
 // It goes through the same door as the watcher's own blocking notices.
 func (w *Watcher) RequestRebase(ctx context.Context, ids []task.ID, all bool) ([]Request, error) {
-	states, err := w.Status(ctx)
+	var only []task.ID // all: every repository
+	if !all {
+		only = ids
+		if only == nil {
+			only = []task.ID{}
+		}
+	}
+	states, err := w.status(ctx, only)
 	if err != nil {
 		return nil, err
 	}

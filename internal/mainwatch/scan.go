@@ -45,7 +45,7 @@ func (w *Watcher) cycle(ctx context.Context, only map[string]bool, fetch bool) {
 		w.log.Warn("listing tasks' worktrees", "err", err)
 		return
 	}
-	w.readFiles(ctx)
+	w.readFiles(ctx, groups)
 	for _, k := range sortedKeys(groups) {
 		if only != nil && !only[k.repo] {
 			continue
@@ -92,20 +92,57 @@ func (w *Watcher) forget(groups map[groupKey][]entry) {
 }
 
 // readFiles reads the file-changed observations logged since the last
-// read: the files each task changed, committed or not.
-func (w *Watcher) readFiles(ctx context.Context) {
-	for {
-		w.mu.Lock()
-		mark := w.fileMark
-		w.mu.Unlock()
-		evs, err := w.st.ReadEvents(ctx, event.Query{Filter: event.Filter{Kinds: []string{string(event.KindFileChanged)}}, AfterID: mark, Limit: 5000})
+// read: the files each task changed, committed or not. The first read
+// takes only the watched tasks' own observations, so that a daemon start
+// does not read every file change in the log's history.
+func (w *Watcher) readFiles(ctx context.Context, groups map[groupKey][]entry) {
+	w.mu.Lock()
+	mark := w.fileMark
+	w.mu.Unlock()
+	kinds := event.Filter{Kinds: []string{string(event.KindFileChanged)}}
+	if mark == 0 {
+		last, err := w.st.LastEventID(ctx)
 		if err != nil {
 			w.log.Warn("reading file-changed observations", "err", err)
 			return
 		}
+		for _, es := range groups {
+			for _, e := range es {
+				f := kinds
+				f.TaskID = e.w.TaskID
+				if !w.readFileEvents(ctx, f, 0, last) {
+					return
+				}
+			}
+		}
+		w.mu.Lock()
+		w.fileMark = max(w.fileMark, last)
+		mark = w.fileMark
+		w.mu.Unlock()
+	}
+	w.readFileEvents(ctx, kinds, mark, 0)
+}
+
+// readFileEvents records the file-changed events matching f after the
+// event after (and up to upTo, when not 0). It reports whether it could
+// read them all.
+func (w *Watcher) readFileEvents(ctx context.Context, f event.Filter, after, upTo int64) bool {
+	const page = 5000
+	for {
+		evs, err := w.st.ReadEvents(ctx, event.Query{Filter: f, AfterID: after, Limit: page})
+		if err != nil {
+			w.log.Warn("reading file-changed observations", "err", err)
+			return false
+		}
 		w.mu.Lock()
 		for _, e := range evs {
-			w.fileMark = max(w.fileMark, e.ID)
+			after = e.ID
+			if upTo > 0 && e.ID > upTo {
+				break
+			}
+			if f.TaskID == "" {
+				w.fileMark = max(w.fileMark, e.ID)
+			}
 			fc, ok := e.Payload.(event.FileChanged)
 			if !ok || e.TaskID == "" {
 				continue
@@ -118,8 +155,8 @@ func (w *Watcher) readFiles(ctx context.Context) {
 			set[fc.Path] = true
 		}
 		w.mu.Unlock()
-		if len(evs) < 5000 {
-			return
+		if len(evs) < page || upTo > 0 && after > upTo {
+			return true
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/task"
-	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
 func defaults() Config {
@@ -414,7 +413,6 @@ func TestPerformRebase(t *testing.T) {
 	if r := e.w.PerformRebase(ctx, ok, nil); r.Outcome != "failed" || !strings.Contains(r.Text, "detached HEAD") {
 		t.Errorf("detached: %+v", r)
 	}
-	_ = worktree.Rebased
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -425,5 +423,21 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in 10 s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Files a task changes after the watcher first looked count for the
+// forecast: a change read incrementally makes main's commit related.
+func TestFilesReadAsTheyChange(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, defaults())
+	a, _ := e.task(task.Running) // nothing changed yet
+	e.cycle()
+	e.changed(a.ID, "a.txt")
+	e.commit(e.repo, "x", map[string]string{"a.txt": "x\n"})
+	e.cycle()
+	got := e.taken()
+	if len(got) != 1 || got[0].TaskID != a.ID || !strings.Contains(got[0].Text, "files you changed too (a.txt)") {
+		t.Fatalf("notices %+v, want one to %s naming a.txt", got, a.ID)
 	}
 }

@@ -306,7 +306,7 @@ func (m *Manager) Remove(ctx context.Context, id task.ID, reason string, keepUnm
 	}
 	if in.Exists {
 		if _, err := git.Run(ctx, w.Repo, "worktree", "remove", w.Path); err != nil {
-			return w, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + errText(err)}
+			return w, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + git.Stderr(err)}
 		}
 	} else {
 		// Its directory is already gone: clear git's record of it only.
@@ -339,14 +339,6 @@ func (m *Manager) Remove(ctx context.Context, id task.ID, reason string, keepUnm
 	m.mu.Unlock()
 	m.log.Info("worktree removed", "task_id", id, "path", w.Path, "branch_deleted", ev.BranchDeleted, "reason", reason)
 	return w, nil
-}
-
-func errText(err error) string {
-	var gerr *git.Error
-	if errors.As(err, &gerr) && gerr.Stderr != "" {
-		return gerr.Stderr
-	}
-	return err.Error()
 }
 
 // PruneResult is what Prune did with one worktree.

@@ -158,9 +158,7 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 	}
 	dropBackup := func() {
 		if dirty {
-			if _, err := git.Run(ctx, dir, "update-ref", "-d", backup, work); err != nil {
-				m.log.Warn("deleting a rebase backup ref", "task_id", w.TaskID, "ref", backup, "err", err)
-			}
+			m.dropBackup(ctx, w, backup, work)
 		}
 	}
 
@@ -218,7 +216,7 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 	if _, err := git.RunEnv(ctx, dir, ident, "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false", "rebase", "-q", onto); err != nil {
 		files := conflictedFiles(ctx, dir)
 		if _, aerr := git.Run(ctx, dir, "rebase", "--abort"); aerr != nil {
-			return RebaseResult{}, &AsideError{Err: fmt.Errorf("the rebase failed (%s) and aborting it failed too (%v); the work is in the stash (%s) and under %s", gitDetail(err), aerr, short(stash), backup)}
+			return RebaseResult{}, &AsideError{Err: fmt.Errorf("the rebase failed (%s) and aborting it failed too (%w); the work is in the stash (%s) and under %s", gitDetail(err), aerr, short(stash), backup)}
 		}
 		return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, files, gitDetail(err))
 	}
@@ -233,11 +231,11 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 			// Undo the half-applied work (all of it is in the stash), put
 			// the branch back, and re-apply the stash where it was made.
 			if err := m.clearApplied(ctx, dir, stash); err != nil {
-				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and clearing it failed (%v); the work is in the stash (%s) and under %s", err, short(stash), backup)}
+				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and clearing it failed (%w); the work is in the stash (%s) and under %s", err, short(stash), backup)}
 			}
 			res.NewHead = oldHead
 			if _, rerr := git.Run(ctx, dir, "reset", "-q", "--hard", oldHead); rerr != nil {
-				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and moving the branch back failed (%v); the work is in the stash (%s) and under %s", rerr, short(stash), backup)}
+				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and moving the branch back failed (%w); the work is in the stash (%s) and under %s", rerr, short(stash), backup)}
 			}
 			return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, files, "your uncommitted changes conflict with the rebased branch: "+gitDetail(err))
 		}
@@ -280,12 +278,17 @@ func (m *Manager) putBack(ctx context.Context, w store.Worktree, res RebaseResul
 		if err := dropStash(ctx, dir, stash); err != nil {
 			m.log.Warn("dropping the rebase stash", "task_id", w.TaskID, "stash", stash, "err", err)
 		}
-		if _, err := git.Run(ctx, dir, "update-ref", "-d", backup, work); err != nil {
-			m.log.Warn("deleting a rebase backup ref", "task_id", w.TaskID, "ref", backup, "err", err)
-		}
+		m.dropBackup(ctx, w, backup, work)
 	}
 	res.Outcome, res.Files, res.Details = Conflicted, files, details
 	return res, nil
+}
+
+// dropBackup deletes the backup ref, if it still holds work.
+func (m *Manager) dropBackup(ctx context.Context, w store.Worktree, backup, work string) {
+	if _, err := git.Run(ctx, w.Path, "update-ref", "-d", backup, work); err != nil {
+		m.log.Warn("deleting a rebase backup ref", "task_id", w.TaskID, "ref", backup, "err", err)
+	}
 }
 
 // clearApplied undoes a stash apply that stopped half way: the tracked
@@ -425,13 +428,7 @@ func conflictedFiles(ctx context.Context, dir string) []string {
 }
 
 // gitDetail is the useful part of a git error: its stderr's last lines.
-func gitDetail(err error) string {
-	var gerr *git.Error
-	if errors.As(err, &gerr) && strings.TrimSpace(gerr.Stderr) != "" {
-		return tail(strings.TrimSpace(gerr.Stderr), 600)
-	}
-	return err.Error()
-}
+func gitDetail(err error) string { return tail(git.Stderr(err), 600) }
 
 func short(id string) string {
 	if len(id) > 12 {
