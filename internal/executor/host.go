@@ -159,15 +159,21 @@ func IsBlockingRebase(inj store.Injection) bool {
 	return inj.Kind == string(engine.Rebase) && inj.Attrs["urgency"] == "blocking" && inj.Attrs["outcome"] == ""
 }
 
-// Inbox implements engine.Host.
+// Inbox implements engine.Host. Blocking rebase requests are never in it:
+// Prepare performs them and queues their outcome instead.
 func (h *host) Inbox(ctx context.Context) ([]engine.Injection, error) {
 	pending, err := h.e.st.Pending(ctx, h.id)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.Injection, len(pending))
-	for i, p := range pending {
-		out[i] = toEngine(p)
+	out := make([]engine.Injection, 0, len(pending))
+	for _, p := range pending {
+		if h.e.rebase != nil && IsBlockingRebase(p) {
+			// A request that came after this boundary's Prepare waits
+			// for the next one: the engine sees only its outcome.
+			continue
+		}
+		out = append(out, toEngine(p))
 	}
 	return out, nil
 }

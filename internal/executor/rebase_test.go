@@ -126,3 +126,63 @@ func TestQuietInjectionDoesNotWake(t *testing.T) {
 	}
 	e.waitStatus(tk.ID, task.Completed)
 }
+
+// A blocking request stored between a boundary's Prepare and its Inbox is
+// not handed to the engine (which would mark it delivered, never
+// performed): it waits for the next boundary's Prepare.
+func TestBlockingRebaseBetweenPrepareAndInbox(t *testing.T) {
+	between := make(chan struct{})
+	injected := make(chan struct{})
+	var calls int
+	var mu sync.Mutex
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		for turn := 1; turn <= 3; turn++ {
+			if err := r.Host.Prepare(ctx); err != nil {
+				return engine.Outcome{Status: engine.Stopped}
+			}
+			if turn == 1 {
+				close(between)
+				<-injected
+			}
+			inbox, err := r.Host.Inbox(ctx)
+			if err != nil {
+				return engine.Outcome{Status: engine.Stopped}
+			}
+			for _, inj := range inbox {
+				if IsBlockingRebase(store.Injection{Kind: string(inj.Kind), Attrs: inj.Attrs}) {
+					return engine.Outcome{Status: engine.Failed, Reason: "the engine was handed the request itself"}
+				}
+				if inj.Kind == engine.Rebase {
+					if _, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Delivered: inbox}); err != nil {
+						return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+					}
+					return engine.Outcome{Status: engine.Completed, Reason: "saw " + inj.Attrs["outcome"]}
+				}
+			}
+		}
+		return engine.Outcome{Status: engine.Failed, Reason: "no outcome by turn 3"}
+	})
+	e.ex.rebase = func(ctx context.Context, tk task.Task, req store.Injection) RebaseReply {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return RebaseReply{Text: "rebased", Attrs: map[string]string{"outcome": "rebased"}}
+	}
+	tk := e.create("work", 2)
+	e.start()
+	<-between
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Rebase, Source: "main-watcher",
+		Attrs: map[string]string{"urgency": "blocking"}, Text: "main moved"}); err != nil {
+		t.Fatal(err)
+	}
+	close(injected)
+	done := e.waitStatus(tk.ID, task.Completed)
+	if done.CloseReason != "saw rebased" {
+		t.Errorf("completed with %q", done.CloseReason)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("the rebase ran %d times, want once", calls)
+	}
+}
