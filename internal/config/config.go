@@ -30,6 +30,9 @@ type Config struct {
 	// Supervision watches running tasks, such as telling them to rebase
 	// when main moves.
 	Supervision Supervision `yaml:"supervision"`
+	// Hooks are the user's commands run at persona and supervision
+	// decision points (docs/hooks.md).
+	Hooks []Hook `yaml:"hooks"`
 	// LLM is the model layer: providers, tiers, retry, the model catalogue.
 	// Its keys are documented in docs/llm.md and summarized in docs/config.md.
 	LLM llm.Config `yaml:"llm"`

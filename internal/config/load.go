@@ -80,6 +80,24 @@ func decodeFile(file string, data []byte, v reflect.Value, validate func() error
 	return doc, nil
 }
 
+// DecodeYAML decodes data, the contents of file, into *v (which holds the
+// defaults) with the rules of the configuration file: unknown and duplicate
+// keys are errors, null values keep the defaults, and every error is an
+// [*Error] with the file, line and dotted key. Then it runs validate (which
+// may be nil), giving the *Error it returns the line of its Key. Other files
+// of the configuration directory (personas.yaml) are read with it.
+func DecodeYAML(file string, data []byte, v any, validate func() error) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("config.DecodeYAML: want a non-nil pointer, got %T", v)
+	}
+	if validate == nil {
+		validate = func() error { return nil }
+	}
+	_, err := decodeFile(file, data, rv.Elem(), validate)
+	return err
+}
+
 // parseDocument parses data into its single YAML document node.
 func parseDocument(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -20,6 +20,7 @@ type Paths struct {
 	Home       string // NEURAPHAGE_HOME if set (made absolute), else ""
 	ConfigDir  string
 	ConfigFile string // ConfigDir/neuraphage.yaml
+	Personas   string // ConfigDir/personas.yaml: the user's persona overrides and workflows
 	DataDir    string
 	DBFile     string // DataDir/neuraphage.db
 	RunDir     string // holds the socket, pid and lock files; created 0700 by the daemon
@@ -85,6 +86,7 @@ func ResolvePaths(getenv func(string) string) (Paths, error) {
 		}
 	}
 	p.ConfigFile = filepath.Join(p.ConfigDir, "neuraphage.yaml")
+	p.Personas = filepath.Join(p.ConfigDir, "personas.yaml")
 	p.DBFile = filepath.Join(p.DataDir, "neuraphage.db")
 	p.Socket = filepath.Join(p.RunDir, "neuraphage.sock")
 	p.PIDFile = filepath.Join(p.RunDir, "daemon.pid")

@@ -162,6 +162,7 @@ func homePaths(h string) Paths {
 		Home:       h,
 		ConfigDir:  h + "/config",
 		ConfigFile: h + "/config/neuraphage.yaml",
+		Personas:   h + "/config/personas.yaml",
 		DataDir:    h + "/data",
 		DBFile:     h + "/data/neuraphage.db",
 		RunDir:     h + "/run",
@@ -177,6 +178,7 @@ func xdgPaths(cfg, data, run, logs string) Paths {
 	return Paths{
 		ConfigDir:  cfg,
 		ConfigFile: cfg + "/neuraphage.yaml",
+		Personas:   cfg + "/personas.yaml",
 		DataDir:    data,
 		DBFile:     data + "/neuraphage.db",
 		RunDir:     run,

@@ -35,6 +35,9 @@ func newPayload(k Kind) any {
 	if p := gitPayload(k); p != nil {
 		return p
 	}
+	if p := personaPayload(k); p != nil {
+		return p
+	}
 	return observationPayload(k)
 }
 
@@ -61,6 +64,9 @@ func deref(p any) Payload {
 	}
 	if g, ok := derefGit(p); ok {
 		return g
+	}
+	if pp, ok := derefPersona(p); ok {
+		return pp
 	}
 	return p.(Payload)
 }
