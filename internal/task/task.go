@@ -23,11 +23,18 @@ type Task struct {
 	Priority int    `json:"priority"`
 	ParentID ID     `json:"parent_id,omitempty"`
 	Persona  string `json:"persona,omitempty"`
-	Engine   string `json:"engine,omitempty"`
-	Model    string `json:"model,omitempty"`
-	Repo     string `json:"repo,omitempty"`
-	Branch   string `json:"branch,omitempty"`
-	Worktree string `json:"worktree,omitempty"`
+	// PersonaVia says how the persona was chosen: explicit, router,
+	// fallback, hook, escalated; empty until the task first starts.
+	PersonaVia string `json:"persona_via,omitempty"`
+	Engine     string `json:"engine,omitempty"`
+	Model      string `json:"model,omitempty"`
+	Repo       string `json:"repo,omitempty"`
+	Branch     string `json:"branch,omitempty"`
+	Worktree   string `json:"worktree,omitempty"`
+	// Workflow, on a workflow task, is its phases; each runs as child
+	// tasks. Phase, on such a child, says which phase it runs.
+	Workflow []Phase   `json:"workflow,omitempty"`
+	Phase    *PhaseRef `json:"phase,omitempty"`
 
 	Status Status `json:"status"`
 	// ResumePending marks a task that was running when the daemon stopped: the
@@ -81,6 +88,8 @@ type Spec struct {
 	Model       string
 	Repo        string
 	Budget      Budget
+	Workflow    []Phase
+	Phase       *PhaseRef
 	// Hold creates the task paused, so it does not run until resumed.
 	Hold bool
 }
@@ -100,6 +109,9 @@ func New(id ID, spec Spec, now time.Time) (Task, error) {
 	}
 	tags, err := NormalizeTags(spec.Tags)
 	if err != nil {
+		return Task{}, err
+	}
+	if err := checkWorkflow(spec.Workflow); err != nil {
 		return Task{}, err
 	}
 	st := Queued
@@ -123,6 +135,8 @@ func New(id ID, spec Spec, now time.Time) (Task, error) {
 		Status:      st,
 		CloseReason: reason,
 		Budget:      spec.Budget,
+		Workflow:    spec.Workflow,
+		Phase:       spec.Phase,
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}, nil
