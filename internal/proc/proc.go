@@ -12,12 +12,14 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -44,6 +46,12 @@ type Cmd struct {
 	Timeout time.Duration
 	// MaxOutput caps the bytes of Result.Output; zero means DefaultMaxOutput.
 	MaxOutput int
+	// Stdin is what the child reads on its standard input; nil means
+	// /dev/null.
+	Stdin []byte
+	// SeparateStderr keeps stderr out of Result.Output, in Result.Stderr
+	// (capped alike), for commands whose stdout is a reply to parse.
+	SeparateStderr bool
 	// Grace is how long the group has between SIGTERM and SIGKILL, and how
 	// long Run waits for the output pipe to close once the group is gone;
 	// zero means DefaultGrace.
@@ -56,6 +64,8 @@ type Result struct {
 	// longer than MaxOutput its middle is replaced by a line saying how many
 	// bytes were dropped.
 	Output string
+	// Stderr is the child's stderr when Cmd.SeparateStderr is set.
+	Stderr string
 	// ExitCode is the command's exit status; 128+n when signal n ended it,
 	// as shells report it.
 	ExitCode int
@@ -98,22 +108,47 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
-	cmd.Stdout = pw // stdin stays nil: the child reads /dev/null
+	cmd.Stdout = pw
 	cmd.Stderr = pw
+	if c.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.Stdin) // else nil: the child reads /dev/null
+	}
+	var er, ew *os.File
+	if c.SeparateStderr {
+		if er, ew, err = os.Pipe(); err != nil {
+			pr.Close()
+			pw.Close()
+			return Result{}, fmt.Errorf("creating stderr pipe: %w", err)
+		}
+		cmd.Stderr = ew
+	}
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		if er != nil {
+			er.Close()
+			ew.Close()
+		}
 		return Result{}, fmt.Errorf("starting %s: %w", describe(argv), err)
 	}
 	pw.Close()
+	if ew != nil {
+		ew.Close()
+	}
 	pgid := cmd.Process.Pid // Setpgid with Pgid 0: the group is named after the child
 
 	out := newCapped(maxOut)
+	errOut := newCapped(maxOut)
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
+		var wg sync.WaitGroup
+		if er != nil {
+			wg.Go(func() { _, _ = io.Copy(errOut, er) })
+		}
 		_, _ = io.Copy(out, pr) // ends at EOF or when pr is closed below
+		wg.Wait()
 	}()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -145,9 +180,16 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	case <-drain.C:
 		// Something outside the group still holds the pipe: stop reading.
 		pr.Close()
+		if er != nil {
+			er.Close()
+		}
 		<-copied
 	}
 	pr.Close()
+	if er != nil {
+		er.Close()
+		res.Stderr = errOut.String()
+	}
 
 	res.ExitCode = exitCode(cmd.ProcessState, werr)
 	res.Output = out.String()
