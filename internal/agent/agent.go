@@ -48,8 +48,9 @@ type Options struct {
 	// ToolEnv is the template of every run's tool environment (its Dir is
 	// set per run).
 	ToolEnv tool.Env
-	// System returns the system prompt for a task; nil means the default
-	// prompt (personas replace it later).
+	// System returns the whole system prompt for a task (its persona's
+	// prompt before BaseSystem); nil means BaseSystem alone. It is asked
+	// again when the task's persona changes mid-run (an escalation).
 	System func(t task.Task) string
 	// MaxOutputTokens caps each reply; zero means the client's default.
 	MaxOutputTokens int
@@ -119,20 +120,29 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if err != nil {
 		return engine.Outcome{Status: engine.Paused, Reason: err.Error()}
 	}
-	system := defaultSystem
-	if e.o.System != nil {
-		system = e.o.System(r.Task)
-	}
 	env := e.o.ToolEnv
 	env.Dir = r.Dir
 	env.Vars = r.Env
 	l := &loop{
 		e: e, r: r, h: r.Host, client: client, model: model, env: &env,
-		system: system + "\n\nYour working directory: " + r.Dir + "\n",
+		system: e.system(r.Task, r.Dir), persona: r.Task.Persona, taskModel: r.Task.Model,
 		latest: r.Task,
 	}
 	return l.run(ctx)
 }
+
+// system is the system prompt of t, working in dir.
+func (e *Engine) system(t task.Task, dir string) string {
+	system := defaultSystem
+	if e.o.System != nil {
+		system = e.o.System(t)
+	}
+	return system + "\n\nYour working directory: " + dir + "\n"
+}
+
+// BaseSystem returns the system prompt every task gets: how to work with
+// Neuraphage's tools. A persona's prompt goes before it (Options.System).
+func BaseSystem() string { return defaultSystem }
 
 // taskPrompt is the first user message of a task.
 func taskPrompt(t task.Task) string {

@@ -22,7 +22,8 @@ type memHost struct {
 	delivered  map[int64]int // injection ID → times delivered
 	events     []event.Payload
 	commits    int
-	prepared   int // Prepare calls
+	prepared   int                // Prepare calls
+	onPrepare  func(t *task.Task) // called by Prepare under the lock: a change of persona
 	calls      []engine.Call
 	learnings  []engine.Learning
 	task       task.Task
@@ -86,11 +87,14 @@ func (h *memHost) Commit(_ context.Context, s engine.Step) (task.Task, error) {
 	return t, nil
 }
 
-func (h *memHost) Prepare(context.Context) error {
+func (h *memHost) Prepare(context.Context) (task.Task, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.prepared++
-	return nil
+	if h.onPrepare != nil {
+		h.onPrepare(&h.task)
+	}
+	return h.task, nil
 }
 
 func (h *memHost) Inbox(context.Context) ([]engine.Injection, error) {

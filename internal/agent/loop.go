@@ -27,6 +27,9 @@ type loop struct {
 	model  string
 	env    *tool.Env
 	system string
+	// persona and taskModel are the task's as this run last configured
+	// itself; a change seen at a boundary switches prompt and model.
+	persona, taskModel string
 
 	msgs   []llm.Message
 	turn   int
@@ -150,8 +153,12 @@ func (l *loop) load(ctx context.Context) error {
 // run; other injections join the conversation, committed with their receipt.
 func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
 	drain(l.h.Interrupts())
-	if err := l.h.Prepare(ctx); err != nil {
+	t, err := l.h.Prepare(ctx)
+	if err != nil {
 		return l.stopOrPause(ctx, fmt.Errorf("preparing the task's messages: %w", err)), true
+	}
+	if err := l.adopt(t); err != nil {
+		return l.outcome(engine.Paused, err.Error()), true
 	}
 	drain(l.h.Interrupts()) // Prepare's own messages interrupt nothing
 	inbox, err := l.h.Inbox(ctx)
@@ -191,6 +198,24 @@ func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
 	}
 	l.idle = 0
 	return engine.Outcome{}, false
+}
+
+// adopt switches the run to t's persona and model when they changed (an
+// escalation): the next model call has the new system prompt and model;
+// the conversation is kept as it is.
+func (l *loop) adopt(t task.Task) error {
+	if t.ID == "" || t.Persona == l.persona && t.Model == l.taskModel {
+		return nil
+	}
+	client, model, err := l.e.o.Model(t)
+	if err != nil {
+		return fmt.Errorf("switching to persona %s: %w", t.Persona, err)
+	}
+	l.client, l.model = client, model
+	l.system = l.e.system(t, l.r.Dir)
+	l.persona, l.taskModel = t.Persona, t.Model
+	l.latest = t
+	return nil
 }
 
 func receipt(turn int, injs []engine.Injection, now time.Time) event.Delivered {

@@ -14,7 +14,9 @@
 //     loses at most the step in flight and a later Run resumes from there;
 //   - calls Host.Prepare at every turn boundary, while none of its tools
 //     runs, so that the executor can do the work injections ask of the
-//     worktree itself (a blocking rebase onto main);
+//     task itself (a blocking rebase onto main, an escalation to another
+//     persona), and picks up a changed persona or model from the task it
+//     returns;
 //   - takes injected messages from Host.Inbox at every turn boundary,
 //     rendered with Render, and commits them as delivered together with the
 //     conversation that holds them (exactly once);
@@ -75,10 +77,13 @@ type Host interface {
 	Commit(ctx context.Context, s Step) (task.Task, error)
 	// Prepare is called at every turn boundary before Inbox, while none of
 	// the run's tools is running. The executor does there the work that
-	// waiting injections ask of the task's worktree (a blocking rebase onto
-	// main); their outcome then waits in the inbox. An error stops the run
-	// as a failed read of the inbox does.
-	Prepare(ctx context.Context) error
+	// waiting injections ask of the task (a blocking rebase onto main, a
+	// change of persona); their outcome then waits in the inbox. It
+	// returns the task as stored after that work: when its Persona or
+	// Model changed, the engine uses the new persona's system prompt and
+	// model from the next model call on, keeping the conversation. An
+	// error stops the run as a failed read of the inbox does.
+	Prepare(ctx context.Context) (task.Task, error)
 	// Inbox returns the injections waiting for the task, oldest first.
 	Inbox(ctx context.Context) ([]Injection, error)
 	// Interrupts fires when an urgent injection arrives while the task runs.

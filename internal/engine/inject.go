@@ -27,10 +27,14 @@ const (
 	Interjection Kind = "interjection"
 	// Pause stops the task at its next boundary. The model never sees it.
 	Pause Kind = "pause"
+	// Persona changes the persona the task runs as (an escalation);
+	// attributes from, to, by. The executor carries the request out at
+	// the boundary; the model sees only the outcome.
+	Persona Kind = "persona"
 )
 
 // Kinds lists the injection kinds.
-func Kinds() []Kind { return []Kind{Message, Nudge, Sync, Rebase, Interjection, Pause} }
+func Kinds() []Kind { return []Kind{Message, Nudge, Sync, Rebase, Interjection, Pause, Persona} }
 
 // ParseKind returns the kind named s ("" is Message).
 func ParseKind(s string) (Kind, error) {
@@ -67,6 +71,7 @@ var tags = map[Kind]string{
 	Sync:         "sync-message",
 	Rebase:       "rebase-notice",
 	Interjection: "interjection",
+	Persona:      "persona-change",
 }
 
 // NoteTag wraps notes the engine itself adds to the conversation (a
@@ -76,7 +81,7 @@ const NoteTag = "system-note"
 // reserved matches the start of any wrapper element, opening or closing, in
 // any letter case and with any space after "<" or "</": the forms Neutralize
 // defuses.
-var reserved = regexp.MustCompile(`(?i)<\s*/?\s*(user-message|system-nudge|sync-message|rebase-notice|interjection|system-note)\b`)
+var reserved = regexp.MustCompile(`(?i)<\s*/?\s*(user-message|system-nudge|sync-message|rebase-notice|interjection|persona-change|system-note)\b`)
 
 // Neutralize defuses every wrapper element in text that did not come from
 // the executor (task descriptions, files, tool output, message bodies) by

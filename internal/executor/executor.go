@@ -73,6 +73,9 @@ type Options struct {
 	// tools runs, and says what to tell the task. Nil leaves such requests
 	// to be shown to the model as they are.
 	Rebase func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
+	// Personas gives tasks their persona: chosen when a task first starts,
+	// changed by Escalate. Nil leaves tasks as they were created.
+	Personas Personas
 }
 
 // RebaseReply is the outcome of a blocking rebase, for the task.
@@ -103,6 +106,7 @@ type Executor struct {
 	dir      func(ctx context.Context, t task.Task) (Workspace, error)
 	complete func(ctx context.Context, id task.ID, summary string) bool
 	rebase   func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
+	personas Personas
 
 	kick  chan struct{}
 	spend *spend
@@ -143,7 +147,7 @@ func New(o Options) *Executor {
 		o.Workspace = defaultWorkspace
 	}
 	e := &Executor{
-		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase,
+		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas,
 		log:     o.Logger.With("component", "executor"),
 		engines: map[string]engine.Engine{},
 		kick:    make(chan struct{}, 1),
@@ -416,6 +420,9 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 		// The workspace is prepared in the run, not by the dispatcher: making
 		// a worktree and running its setup may take a while.
 		var out engine.Outcome
+		if e.personas != nil && t.PersonaVia == "" && len(t.Workflow) == 0 {
+			t = e.selectPersona(runCtx, t)
+		}
 		if ws, err := e.dir(runCtx, t); err != nil {
 			out = engine.Outcome{Status: engine.Paused, Reason: "preparing its worktree: " + err.Error()}
 			if runCtx.Err() != nil {

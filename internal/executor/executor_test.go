@@ -131,7 +131,7 @@ func boundaries(ctx context.Context, r engine.Run, step func(injs []engine.Injec
 		if ctx.Err() != nil {
 			return engine.Outcome{Status: engine.Stopped}
 		}
-		if err := r.Host.Prepare(ctx); err != nil {
+		if _, err := r.Host.Prepare(ctx); err != nil {
 			return engine.Outcome{Status: engine.Stopped}
 		}
 		inbox, err := r.Host.Inbox(ctx)

@@ -2,12 +2,14 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -112,45 +114,89 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 	return t, nil
 }
 
-// Prepare implements engine.Host: it performs the blocking rebase requests
-// waiting for the task. Each request is replaced in the queue by its
-// outcome, which the model sees; a crash in between repeats the rebase,
-// which then finds the branch up to date.
-func (h *host) Prepare(ctx context.Context) error {
-	if h.e.rebase == nil {
-		return nil
-	}
+// Prepare implements engine.Host: it performs the requests waiting for the
+// task that the executor carries out itself, in queue order: blocking
+// rebases (each replaced in the queue by its outcome, which the model
+// sees; a crash in between repeats the rebase, which then finds the branch
+// up to date) and persona changes. It returns the task as stored then.
+func (h *host) Prepare(ctx context.Context) (task.Task, error) {
 	pending, err := h.e.st.Pending(ctx, h.id)
 	if err != nil {
-		return err
+		return task.Task{}, err
 	}
 	for _, p := range pending {
-		if !IsBlockingRebase(p) {
-			continue
-		}
-		h.mu.Lock()
-		t := h.latest
-		h.mu.Unlock()
-		reply := h.e.rebase(ctx, t, p)
-		attrs := maps.Clone(p.Attrs)
-		if attrs == nil {
-			attrs = map[string]string{}
-		}
-		maps.Copy(attrs, reply.Attrs)
-		attrs["outcome"] = cmpOr(attrs["outcome"], "done")
-		if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Rebase, Source: p.Source, Attrs: attrs, Text: reply.Text}); err != nil {
-			return fmt.Errorf("storing the rebase's outcome: %w", err)
-		}
-		if _, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now()); err != nil {
-			return err
-		}
-		if reply.Pause != "" {
-			if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Pause, Source: p.Source, Text: reply.Pause}); err != nil {
-				return err
+		switch {
+		case h.e.rebase != nil && IsBlockingRebase(p):
+			if err := h.rebase(ctx, p); err != nil {
+				return task.Task{}, err
+			}
+		case h.e.personas != nil && IsPersonaRequest(p):
+			if err := h.escalate(ctx, p); err != nil {
+				return task.Task{}, err
 			}
 		}
 	}
+	t, err := h.e.st.GetTask(ctx, h.id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	h.mu.Lock()
+	h.latest = t
+	h.mu.Unlock()
+	return t, nil
+}
+
+// rebase performs one blocking rebase request.
+func (h *host) rebase(ctx context.Context, p store.Injection) error {
+	h.mu.Lock()
+	t := h.latest
+	h.mu.Unlock()
+	reply := h.e.rebase(ctx, t, p)
+	attrs := maps.Clone(p.Attrs)
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	maps.Copy(attrs, reply.Attrs)
+	attrs["outcome"] = cmpOr(attrs["outcome"], "done")
+	if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Rebase, Source: p.Source, Attrs: attrs, Text: reply.Text}); err != nil {
+		return fmt.Errorf("storing the rebase's outcome: %w", err)
+	}
+	if _, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now()); err != nil {
+		return err
+	}
+	if reply.Pause != "" {
+		if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Pause, Source: p.Source, Text: reply.Pause}); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// escalate performs one persona change request. The target was checked
+// when the request was made; a change the chain no longer allows is
+// refused now, recorded, and the model is not told.
+func (h *host) escalate(ctx context.Context, p store.Injection) error {
+	h.mu.Lock()
+	turn := h.latest.Usage.Iterations
+	h.mu.Unlock()
+	by := cmpOr(p.Attrs["by"], p.Source)
+	reason := p.Text
+	if reason == "escalated by "+by {
+		reason = ""
+	}
+	if _, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], reason, by, turn, false); err != nil {
+		var fe *control.FinishedError
+		switch {
+		case errors.As(err, &fe):
+			return err
+		case errors.Is(err, errSuperseded):
+			_, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now())
+			return err
+		}
+		h.e.record(ctx, h.id, event.EscalationRefused{From: p.Attrs["from"], To: p.Attrs["to"], Reason: err.Error(), By: by})
+	}
+	_, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now())
+	return err
 }
 
 // IsBlockingRebase reports whether inj asks the executor to rebase the
@@ -159,8 +205,8 @@ func IsBlockingRebase(inj store.Injection) bool {
 	return inj.Kind == string(engine.Rebase) && inj.Attrs["urgency"] == "blocking" && inj.Attrs["outcome"] == ""
 }
 
-// Inbox implements engine.Host. Blocking rebase requests are never in it:
-// Prepare performs them and queues their outcome instead.
+// Inbox implements engine.Host. Blocking rebase and persona requests are
+// never in it: Prepare performs them and queues their outcome instead.
 func (h *host) Inbox(ctx context.Context) ([]engine.Injection, error) {
 	pending, err := h.e.st.Pending(ctx, h.id)
 	if err != nil {
@@ -168,7 +214,7 @@ func (h *host) Inbox(ctx context.Context) ([]engine.Injection, error) {
 	}
 	out := make([]engine.Injection, 0, len(pending))
 	for _, p := range pending {
-		if h.e.rebase != nil && IsBlockingRebase(p) {
+		if h.e.rebase != nil && IsBlockingRebase(p) || h.e.personas != nil && IsPersonaRequest(p) {
 			// A request that came after this boundary's Prepare waits
 			// for the next one: the engine sees only its outcome.
 			continue

@@ -137,7 +137,7 @@ func TestBlockingRebaseBetweenPrepareAndInbox(t *testing.T) {
 	var mu sync.Mutex
 	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		for turn := 1; turn <= 3; turn++ {
-			if err := r.Host.Prepare(ctx); err != nil {
+			if _, err := r.Host.Prepare(ctx); err != nil {
 				return engine.Outcome{Status: engine.Stopped}
 			}
 			if turn == 1 {
