@@ -99,6 +99,9 @@ type CreateTaskRequest struct {
 	Repo     string `json:"repo,omitempty"`
 	Budget   Budget `json:"budget,omitempty"`
 	NoStart  bool   `json:"no_start,omitempty"`
+	// Workflow makes a workflow task whose phases run as child tasks
+	// (docs/personas.md).
+	Workflow []task.Phase `json:"workflow,omitempty"`
 }
 
 // Budget is a task's budget as the user gives it.
@@ -437,4 +440,21 @@ type RebaseRequest struct {
 	Note    string `json:"note"`
 	Behind  int    `json:"behind,omitempty"`
 	Main    string `json:"main,omitempty"`
+}
+
+// EscalateRequest asks to move a task to a stronger persona (POST
+// /v1/tasks/{ref}/escalate): To, or one step up the escalation chain.
+type EscalateRequest struct {
+	To     string `json:"to,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Escalation is an accepted escalation. Applied says it is made already
+// (the task was not running); otherwise it is made at the task's next
+// turn boundary.
+type Escalation struct {
+	TaskID  task.ID `json:"task_id"`
+	From    string  `json:"from"`
+	To      string  `json:"to"`
+	Applied bool    `json:"applied"`
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 )
 
@@ -154,10 +155,15 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	rt, err := newRuntime(opts.Config, opts.Getenv, st, bus, logger)
+	personas, err := persona.Load(p.Personas)
 	if err != nil {
 		return err
 	}
+	rt, err := newRuntime(opts.Config, opts.Getenv, personas, ctl, st, bus, logger)
+	if err != nil {
+		return err
+	}
+	defer rt.hooks.Close()
 	ex := rt.ex
 	d.executor = ex
 	// Worktrees whose directories vanished while the daemon was down are
@@ -196,7 +202,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer endStreams()
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: tasks{Control: ctl, ex: ex}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
+			Tasks: tasks{Control: ctl, ex: ex, set: personas, wf: rt.wf}, Personas: tasks{Control: ctl, ex: ex, set: personas, wf: rt.wf}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },

@@ -2,43 +2,73 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/agent"
 	"github.com/neuraphage/neuraphage-go/internal/agent/tool"
+	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/providers"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
+	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/workflow"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
 // runtime is what runs tasks: the executor, the worktrees they run in and
 // the merge queue that lands their work.
 type runtime struct {
-	ex *executor.Executor
-	wt *worktree.Manager
-	mq *merge.Queue
-	mw *mainwatch.Watcher
+	ex    *executor.Executor
+	wt    *worktree.Manager
+	mq    *merge.Queue
+	mw    *mainwatch.Watcher
+	ps    *personaService
+	hooks *hooks.Runner
+	wf    *workflow.Service
 }
 
 // newRuntime builds the engines, the worktree manager, the merge queue and
 // the executor from the configuration.
-func newRuntime(cfg config.Config, getenv func(string) string, st store.Store, bus *event.Bus, log *slog.Logger) (*runtime, error) {
-	native, err := newNative(cfg, getenv, log)
+func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, ctl *control.Control, st store.Store, bus *event.Bus, log *slog.Logger) (*runtime, error) {
+	rt := &runtime{}
+	hs := make([]hooks.Hook, len(cfg.Hooks))
+	for i, h := range cfg.Hooks {
+		hs[i] = hooks.Hook{Point: hooks.Point(h.On), Command: h.Command, Timeout: h.Timeout()}
+	}
+	rt.hooks = hooks.New(hooks.Options{Hooks: hs, Logger: log.With("component", "hooks"),
+		Report: func(id task.ID, p event.Payload) {
+			if err := st.EmitEvents(context.Background(), event.New(time.Now(), id, p)); err != nil {
+				log.Warn("recording a hook's outcome", "err", err)
+			}
+		}})
+	providerSet, setErr := providers.New(cfg.LLM, getenv, providers.Options{Logger: log})
+	rt.ps = &personaService{set: set, hooks: rt.hooks, log: log, models: func(tier llm.Tier) (llm.Client, string, error) {
+		if setErr != nil {
+			return nil, "", fmt.Errorf("%w: %v", engine.ErrNoModel, setErr)
+		}
+		c, err := providerSet.Client(tier)
+		if err != nil {
+			return nil, "", err
+		}
+		tg, _ := providerSet.Resolution().Target(tier)
+		return c, tg.Model, nil
+	}}
+	native, err := newNative(cfg, providerSet, setErr, rt.ps)
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{}
 	w, m := cfg.Worktree, cfg.Merge
 	rt.wt = worktree.New(worktree.Options{Store: st, Logger: log, Config: worktree.Config{
 		Root: w.Root, Base: w.Base, PortEnv: w.PortEnv, AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
@@ -79,14 +109,40 @@ func newRuntime(cfg config.Config, getenv func(string) string, st store.Store, b
 			return err
 		},
 	})
+	// Workflow tasks: their phases are child tasks on their branch.
+	rt.wf = workflow.New(workflow.Options{
+		Store: st, Logger: log.With("component", "workflow"),
+		Create: ctl.Create,
+		Depend: func(ctx context.Context, id, blocker task.ID) error {
+			_, err := ctl.Depend(ctx, string(id), string(blocker))
+			return err
+		},
+		Resume: func(ctx context.Context, id task.ID) error {
+			_, err := rt.ex.Resume(ctx, id, "its phases are created")
+			return err
+		},
+		Inject: func(ctx context.Context, id task.ID, text string, attrs map[string]string) error {
+			_, err := rt.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Message, Source: "workflow", Attrs: attrs, Text: text})
+			return err
+		},
+		Commit: rt.wt.Commit,
+	})
 	rt.ex = executor.New(executor.Options{
-		Store: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
+		Store: st, Bus: bus, Engines: []engine.Engine{native, rt.wf.Engine()}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
 			TaskUSD:       cfg.Budget.TaskUSD, DailyUSD: cfg.Budget.DailyUSD, FleetUSD: cfg.Budget.FleetUSD,
 		},
 		Workspace: func(ctx context.Context, t task.Task) (executor.Workspace, error) {
+			if t.Phase != nil && t.ParentID != "" {
+				// A workflow's phases work in the workflow task's worktree.
+				parent, err := st.GetTask(ctx, t.ParentID)
+				if err != nil {
+					return executor.Workspace{}, fmt.Errorf("reading workflow task %s: %w", t.ParentID, err)
+				}
+				t = parent
+			}
 			wt, err := rt.wt.Provision(ctx, t)
 			if err != nil {
 				return executor.Workspace{}, err
@@ -94,6 +150,12 @@ func newRuntime(cfg config.Config, getenv func(string) string, st store.Store, b
 			return executor.Workspace{Dir: wt.Path, Env: rt.wt.Env(wt)}, nil
 		},
 		Complete: func(ctx context.Context, id task.ID, summary string) bool {
+			if t, err := st.GetTask(ctx, id); err == nil && t.Phase != nil {
+				// A phase's work stays on the workflow's branch; the
+				// workflow task goes to the merge queue once all are done.
+				rt.wf.PhaseDone(ctx, t, summary)
+				return false
+			}
 			return rt.mq.Complete(ctx, id, summary, m.Auto)
 		},
 		// Blocking rebase requests are carried out by the main watcher at
@@ -102,13 +164,16 @@ func newRuntime(cfg config.Config, getenv func(string) string, st store.Store, b
 			r := rt.mw.PerformRebase(ctx, t, req.Attrs)
 			return executor.RebaseReply{Text: r.Text, Attrs: map[string]string{"outcome": r.Outcome}, Pause: r.Pause}
 		},
+		Personas: rt.ps,
 	})
 	return rt, nil
 }
 
 // newNative builds the native engine. Without a usable model provider it
-// still builds: tasks that start are paused with what to configure.
-func newNative(cfg config.Config, getenv func(string) string, log *slog.Logger) (*agent.Engine, error) {
+// still builds: tasks that start are paused with what to configure. A
+// task's model is its own (--model), else its persona's tier's; its system
+// prompt is its persona's before the base prompt.
+func newNative(cfg config.Config, set *providers.Set, setErr error, ps *personaService) (*agent.Engine, error) {
 	rules := make([]tool.Rule, len(cfg.Agent.DenyCommands))
 	for i, p := range cfg.Agent.DenyCommands {
 		rules[i] = tool.Rule{Pattern: p, Reason: "denied by agent.deny_commands in the config"}
@@ -117,18 +182,18 @@ func newNative(cfg config.Config, getenv func(string) string, log *slog.Logger) 
 	if err != nil {
 		return nil, fmt.Errorf("agent.deny_commands: %w", err)
 	}
-	set, setErr := providers.New(cfg.LLM, getenv, providers.Options{Logger: log})
 	model := func(t task.Task) (llm.Client, string, error) {
 		if setErr != nil {
 			return nil, "", fmt.Errorf("%w: %v; then restart the daemon and resume the task", engine.ErrNoModel, setErr)
 		}
-		c, err := set.Client(llm.TierWorker)
+		tier := ps.Tier(t)
+		c, err := set.Client(tier)
 		if err != nil {
 			return nil, "", err
 		}
 		name := t.Model
 		if name == "" {
-			tg, _ := set.Resolution().Target(llm.TierWorker)
+			tg, _ := set.Resolution().Target(tier)
 			name = tg.Model
 		}
 		return c, name, nil
@@ -153,6 +218,7 @@ func newNative(cfg config.Config, getenv func(string) string, log *slog.Logger) 
 	a := cfg.Agent
 	return agent.New(agent.Options{
 		Model: model, Ready: ready, ContextWindow: window,
+		System: func(t task.Task) string { return ps.System(t, agent.BaseSystem()) },
 		ToolEnv: tool.Env{Policy: policy, MaxOutput: a.MaxToolOutputBytes,
 			BashTimeout: tool.Seconds(a.BashTimeoutSecs), MaxBashTimeout: tool.Seconds(a.MaxBashTimeoutSecs)},
 		Limits: agent.Limits{MaxToolFailures: a.MaxToolFailures, NoProgress: time.Duration(a.NoProgressSecs) * time.Second},
@@ -161,10 +227,47 @@ func newNative(cfg config.Config, getenv func(string) string, log *slog.Logger) 
 
 // tasks is the API's view of task operations: the control plane, with the
 // operations on a task's life routed through the executor, the one door
-// for messages.
+// for messages, personas checked and workflows started.
 type tasks struct {
 	*control.Control
-	ex *executor.Executor
+	ex  *executor.Executor
+	set *persona.Set
+	wf  *workflow.Service
+}
+
+// Create checks the persona and the workflow's personas against the
+// daemon's persona set (unknown ones are the user's to fix) and creates
+// the task, or the workflow task with its phases.
+func (t tasks) Create(ctx context.Context, spec task.Spec) (task.Task, error) {
+	if spec.Persona != "" {
+		if _, err := t.set.Assignable(spec.Persona); err != nil {
+			return task.Task{}, &task.InvalidError{Field: "persona", Msg: err.Error()}
+		}
+	}
+	if len(spec.Workflow) > 0 {
+		if err := t.set.CheckPhases(spec.Workflow); err != nil {
+			return task.Task{}, &task.InvalidError{Field: "workflow", Msg: err.Error()}
+		}
+		return t.wf.Start(ctx, spec)
+	}
+	return t.Control.Create(ctx, spec)
+}
+
+// Escalate implements server.Personas: a refusal is the user's to fix.
+func (t tasks) Escalate(ctx context.Context, ref, to, reason string) (api.Escalation, error) {
+	id, err := t.Resolve(ctx, ref)
+	if err != nil {
+		return api.Escalation{}, err
+	}
+	e, err := t.ex.Escalate(ctx, id, to, reason, "user")
+	var refused *executor.EscalationRefusedError
+	if errors.As(err, &refused) {
+		return api.Escalation{}, &task.InvalidError{Field: "escalation", Msg: refused.Error()}
+	}
+	if err != nil {
+		return api.Escalation{}, err
+	}
+	return api.Escalation{TaskID: e.TaskID, From: e.From, To: e.To, Applied: e.Applied}, nil
 }
 
 func (t tasks) Pause(ctx context.Context, ref, reason string) (task.Task, error) {

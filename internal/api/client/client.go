@@ -217,6 +217,14 @@ func (c *Client) Depend(ctx context.Context, ref, blocker string) (api.TaskDetai
 	return d, err
 }
 
+// Escalate moves a task to persona to, or one step up its escalation
+// chain when to is empty.
+func (c *Client) Escalate(ctx context.Context, ref, to, reason string) (api.Escalation, error) {
+	var e api.Escalation
+	err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(ref)+"/escalate", api.EscalateRequest{To: to, Reason: reason}, &e)
+	return e, err
+}
+
 func queryValues(q event.Query) url.Values {
 	v := url.Values{}
 	if q.TaskID != "" {

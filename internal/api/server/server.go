@@ -47,9 +47,18 @@ type Daemon interface {
 	Shutdown(reason string)
 }
 
+// Personas is what the server needs for persona operations.
+type Personas interface {
+	// Escalate moves a task to persona to, or one step up its chain. A
+	// refusal is a *task.InvalidError (the user's to fix).
+	Escalate(ctx context.Context, ref, to, reason string) (api.Escalation, error)
+}
+
 // Config wires a Server.
 type Config struct {
-	Tasks  Tasks
+	Tasks Tasks
+	// Personas serves escalations; nil answers them unavailable.
+	Personas Personas
 	Daemon Daemon
 	Log    event.Log
 	Bus    *event.Bus
@@ -80,6 +89,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/resume", s.action((Tasks).Resume))
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/messages", s.send)
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/dependencies", s.depend)
+	s.mux.HandleFunc("POST /v1/tasks/{ref}/escalate", s.escalate)
 	s.mux.HandleFunc("GET /v1/tasks/{ref}/log", s.taskLog)
 	s.mux.HandleFunc("GET /v1/cost", s.cost)
 	s.mux.HandleFunc("GET /v1/events", s.events)
@@ -147,7 +157,7 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 	t, err := s.cfg.Tasks.Create(r.Context(), task.Spec{
 		Description: req.Description, Context: req.Context, Tags: req.Tags, Priority: prio,
 		ParentID: task.ID(req.ParentID), Persona: req.Persona, Engine: req.Engine, Model: req.Model,
-		Repo: req.Repo, Hold: req.NoStart,
+		Repo: req.Repo, Hold: req.NoStart, Workflow: req.Workflow,
 		Budget: task.Budget{MaxIterations: req.Budget.MaxIterations, MaxTokens: req.Budget.MaxTokens, MaxCostUSD: req.Budget.MaxCostUSD},
 	})
 	if err != nil {
@@ -155,6 +165,23 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, t)
+}
+
+func (s *Server) escalate(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Personas == nil {
+		writeJSON(w, http.StatusServiceUnavailable, api.Error{Code: api.CodeUnavailable, Message: "personas are not served by this daemon"})
+		return
+	}
+	var req api.EscalateRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	e, err := s.cfg.Personas.Escalate(r.Context(), r.PathValue("ref"), req.To, req.Reason)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, e)
 }
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
