@@ -10,12 +10,14 @@
 package hooks
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -217,36 +219,64 @@ func (r *Runner) Decide(ctx context.Context, p Point, id task.ID, decision any, 
 	return v
 }
 
-// overlay lays changes over the decision's JSON and unmarshals the result
-// into decision; when check refuses it, decision is restored from orig.
+// overlay lays changes over the decision's JSON and stores the result in
+// decision (a pointer), replacing it whole: fields the hook names are set
+// (maps and slices replaced, not merged), the others keep their values.
+// When check refuses the result, decision is put back as it was.
 func overlay(decision any, orig []byte, changes map[string]json.RawMessage, check func() error) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(orig, &obj); err != nil {
 		return fmt.Errorf("the decision is not a JSON object: %w", err)
 	}
-	for k, v := range changes {
-		if _, ok := obj[k]; !ok {
+	dst := reflect.ValueOf(decision)
+	if dst.Kind() != reflect.Pointer || dst.IsNil() || dst.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("the decision is a %T, not a pointer to a struct", decision)
+	}
+	fields := jsonFields(dst.Elem().Type())
+	for _, k := range slices.Sorted(maps.Keys(changes)) {
+		if !fields[k] {
 			return fmt.Errorf("the decision has no field %q", k)
 		}
-		obj[k] = v
 	}
+	maps.Copy(obj, changes)
 	merged, err := json.Marshal(obj)
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(merged))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(decision); err != nil {
-		_ = json.Unmarshal(orig, decision)
+	fresh := reflect.New(dst.Elem().Type())
+	if err := json.Unmarshal(merged, fresh.Interface()); err != nil {
 		return fmt.Errorf("a changed field has the wrong type: %w", err)
 	}
+	saved := reflect.New(dst.Elem().Type()).Elem()
+	saved.Set(dst.Elem())
+	dst.Elem().Set(fresh.Elem())
 	if check != nil {
 		if err := check(); err != nil {
-			_ = json.Unmarshal(orig, decision)
+			dst.Elem().Set(saved)
 			return err
 		}
 	}
 	return nil
+}
+
+// jsonFields returns the JSON names of struct type t's fields, those of
+// embedded structs included.
+func jsonFields(t reflect.Type) map[string]bool {
+	out := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-", !f.IsExported() && !f.Anonymous:
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			maps.Copy(out, jsonFields(f.Type))
+		case name != "":
+			out[name] = true
+		default:
+			out[f.Name] = true
+		}
+	}
+	return out
 }
 
 // Notify runs the hooks at p in the background; their replies are ignored.

@@ -293,7 +293,11 @@ func (s *Set) validate(user fileShape) error {
 		return fieldErr("task-defaults.default-persona", "%q is not a persona; want one of %s", d.DefaultPersona, strings.Join(s.assignable(), ", "))
 	case !dp.Assignable():
 		if user.TaskDefaults.DefaultPersona == nil {
-			return fieldErr("personas."+d.DefaultPersona+".enabled", "%s is the default persona (task-defaults.default-persona); set another default before disabling it", d.DefaultPersona)
+			field, what := "enabled", "disabling it"
+			if dp.Enabled {
+				field, what = "internal", "making it internal"
+			}
+			return fieldErr("personas."+d.DefaultPersona+"."+field, "%s is the default persona (task-defaults.default-persona); set another default before %s", d.DefaultPersona, what)
 		}
 		return fieldErr("task-defaults.default-persona", "%q is disabled or internal; want one of %s", d.DefaultPersona, strings.Join(s.assignable(), ", "))
 	}
@@ -312,6 +316,9 @@ func (s *Set) validate(user fileShape) error {
 			}
 			return fieldErr(key, "%q is disabled (enabled: false); remove it from the chain or enable it", k)
 		case p.Internal:
+			if !userChain {
+				return fieldErr("personas."+k+".internal", "%s is made internal but the escalation chain (task-defaults.escalation-chain: %s) names it; set a chain without it", k, strings.Join(d.EscalationChain, ", "))
+			}
 			return fieldErr(key, "%q is internal; the chain names personas tasks can be given", k)
 		}
 		seen[k] = true
@@ -324,6 +331,12 @@ func (s *Set) validate(user fileShape) error {
 		if !keyPattern.MatchString(name) {
 			return fieldErr("workflows."+name, "%q is not a valid workflow name; use lower-case letters, digits and '-'", name)
 		}
+		if w.Origin == BuiltIn && !s.usable(s.raw[name]) {
+			// A built-in workflow naming a persona the user disabled (or
+			// made internal) is dropped, not an error they must fix.
+			delete(s.workflows, name)
+			continue
+		}
 		norm, err := s.checkWorkflow(s.raw[name], "workflows."+name)
 		if err != nil {
 			return err
@@ -333,6 +346,21 @@ func (s *Set) validate(user fileShape) error {
 	}
 	s.raw = nil
 	return nil
+}
+
+// usable reports whether every persona phases name may be given to a task.
+func (s *Set) usable(phases []Phase) bool {
+	for _, p := range phases {
+		for _, m := range append([]string{p.Persona}, p.Personas...) {
+			if m == "" {
+				continue
+			}
+			if _, err := s.Assignable(strings.TrimSpace(m)); err != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -53,6 +53,10 @@ func (s *Set) checkWorkflow(phases []Phase, key string) ([]task.Phase, error) {
 		case len(members) == 0:
 			return nil, fieldErr(pk+".persona", "is missing; name the persona (or personas) that run the phase")
 		}
+		if p.Mode != "sequential" && len(members) > task.MaxPersonasPerPhase {
+			return nil, fieldErr(pk, "names %d personas; at most %d", len(members), task.MaxPersonasPerPhase)
+		}
+		members = append([]string(nil), members...)
 		for j, m := range members {
 			m = strings.TrimSpace(m)
 			members[j] = m
@@ -85,11 +89,6 @@ func (s *Set) checkWorkflow(phases []Phase, key string) ([]task.Phase, error) {
 	}
 	if len(out) > task.MaxPhases {
 		return nil, fieldErr(key, "has %d phases; at most %d", len(out), task.MaxPhases)
-	}
-	for i, p := range out {
-		if len(p.Personas) > task.MaxPersonasPerPhase {
-			return nil, fieldErr(key+"."+strconv.Itoa(i), "names %d personas; at most %d", len(p.Personas), task.MaxPersonasPerPhase)
-		}
 	}
 	return out, nil
 }

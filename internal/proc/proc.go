@@ -12,7 +12,6 @@
 package proc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -110,8 +109,16 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd.Env = c.Env
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	if c.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(c.Stdin) // else nil: the child reads /dev/null
+	// Stdin gets a pipe of ours, as the output does: exec's own copy would
+	// make Wait wait for a background job that holds stdin open.
+	var ir, iw *os.File
+	if c.Stdin != nil { // else nil: the child reads /dev/null
+		if ir, iw, err = os.Pipe(); err != nil {
+			pr.Close()
+			pw.Close()
+			return Result{}, fmt.Errorf("creating stdin pipe: %w", err)
+		}
+		cmd.Stdin = ir
 	}
 	var er, ew *os.File
 	if c.SeparateStderr {
@@ -130,11 +137,26 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 			er.Close()
 			ew.Close()
 		}
+		if ir != nil {
+			ir.Close()
+			iw.Close()
+		}
 		return Result{}, fmt.Errorf("starting %s: %w", describe(argv), err)
 	}
 	pw.Close()
 	if ew != nil {
 		ew.Close()
+	}
+	fed := make(chan struct{})
+	if ir != nil {
+		ir.Close()
+		go func() {
+			defer close(fed)
+			_, _ = iw.Write(c.Stdin) // ends when written, or when iw is closed below
+			iw.Close()
+		}()
+	} else {
+		close(fed)
 	}
 	pgid := cmd.Process.Pid // Setpgid with Pgid 0: the group is named after the child
 
@@ -172,6 +194,10 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	// The leader is gone; whatever it left in its group goes too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if iw != nil {
+		iw.Close() // a child that never read all of stdin releases the writer
+	}
+	<-fed
 
 	drain := time.NewTimer(grace)
 	defer drain.Stop()
