@@ -1,0 +1,191 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// chainPersonas is a Personas over the chain junior → mid → senior.
+type chainPersonas struct {
+	mu        sync.Mutex
+	escalated []event.PersonaEscalated
+}
+
+var chain = []string{"junior", "mid", "senior"}
+
+func (*chainPersonas) Select(_ context.Context, t task.Task) Selection {
+	p := t.Persona
+	if p == "" {
+		p = "mid"
+	}
+	return Selection{Event: event.PersonaSelected{Persona: p, Method: "explicit"}, Tags: []string{"picked"}}
+}
+
+func (*chainPersonas) Target(current, to, by string) (string, error) {
+	if to != "" {
+		return to, nil
+	}
+	i := slices.Index(chain, current)
+	if i < 0 || i == len(chain)-1 {
+		return "", errors.New("top of the chain")
+	}
+	return chain[i+1], nil
+}
+
+func (*chainPersonas) Model(t task.Task) string { return "model-of-" + t.Persona }
+func (*chainPersonas) Describe(p string) string { return "you are now " + p }
+func (c *chainPersonas) Escalated(_ task.Task, e event.PersonaEscalated) {
+	c.mu.Lock()
+	c.escalated = append(c.escalated, e)
+	c.mu.Unlock()
+}
+
+// Two escalations of a running task before its next boundary climb two
+// steps there, in order (the task was junior when the run began); the engine sees the task's new persona from
+// Prepare and only the outcome notes in its inbox, never the requests; a
+// third is refused at the top of the chain.
+func TestEscalateRunningTaskAtBoundary(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		personas []string
+		notes    []engine.Injection
+	)
+	release := make(chan struct{})
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		select { // the escalations are made before the first boundary
+		case <-release:
+		case <-ctx.Done():
+			return engine.Outcome{Status: engine.Stopped}
+		}
+		for turn := 1; ; turn++ {
+			tk, err := r.Host.Prepare(ctx)
+			if err != nil {
+				return engine.Outcome{Status: engine.Stopped}
+			}
+			inbox, err := r.Host.Inbox(ctx)
+			if err != nil {
+				return engine.Outcome{Status: engine.Stopped}
+			}
+			mu.Lock()
+			personas = append(personas, tk.Persona)
+			notes = append(notes, inbox...)
+			mu.Unlock()
+			if len(inbox) > 0 {
+				if _, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Delivered: inbox}); err != nil {
+					return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+				}
+			}
+			if tk.Persona == "senior" {
+				return engine.Outcome{Status: engine.Completed, Reason: "done as senior"}
+			}
+		}
+	})
+	ps := &chainPersonas{}
+	e.ex.personas = ps
+	tk, err := e.ctl.Create(context.Background(), task.Spec{Description: "work", Priority: 2, Repo: e.dir, Persona: "junior"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	e.waitStatus(tk.ID, task.Running)
+	for _, want := range []string{"mid", "senior"} {
+		esc, err := e.ex.Escalate(context.Background(), tk.ID, "", "stuck", "watcher")
+		if err != nil || esc.To != want || esc.Applied {
+			t.Fatalf("escalation to %s: %+v, %v", want, esc, err)
+		}
+	}
+	if _, err := e.ex.Escalate(context.Background(), tk.ID, "", "", "watcher"); !errors.As(err, new(*EscalationRefusedError)) {
+		t.Fatalf("a third escalation past the top: %v", err)
+	}
+	close(release)
+	done := e.waitStatus(tk.ID, task.Completed)
+	if done.Persona != "senior" || done.PersonaVia != "escalated" || done.Model != "" {
+		t.Errorf("task ended as %q via %q model %q", done.Persona, done.PersonaVia, done.Model)
+	}
+	if !slices.Contains(done.Tags, "picked") {
+		t.Errorf("the selection's tags were not added: %v", done.Tags)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(personas, []string{"senior"}) {
+		t.Errorf("Prepare returned personas %v, want both steps taken at the first boundary", personas)
+	}
+	var outcomes int
+	for _, n := range notes {
+		if n.Kind == engine.Persona {
+			if n.Attrs["outcome"] != "done" {
+				t.Errorf("the engine saw a request: %+v", n)
+			}
+			outcomes++
+		}
+	}
+	if outcomes != 2 {
+		t.Errorf("%d persona-change notes reached the engine, want 2", outcomes)
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if len(ps.escalated) != 2 || ps.escalated[0].From != "junior" || ps.escalated[1].To != "senior" || ps.escalated[1].ToModel != "model-of-senior" {
+		t.Errorf("escalations told: %+v", ps.escalated)
+	}
+	evs, err := e.st.ReadEvents(context.Background(), event.Query{Filter: event.Filter{TaskID: tk.ID, Kinds: []string{"persona"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []event.Kind
+	for _, ev := range evs {
+		kinds = append(kinds, ev.Kind)
+	}
+	want := []event.Kind{event.KindPersonaSelected, event.KindEscalationRefused, event.KindPersonaEscalated, event.KindPersonaEscalated}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("events %v, want %v", kinds, want)
+	}
+}
+
+// A task that is not running changes persona at once; a request left
+// waiting by a stopped run and overtaken by a later change is dropped, not
+// applied backwards.
+func TestEscalateStoppedTaskAtOnce(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		return engine.Outcome{Status: engine.Completed}
+	})
+	e.ex.personas = &chainPersonas{}
+	tk, err := e.ctl.Create(context.Background(), task.Spec{Description: "held", Priority: 2, Repo: e.dir, Persona: "junior", Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A request as a stopped run leaves it (junior → mid), then a direct
+	// escalation from there (mid → senior).
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Persona, Source: "watcher",
+		Attrs: map[string]string{"from": "junior", "to": "mid", "by": "watcher"}, Text: "stuck"}); err != nil {
+		t.Fatal(err)
+	}
+	esc, err := e.ex.Escalate(context.Background(), tk.ID, "", "", "user")
+	if err != nil || !esc.Applied || esc.From != "mid" || esc.To != "senior" {
+		t.Fatalf("escalation of a held task: %+v, %v", esc, err)
+	}
+	if got := e.get(tk.ID); got.Persona != "senior" {
+		t.Fatalf("persona %q right after, want senior", got.Persona)
+	}
+	h := e.ex.newHost(e.get(tk.ID), &run{id: tk.ID, interrupts: make(chan struct{}, 1)})
+	got, err := h.Prepare(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Persona != "senior" {
+		t.Errorf("the stale request moved the task back to %q", got.Persona)
+	}
+	inbox, err := h.Inbox(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inbox) != 1 || inbox[0].Kind != engine.Persona || inbox[0].Attrs["to"] != "senior" {
+		t.Errorf("inbox after: %+v", inbox)
+	}
+}
