@@ -52,6 +52,11 @@ type Selection struct {
 // the default persona.
 func (e *Executor) selectPersona(ctx context.Context, t task.Task) task.Task {
 	sel := e.personas.Select(ctx, t)
+	if ctx.Err() != nil {
+		// The run is stopping (shutdown, cancel): choose again next start
+		// rather than keep a fallback the stop caused.
+		return t
+	}
 	ev := sel.Event
 	now := e.now()
 	n, err := e.st.ConversationLen(ctx, t.ID)
