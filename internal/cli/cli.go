@@ -109,7 +109,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	taskCmd.AddCommand(
 		a.newTaskNewCmd(), a.newTaskListCmd("list"), a.newTaskShowCmd(), a.newTaskCancelCmd(),
 		a.newTaskPauseCmd(), a.newTaskResumeCmd(), a.newTaskSendCmd(), a.newTaskAttachCmd(), a.newTaskDependCmd(),
-		a.newTaskLogCmd(), a.newTaskRebaseCmd(),
+		a.newTaskLogCmd(), a.newTaskRebaseCmd(), a.newTaskEscalateCmd(),
 	)
 	daemonCmd := &cobra.Command{Use: "daemon", Short: "Start, stop and inspect the daemon", Args: noArgs, RunE: help}
 	daemonCmd.AddCommand(a.newDaemonStartCmd(), a.newDaemonStopCmd(), a.newDaemonStatusCmd())
@@ -117,7 +117,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	configCmd.AddCommand(a.newConfigShowCmd(), a.newConfigGetCmd(), a.newConfigSetCmd(), a.newConfigPathCmd())
 	devCmd := &cobra.Command{Use: "dev", Short: "Tools for developing with and on Neuraphage", Args: noArgs, RunE: help}
 	devCmd.AddCommand(a.newDevFakeLLMCmd(), a.newDevLoadCmd())
-	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newWorktreeCmd(), a.newMergeCmd(), a.newRebaseCmd(), a.newEventsCmd(), a.newCostCmd(), a.newVersionCmd(), a.newDemoCmd())
+	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newWorktreeCmd(), a.newMergeCmd(), a.newRebaseCmd(), a.newPersonaCmd(), a.newWorkflowCmd(), a.newEventsCmd(), a.newCostCmd(), a.newVersionCmd(), a.newDemoCmd())
 	return root
 }
 

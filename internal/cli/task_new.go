@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 type taskNewOpts struct {
 	repo, persona, parent, engine, model, context string
+	workflow                                      string
 	tags                                          []string
 	priority                                      int
 	budgetUSD                                     float64
@@ -34,15 +36,22 @@ func (a *app) newTaskNewCmd() *cobra.Command {
 		Long: `Create a task from a description. It is queued to run unless --no-start holds
 it (paused) until ` + "`task resume`" + `. A queued task runs as soon as a slot is free
 (executor.max_concurrent), most urgent first, once the tasks it depends on have
-completed. Budgets pause the task when spent; ` + "`task resume`" + ` grants as much again.`,
-		Args: exactArgs("DESCRIPTION"),
+completed. Budgets pause the task when spent; ` + "`task resume`" + ` grants as much again.
+
+With --workflow the task runs as phases, each a child task of one persona (or
+several at once), one after another on the task's branch: --workflow names a
+workflow file, or else a named workflow of personas.yaml (` + "`neuraphage workflow list`" + `).
+A workflow file may give the description (` + "`description:`" + `); DESCRIPTION then
+may be left out. The phases choose the personas, so --persona goes without it.`,
+		Args: maxOneArg("DESCRIPTION"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			return a.runTaskNew(cmd.Context(), opts, cmd.Flags().Changed("priority"), args, cmd.OutOrStdout())
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.repo, "repo", "", "git repository the task works on, in a worktree of its own (default: the one holding the current directory)")
-	f.StringVar(&opts.persona, "persona", "", "persona to run as (default: chosen by the router)")
+	f.StringVar(&opts.persona, "persona", "", "persona to run as (default: chosen by the router; `neuraphage persona list`)")
+	f.StringVar(&opts.workflow, "workflow", "", "run as the phases of this workflow file, or of this named workflow (`neuraphage workflow list`)")
 	f.StringSliceVar(&opts.tags, "tags", nil, "comma-separated tags, e.g. auth,jwt")
 	f.StringVar(&opts.parent, "parent", "", "parent task id")
 	f.IntVar(&opts.priority, "priority", 2, "0 (most urgent) to 4; default from tasks.default_priority")
@@ -59,8 +68,41 @@ completed. Budgets pause the task when spent; ` + "`task resume`" + ` grants as 
 }
 
 func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool, args []string, out io.Writer) error {
-	if strings.TrimSpace(args[0]) == "" {
+	if opts.workflow != "" && opts.persona != "" {
+		return &usageError{msg: "--workflow and --persona do not go together: a workflow's phases name their personas",
+			hint: "drop --persona, or --workflow; `neuraphage workflow show NAME` shows a workflow's personas"}
+	}
+	if len(args) == 1 && strings.TrimSpace(args[0]) == "" {
 		return &usageError{msg: "the task description is empty", hint: `neuraphage task new "add token expiry checks"`}
+	}
+	var phases []task.Phase
+	description := ""
+	if len(args) == 1 {
+		description = args[0]
+	}
+	switch {
+	case opts.workflow != "":
+		s, _, err := a.loadPersonas()
+		if err != nil {
+			return err
+		}
+		var fromFile string
+		phases, fromFile, err = resolveWorkflow(s, opts.workflow)
+		if err != nil {
+			return err
+		}
+		description = cmp.Or(description, fromFile)
+	case opts.persona != "":
+		if err := a.checkPersona("--persona", opts.persona); err != nil {
+			return err
+		}
+	}
+	if description == "" {
+		hint := `neuraphage task new "add token expiry checks"`
+		if opts.workflow != "" {
+			hint = "give it as an argument, or as `description:` in the workflow file"
+		}
+		return &usageError{msg: "task new needs a DESCRIPTION of the task", hint: hint}
 	}
 	if prioritySet && (opts.priority < task.MinPriority || opts.priority > task.MaxPriority) {
 		return usageErrorf("--priority %d is out of range; want %d (most urgent) to %d", opts.priority, task.MinPriority, task.MaxPriority)
@@ -94,9 +136,10 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 		return fmt.Errorf("checking --repo: %w", err)
 	}
 	req := api.CreateTaskRequest{
-		Description: args[0], Context: opts.context, Tags: opts.tags, ParentID: opts.parent,
+		Description: description, Context: opts.context, Tags: opts.tags, ParentID: opts.parent,
 		Persona: opts.persona, Engine: opts.engine, Model: opts.model, Repo: repo,
 		Budget: api.Budget{MaxCostUSD: opts.budgetUSD, MaxIterations: opts.maxIterations, MaxTokens: opts.maxTokens}, NoStart: opts.noStart,
+		Workflow: phases,
 	}
 	if prioritySet {
 		req.Priority = &opts.priority
@@ -116,6 +159,22 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 		fmt.Fprintln(out, t.ID)
 	default:
 		fmt.Fprintf(out, "created %s (%s)\n", t.ID, t.Status)
+		if len(phases) > 0 {
+			fmt.Fprintf(out, "workflow of %d phase%s: %s\n", len(phases), plural(len(phases)), phasesLine(phases))
+		}
 	}
 	return nil
+}
+
+// maxOneArg allows at most one argument, named name, as a usage error.
+func maxOneArg(name string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return &usageError{
+				msg:  fmt.Sprintf("%s takes one %s, got %d arguments", cmd.CommandPath(), name, len(args)),
+				hint: fmt.Sprintf(`quote it: %s "add token expiry checks"`, cmd.CommandPath()),
+			}
+		}
+		return nil
+	}
 }

@@ -57,12 +57,27 @@ func (a *app) runTaskShow(ctx context.Context, opts taskShowOpts, args []string,
 	line("priority", fmt.Sprint(t.Priority))
 	line("tags", strings.Join(t.Tags, ", "))
 	line("parent", string(t.ParentID))
-	line("persona", t.Persona)
+	persona := t.Persona
+	if persona != "" && t.PersonaVia != "" {
+		persona += " (via " + t.PersonaVia + ")"
+	}
+	line("persona", persona)
+	if t.Phase != nil {
+		ph := fmt.Sprintf("%d %s", t.Phase.Index+1, t.Phase.Name)
+		if t.Phase.Review && !strings.HasPrefix(strings.ToLower(t.Phase.Name), "review") {
+			ph += " (review)"
+		}
+		line("phase", ph)
+	}
 	line("engine", t.Engine)
 	line("model", t.Model)
 	line("repo", t.Repo)
 	line("branch", t.Branch)
 	line("worktree", t.Worktree)
+	if len(t.Workflow) > 0 {
+		fmt.Fprintf(out, "%-12s %d phase%s, each run by child tasks (`neuraphage task list` shows them)\n", "workflow:", len(t.Workflow), plural(len(t.Workflow)))
+		writePhases(out, strings.Repeat(" ", 13), t.Workflow, 2)
+	}
 	line("readiness", string(d.Readiness))
 	if len(d.Blockers) > 0 {
 		ids := make([]string, len(d.Blockers))

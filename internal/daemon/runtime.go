@@ -141,6 +141,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 				if err != nil {
 					return executor.Workspace{}, fmt.Errorf("reading workflow task %s: %w", t.ParentID, err)
 				}
+				rt.wf.PhaseStarting(ctx, t)
 				t = parent
 			}
 			wt, err := rt.wt.Provision(ctx, t)
@@ -262,7 +263,7 @@ func (t tasks) Escalate(ctx context.Context, ref, to, reason string) (api.Escala
 	e, err := t.ex.Escalate(ctx, id, to, reason, "user")
 	var refused *executor.EscalationRefusedError
 	if errors.As(err, &refused) {
-		return api.Escalation{}, &task.InvalidError{Field: "escalation", Msg: refused.Error()}
+		return api.Escalation{}, &task.InvalidError{Field: "task", Msg: fmt.Sprintf("%s cannot be escalated: %v", refused.ID, refused.Err)}
 	}
 	if err != nil {
 		return api.Escalation{}, err

@@ -90,8 +90,9 @@ type HookFailed struct {
 // EventKind implements Payload.
 func (HookFailed) EventKind() Kind { return KindHookFailed }
 
-// PhaseStarted: a workflow task started one of its phases; Tasks are the
-// child tasks that run it (several for a parallel review).
+// PhaseStarted: a task running one of a workflow's phases started (a
+// parallel review records one per reviewer). It is recorded on the
+// workflow task.
 type PhaseStarted struct {
 	Index    int      `json:"index"`
 	Phase    string   `json:"phase"`

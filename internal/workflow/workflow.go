@@ -101,7 +101,6 @@ func (s *Service) Start(ctx context.Context, spec task.Spec) (task.Task, error) 
 			}
 			cur = append(cur, child.ID)
 		}
-		s.record(ctx, parent.ID, event.PhaseStarted{Index: i, Phase: ph.Name, Personas: ph.Personas, Tasks: ids(cur)})
 		prev = cur
 	}
 	for _, b := range prev {
@@ -115,12 +114,12 @@ func (s *Service) Start(ctx context.Context, spec task.Spec) (task.Task, error) 
 	return s.o.Store.GetTask(ctx, parent.ID)
 }
 
-func ids(in []task.ID) []string {
-	out := make([]string, len(in))
-	for i, id := range in {
-		out[i] = string(id)
+// PhaseStarting records on the workflow task that phase task t starts.
+func (s *Service) PhaseStarting(ctx context.Context, t task.Task) {
+	if t.Phase == nil || t.ParentID == "" {
+		return
 	}
-	return out
+	s.record(ctx, t.ParentID, event.PhaseStarted{Index: t.Phase.Index, Phase: t.Phase.Name, Personas: []string{t.Persona}, Tasks: []string{string(t.ID)}})
 }
 
 // phaseContext is the context of the task running persona p in phase i.

@@ -59,9 +59,9 @@ type Config struct {
 	Tasks Tasks
 	// Personas serves escalations; nil answers them unavailable.
 	Personas Personas
-	Daemon Daemon
-	Log    event.Log
-	Bus    *event.Bus
+	Daemon   Daemon
+	Log      event.Log
+	Bus      *event.Bus
 	// Git serves the worktree, merge-queue and rebase routes; nil answers them 503.
 	Git Git
 	// DefaultPriority is used when a create request names none.
