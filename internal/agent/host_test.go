@@ -97,6 +97,17 @@ func (h *memHost) Prepare(context.Context) (task.Task, error) {
 	return h.task, nil
 }
 
+func (h *memHost) UrgentWaiting(context.Context) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, inj := range h.inbox {
+		if inj.Urgent {
+			return true
+		}
+	}
+	return false
+}
+
 func (h *memHost) Inbox(context.Context) ([]engine.Injection, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

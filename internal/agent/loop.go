@@ -270,7 +270,7 @@ func (l *loop) call(ctx context.Context) (resp *llm.Response, interrupted bool, 
 			case <-callCtx.Done():
 				return
 			case <-l.h.Interrupts():
-				if l.urgentWaiting(callCtx) {
+				if l.h.UrgentWaiting(callCtx) {
 					cut = true
 					cancel()
 					return
@@ -293,21 +293,6 @@ func (l *loop) call(ctx context.Context) (resp *llm.Response, interrupted bool, 
 		return nil, true, err
 	}
 	return resp, false, err
-}
-
-// urgentWaiting reports whether an undelivered urgent injection waits: an
-// interrupt signal left over from one already delivered cuts nothing.
-func (l *loop) urgentWaiting(ctx context.Context) bool {
-	inbox, err := l.h.Inbox(ctx)
-	if err != nil {
-		return false
-	}
-	for _, inj := range inbox {
-		if inj.Urgent {
-			return true
-		}
-	}
-	return false
 }
 
 // storeReply commits the model's reply with its cost, and returns the tool
@@ -474,7 +459,7 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 func (l *loop) interruptedNow(ctx context.Context) bool {
 	select {
 	case <-l.h.Interrupts():
-		return l.urgentWaiting(ctx)
+		return l.h.UrgentWaiting(ctx)
 	default:
 		return false
 	}

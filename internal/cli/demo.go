@@ -295,6 +295,8 @@ func demoScene(ctx context.Context, c *client.Client, repo string, out io.Writer
 				}
 				say("a teammate commits to main: \"README: name the project\" (B has README.md changed, uncommitted)")
 			}
+		case event.PersonaSelected:
+			line(e.TaskID, describeEvent(e))
 		case event.RebaseRequired:
 			line(e.TaskID, fmt.Sprintf("%s (%s after the commit)", describeEvent(e), time.Since(pushed).Round(time.Millisecond)))
 		case event.ToolResult, event.Delivered, event.Learning, event.Completed, event.Failed, event.Interrupted,
@@ -365,7 +367,7 @@ func demoSummary(ctx context.Context, c *client.Client, ids []task.ID, repo stri
 	for _, r := range rep.Rows {
 		fmt.Fprintf(out, "  %-32s %3d calls  %7s tokens  $%.4f\n", r.Key, r.Calls, count(r.InputTokens+r.OutputTokens+r.CacheReadTokens+r.CacheWriteTokens), r.CostUSD)
 	}
-	fmt.Fprintf(out, "  (priced from the built-in catalogue as if the scripted model were claude-sonnet-4-5)\n")
+	fmt.Fprintf(out, "  (priced from the built-in catalogue as if the scripted model were each tier's model: the router persona on haiku, the workers on sonnet)\n")
 	return nil
 }
 

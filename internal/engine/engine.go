@@ -88,6 +88,10 @@ type Host interface {
 	Inbox(ctx context.Context) ([]Injection, error)
 	// Interrupts fires when an urgent injection arrives while the task runs.
 	Interrupts() <-chan struct{}
+	// UrgentWaiting reports whether an urgent injection waits undelivered,
+	// including one Prepare will carry out (a blocking rebase): a signal
+	// from Interrupts left over from one already delivered cuts nothing.
+	UrgentWaiting(ctx context.Context) bool
 	// Allow is asked before every model call; a non-nil *Stop means the
 	// engine must stop at this boundary with that outcome.
 	Allow(ctx context.Context) *Stop

@@ -232,6 +232,20 @@ func toEngine(p store.Injection) engine.Injection {
 	return engine.Injection{ID: p.ID, Kind: k, Source: p.Source, Attrs: p.Attrs, Text: p.Text, Urgent: p.Urgent, At: p.CreatedAt}
 }
 
+// UrgentWaiting implements engine.Host.
+func (h *host) UrgentWaiting(ctx context.Context) bool {
+	pending, err := h.e.st.Pending(ctx, h.id)
+	if err != nil {
+		return false
+	}
+	for _, p := range pending {
+		if p.Urgent {
+			return true
+		}
+	}
+	return false
+}
+
 // Interrupts implements engine.Host.
 func (h *host) Interrupts() <-chan struct{} { return h.r.interrupts }
 

@@ -186,3 +186,33 @@ func TestBlockingRebaseBetweenPrepareAndInbox(t *testing.T) {
 		t.Errorf("the rebase ran %d times, want once", calls)
 	}
 }
+
+// An urgent blocking rebase request is not in the inbox (Prepare performs
+// it) but still counts as urgent: the engine cuts its turn in flight for it.
+func TestBlockingRebaseIsUrgentButNotInInbox(t *testing.T) {
+	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		return engine.Outcome{Status: engine.Completed}
+	})
+	e.ex.rebase = func(ctx context.Context, tk task.Task, req store.Injection) RebaseReply {
+		return RebaseReply{Text: "rebased"}
+	}
+	tk := e.create("held", 2)
+	h := e.ex.newHost(tk, &run{id: tk.ID, interrupts: make(chan struct{}, 1)})
+	if h.UrgentWaiting(context.Background()) {
+		t.Fatal("urgent with nothing queued")
+	}
+	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Rebase, Source: "main-watcher",
+		Attrs: map[string]string{"urgency": "blocking"}, Text: "main moved", Urgent: true}); err != nil {
+		t.Fatal(err)
+	}
+	inbox, err := h.Inbox(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inbox) != 0 {
+		t.Errorf("the request is in the inbox: %+v", inbox)
+	}
+	if !h.UrgentWaiting(context.Background()) {
+		t.Error("the urgent request does not count as urgent: the turn in flight would not be cut for it")
+	}
+}
