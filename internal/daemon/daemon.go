@@ -202,7 +202,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer endStreams()
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: tasks{Control: ctl, ex: ex, set: personas, wf: rt.wf}, Personas: tasks{Control: ctl, ex: ex, set: personas, wf: rt.wf}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
+			Tasks: tasks{Control: ctl, ex: ex, st: st, set: personas, wf: rt.wf}, Personas: tasks{Control: ctl, ex: ex, st: st, set: personas, wf: rt.wf}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },

@@ -61,7 +61,8 @@ func (s *personaService) Select(ctx context.Context, t task.Task) executor.Selec
 	case !routable:
 		fallback(why)
 	default:
-		client, model, err := s.models(llm.TierRouter)
+		router, _ := s.set.Get("router") // Routable: present and enabled
+		client, model, err := s.models(router.Tier)
 		if err != nil {
 			fallback("no model for the router tier: " + err.Error())
 			break

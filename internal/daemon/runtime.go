@@ -118,7 +118,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			return err
 		},
 		Resume: func(ctx context.Context, id task.ID) error {
-			_, err := rt.ex.Resume(ctx, id, "its phases are created")
+			_, err := rt.ex.Resume(ctx, id, "the workflow's order is in place")
 			return err
 		},
 		Inject: func(ctx context.Context, id task.ID, text string, attrs map[string]string) error {
@@ -232,6 +232,7 @@ func newNative(cfg config.Config, set *providers.Set, setErr error, ps *personaS
 type tasks struct {
 	*control.Control
 	ex  *executor.Executor
+	st  store.Store
 	set *persona.Set
 	wf  *workflow.Service
 }
@@ -287,12 +288,29 @@ func (t tasks) Resume(ctx context.Context, ref, reason string) (task.Task, error
 	return t.ex.Resume(ctx, id, reason)
 }
 
+// Cancel cancels a task; a workflow task's unfinished phase tasks go with
+// it.
 func (t tasks) Cancel(ctx context.Context, ref, reason string) (task.Task, error) {
 	id, err := t.Resolve(ctx, ref)
 	if err != nil {
 		return task.Task{}, err
 	}
-	return t.ex.Cancel(ctx, id, reason)
+	out, err := t.ex.Cancel(ctx, id, reason)
+	if err != nil || len(out.Workflow) == 0 {
+		return out, err
+	}
+	kids, err := t.st.ListTasks(ctx, store.ListOptions{ParentID: id})
+	if err != nil {
+		return out, err
+	}
+	for _, k := range kids {
+		if k.Phase != nil && !k.Status.Terminal() {
+			if _, err := t.ex.Cancel(ctx, k.ID, "its workflow "+string(id)+" was cancelled"); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
 }
 
 func (t tasks) Send(ctx context.Context, ref, text string, urgent bool) (store.Injection, error) {

@@ -89,7 +89,9 @@ func (s *Service) Start(ctx context.Context, spec task.Spec) (task.Task, error) 
 				Tags:        spec.Tags, Priority: spec.Priority, ParentID: parent.ID, Persona: p,
 				Model: spec.Model, Repo: spec.Repo, Budget: spec.Budget,
 				Phase: &task.PhaseRef{Index: i, Name: ph.Name, Review: ph.Review},
-				Hold:  hold && i == 0,
+				// Held until its dependencies are in place: a queued task
+				// with none yet could start at once.
+				Hold: true,
 			})
 			if err != nil {
 				return parent, fmt.Errorf("creating phase %d (%s) for %s: %w", i+1, ph.Name, p, err)
@@ -106,6 +108,18 @@ func (s *Service) Start(ctx context.Context, spec task.Spec) (task.Task, error) 
 	for _, b := range prev {
 		if err := s.o.Depend(ctx, parent.ID, b); err != nil {
 			return parent, fmt.Errorf("ordering the workflow task: %w", err)
+		}
+	}
+	kids, err := s.o.Store.ListTasks(ctx, store.ListOptions{ParentID: parent.ID})
+	if err != nil {
+		return parent, err
+	}
+	for _, k := range kids {
+		if hold && k.Phase != nil && k.Phase.Index == 0 {
+			continue // --no-start: the first phase waits for the user's resume
+		}
+		if err := s.o.Resume(ctx, k.ID); err != nil {
+			return parent, err
 		}
 	}
 	if err := s.o.Resume(ctx, parent.ID); err != nil {
@@ -155,7 +169,7 @@ When done, call complete_task with a summary that is one JSON object:
 
 // PhaseDone is told that phase task t completed with summary: the work is
 // committed on the workflow's branch, the outcome (a review's findings) is
-// recorded, and queued for every task of the next phase.
+// recorded, and queued for every task of the later phases.
 func (s *Service) PhaseDone(ctx context.Context, t task.Task, summary string) {
 	if t.Phase == nil || t.ParentID == "" {
 		return
@@ -181,7 +195,9 @@ func (s *Service) PhaseDone(ctx context.Context, t task.Task, summary string) {
 	}
 	text := handOff(fin)
 	for _, n := range next {
-		if n.Phase == nil || n.Phase.Index != ph.Index+1 || n.Status.Terminal() {
+		// Every later phase hears it: the revise phase needs the design
+		// as much as the review.
+		if n.Phase == nil || n.Phase.Index <= ph.Index || n.Status.Terminal() {
 			continue
 		}
 		attrs := map[string]string{"phase": ph.Name, "task": string(t.ID), "persona": t.Persona}
@@ -246,6 +262,26 @@ func (*Engine) Ready() error { return nil }
 func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if _, err := r.Host.Prepare(ctx); err != nil {
 		return engine.Outcome{Status: engine.Stopped, Reason: err.Error()}
+	}
+	// The merge queue sends a conflict or a failed gate back to the task;
+	// no agent of the workflow's is running to fix it, so the user is
+	// asked (completing again would only loop until the queue parks it).
+	inbox, err := r.Host.Inbox(ctx)
+	if err != nil {
+		return engine.Outcome{Status: engine.Stopped, Reason: err.Error()}
+	}
+	var back []engine.Injection
+	for _, inj := range inbox {
+		if inj.Source == "merge-queue" {
+			back = append(back, inj)
+		}
+	}
+	if len(back) > 0 {
+		if _, err := r.Host.Commit(ctx, engine.Step{Delivered: back}); err != nil {
+			return engine.Outcome{Status: engine.Stopped, Reason: err.Error()}
+		}
+		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("the merge queue sent the workflow's branch back: %s; fix it in the worktree (%s), then `neuraphage merge enqueue %s`",
+			firstLine(back[len(back)-1].Text), r.Dir, r.Task.ID)}
 	}
 	kids, err := e.s.o.Store.ListTasks(ctx, store.ListOptions{ParentID: r.Task.ID})
 	if err != nil {
