@@ -81,15 +81,10 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 		cp.Delivered = append(cp.Delivered, inj.ID)
 	}
 	if c := s.Call; c != nil {
-		u := c.Usage
-		cp.Charges = []store.Charge{{At: now, Provider: c.Provider, Model: c.Model,
-			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-			CostUSD: c.CostUSD, DurationMs: c.Duration.Milliseconds()}}
+		cp.Charges = []store.Charge{charge(now, c)}
 		cp.Mutate = func(t *task.Task) ([]event.Event, error) {
 			t.Usage.Iterations++
-			t.Usage.InputTokens += u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
-			t.Usage.OutputTokens += u.OutputTokens
-			t.Usage.CostUSD += c.CostUSD
+			addUsage(t, c)
 			t.UpdatedAt = now
 			return nil, nil
 		}
@@ -314,3 +309,19 @@ func (h *host) RecordLearning(ctx context.Context, l engine.Learning) error {
 
 // Now implements engine.Host.
 func (h *host) Now() time.Time { return h.e.now() }
+
+// charge is the cost-ledger row of one model call.
+func charge(now time.Time, c *engine.Call) store.Charge {
+	u := c.Usage
+	return store.Charge{At: now, Provider: c.Provider, Model: c.Model,
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+		CostUSD: c.CostUSD, DurationMs: c.Duration.Milliseconds()}
+}
+
+// addUsage adds one model call's tokens and cost to the task's usage.
+func addUsage(t *task.Task, c *engine.Call) {
+	u := c.Usage
+	t.Usage.InputTokens += u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+	t.Usage.OutputTokens += u.OutputTokens
+	t.Usage.CostUSD += c.CostUSD
+}

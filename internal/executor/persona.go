@@ -80,14 +80,9 @@ func (e *Executor) selectPersona(ctx context.Context, t task.Task) task.Task {
 	}
 	cp.Mutate = mutate
 	if c := sel.Call; c != nil {
-		u := c.Usage
-		cp.Charges = []store.Charge{{At: now, Provider: c.Provider, Model: c.Model,
-			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-			CostUSD: c.CostUSD, DurationMs: c.Duration.Milliseconds()}}
+		cp.Charges = []store.Charge{charge(now, c)}
 		cp.Mutate = func(tk *task.Task) ([]event.Event, error) {
-			tk.Usage.InputTokens += u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
-			tk.Usage.OutputTokens += u.OutputTokens
-			tk.Usage.CostUSD += c.CostUSD
+			addUsage(tk, c)
 			return mutate(tk)
 		}
 	}
