@@ -106,7 +106,7 @@ func TestTaskShowWorkflowAndPhase(t *testing.T) {
 		"                 Plan only.\n" +
 		"                 Do not write code.\n" +
 		"                 … 2 more lines\n" +
-		"             2 review: reviewer, senior (in parallel; review: its findings go to the next phase)\n" +
+		"             2 review: reviewer, senior (in parallel; review: its findings go to the later phases)\n" +
 		"readiness:   blocked\n"
 	if code != ExitOK || !strings.Contains(out, want) {
 		t.Errorf("workflow task: exit %d, stderr %q; output lacks\n%s\ngot:\n%s", code, errOut, want, out)

@@ -18,7 +18,7 @@ func (a *app) newWorkflowCmd() *cobra.Command {
 		Short: "List and inspect the named workflows of personas.yaml",
 		Long: `A workflow runs a task as phases, each by one persona or several at once (a
 parallel review), one after another on the same branch; a review phase's
-findings go to the next phase. ` + "`task new --workflow NAME`" + ` starts one of the
+findings go to the later phases. ` + "`task new --workflow NAME`" + ` starts one of the
 named workflows listed here, ` + "`task new --workflow FILE`" + ` one written in a file.
 
 ` + personasNote,
@@ -143,7 +143,7 @@ func writePhases(out io.Writer, indent string, phases []task.Phase, maxLines int
 			notes = append(notes, "in parallel")
 		}
 		if p.Review {
-			notes = append(notes, "review: its findings go to the next phase")
+			notes = append(notes, "review: its findings go to the later phases")
 		}
 		s := fmt.Sprintf("%s%d %s: %s", indent, i+1, p.Name, strings.Join(p.Personas, ", "))
 		if len(notes) > 0 {

@@ -62,7 +62,7 @@ func TestWorkflowShow(t *testing.T) {
     call complete_task with the design as the summary: components, data
     flow, risks and the steps to build it. The next phase builds from it.
 2 implement: mid
-3 review: reviewer, senior (in parallel; review: its findings go to the next phase)
+3 review: reviewer, senior (in parallel; review: its findings go to the later phases)
 4 revise: mid
 `
 	if code != ExitOK || errOut != "" {

@@ -200,9 +200,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// watch streams let the server stop.
 	streamCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
+	api := tasks{Control: ctl, ex: ex, st: st, set: personas, wf: rt.wf}
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: tasks{Control: ctl, ex: ex, st: st, set: personas, wf: rt.wf}, Personas: tasks{Control: ctl, ex: ex, st: st, set: personas, wf: rt.wf}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
+			Tasks: api, Personas: api, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },

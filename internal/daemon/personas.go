@@ -1,10 +1,9 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
@@ -26,7 +25,6 @@ type personaService struct {
 	set    *persona.Set
 	hooks  *hooks.Runner
 	models models
-	log    *slog.Logger
 }
 
 var _ executor.Personas = (*personaService)(nil)
@@ -93,7 +91,7 @@ func (s *personaService) Select(ctx context.Context, t task.Task) executor.Selec
 		})
 		if v.Modified {
 			if d.Persona != ev.Persona {
-				ev.Persona, ev.Method, ev.Reason = d.Persona, "hook", cmpOr(v.Reason, "changed by a PersonaSelected hook")
+				ev.Persona, ev.Method, ev.Reason = d.Persona, "hook", cmp.Or(v.Reason, "changed by a PersonaSelected hook")
 			}
 			sel.Tags = d.Tags
 		}
@@ -178,11 +176,4 @@ func (s *personaService) System(t task.Task, base string) string {
 // Tier returns the model tier a task runs on.
 func (s *personaService) Tier(t task.Task) llm.Tier {
 	return s.set.Effective(t.Persona).Tier
-}
-
-func cmpOr(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

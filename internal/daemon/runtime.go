@@ -54,7 +54,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			}
 		}})
 	providerSet, setErr := providers.New(cfg.LLM, getenv, providers.Options{Logger: log})
-	rt.ps = &personaService{set: set, hooks: rt.hooks, log: log, models: func(tier llm.Tier) (llm.Client, string, error) {
+	rt.ps = &personaService{set: set, hooks: rt.hooks, models: func(tier llm.Tier) (llm.Client, string, error) {
 		if setErr != nil {
 			return nil, "", fmt.Errorf("%w: %v", engine.ErrNoModel, setErr)
 		}

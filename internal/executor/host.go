@@ -119,6 +119,7 @@ func (h *host) Prepare(ctx context.Context) (task.Task, error) {
 	if err != nil {
 		return task.Task{}, err
 	}
+	changed := false
 	for _, p := range pending {
 		switch {
 		case h.e.rebase != nil && IsBlockingRebase(p):
@@ -129,7 +130,15 @@ func (h *host) Prepare(ctx context.Context) (task.Task, error) {
 			if err := h.escalate(ctx, p); err != nil {
 				return task.Task{}, err
 			}
+			changed = true
 		}
+	}
+	if !changed {
+		// Nothing here changed the task: it is as the run last stored
+		// it (a change while it runs comes only through requests).
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.latest, nil
 	}
 	t, err := h.e.st.GetTask(ctx, h.id)
 	if err != nil {
@@ -175,11 +184,7 @@ func (h *host) escalate(ctx context.Context, p store.Injection) error {
 	turn := h.latest.Usage.Iterations
 	h.mu.Unlock()
 	by := cmpOr(p.Attrs["by"], p.Source)
-	reason := p.Text
-	if reason == "escalated by "+by {
-		reason = ""
-	}
-	if _, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], reason, by, turn, false); err != nil {
+	if _, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], p.Attrs["reason"], by, turn, false); err != nil {
 		var fe *control.FinishedError
 		switch {
 		case errors.As(err, &fe):

@@ -148,7 +148,7 @@ func (e *Executor) Escalate(ctx context.Context, id task.ID, to, reason, by stri
 	if len(t.Workflow) > 0 {
 		return Escalation{}, &EscalationRefusedError{ID: id, Err: errors.New("a workflow task runs no persona itself; escalate one of its phase tasks")}
 	}
-	current := cmpOr(t.Persona, "")
+	current := t.Persona
 	// A request still waiting for the boundary counts: escalating twice
 	// climbs two steps.
 	pending, err := e.st.Pending(ctx, id)
@@ -177,7 +177,7 @@ func (e *Executor) Escalate(ctx context.Context, id task.ID, to, reason, by stri
 		}
 	}
 	_, err = e.Inject(ctx, Injection{TaskID: id, Kind: engine.Persona, Source: by,
-		Attrs: map[string]string{"from": current, "to": target, "by": by},
+		Attrs: map[string]string{"from": current, "to": target, "by": by, "reason": reason},
 		Text:  cmpOr(reason, "escalated by "+by)})
 	if err != nil {
 		return Escalation{}, err

@@ -2,14 +2,14 @@
 // carries phases (design, implement, review with several personas at once,
 // revise); each phase runs as child tasks on the workflow task's branch,
 // after the phase before it; what a phase produced (a summary, a review's
-// structured findings) is handed to the next phase before it starts; when
+// structured findings) is handed to the later phases before they start; when
 // the last phase is done the workflow task completes and its branch goes to
 // the merge queue like any task's.
 //
 // Ordering uses the task dependencies the scheduler already honours: every
 // task of a phase waits for every task of the phase before, and the
 // workflow task waits for the last phase. A phase task's outcome is queued
-// for the next phase's tasks while it completes, before they can start, so
+// for the later phases' tasks while it completes, before they can start, so
 // they see it in their first context.
 package workflow
 
@@ -207,7 +207,7 @@ func (s *Service) PhaseDone(ctx context.Context, t task.Task, summary string) {
 	}
 }
 
-// handOff is the message the next phase gets.
+// handOff is the message the later phases get.
 func handOff(f event.PhaseFinished) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Phase %d (%s) is done: %s (task %s)", f.Index+1, f.Phase, f.Persona, f.Task)
