@@ -392,7 +392,8 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 		content := engine.Neutralize(truncate(res.Content, l.maxOutput()))
 		results = append(results, llm.ToolResultPart(llm.ToolResult{CallID: c.ID, Content: content, IsError: res.IsError}))
 		evs = append(evs, event.ToolResult{Turn: l.turn, CallID: c.ID, Name: c.Name, Error: res.IsError,
-			Size: len(res.Content), Preview: preview(res.Content), DurationMs: l.h.Now().Sub(start).Milliseconds()})
+			Size: len(res.Content), Preview: preview(res.Content), Tail: tail(res.Content),
+			Hash: event.ContentHash(res.Content), DurationMs: l.h.Now().Sub(start).Milliseconds()})
 		for _, ch := range res.Changed {
 			evs = append(evs, event.FileChanged{Turn: l.turn, Path: ch.Path, Op: string(ch.Op), Tool: c.Name})
 		}
@@ -517,6 +518,20 @@ func preview(s string) string {
 		p = p[:len(p)-1]
 	}
 	return p + "…"
+}
+
+// tail returns the end of a result too long for its preview, or "".
+func tail(s string) string {
+	const n = 200
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return ""
+	}
+	s = s[len(s)-min(n, len(s)-n):] // what the preview did not show, at most n bytes
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return "…" + s
 }
 
 // commit stores a step and keeps the loop's view of the conversation and the

@@ -1,8 +1,17 @@
 package event
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 )
+
+// ContentHash is the hash engines put in ToolResult.Hash: 16 hex digits of
+// the content's SHA-256.
+func ContentHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
 
 // Observations: what every engine reports about a running task, in one
 // vocabulary. Supervisors read only these (and task.status); they subscribe
@@ -97,7 +106,13 @@ type ToolResult struct {
 	// Size is the result's size in bytes before truncation for the model.
 	Size int `json:"size"`
 	// Preview is the start of the result, for displays.
-	Preview    string `json:"preview,omitempty"`
+	Preview string `json:"preview,omitempty"`
+	// Tail is the end of a result longer than its preview (where errors
+	// usually are), so a supervisor can judge what the result says.
+	Tail string `json:"tail,omitempty"`
+	// Hash identifies the whole result (ContentHash): equal hashes are
+	// equal results.
+	Hash       string `json:"hash,omitempty"`
 	DurationMs int64  `json:"duration_ms"`
 }
 

@@ -138,9 +138,13 @@ var personaKinds = map[Kind]reflect.Type{
 	KindPhaseFinished:     reflect.TypeFor[PhaseFinished](),
 }
 
-// personaPayload is newPayload for the kinds of this file.
+// personaPayload is newPayload for the kinds of this file and of
+// watcher.go.
 func personaPayload(k Kind) any {
 	if t, ok := personaKinds[k]; ok {
+		return reflect.New(t).Interface()
+	}
+	if t, ok := watcherKinds[k]; ok {
 		return reflect.New(t).Interface()
 	}
 	return nil
@@ -156,7 +160,9 @@ func derefPersona(p any) (Payload, bool) {
 	if !ok {
 		return nil, false
 	}
-	if _, known := personaKinds[pl.EventKind()]; !known {
+	_, persona := personaKinds[pl.EventKind()]
+	_, watcher := watcherKinds[pl.EventKind()]
+	if !persona && !watcher {
 		return nil, false
 	}
 	return pl, true
