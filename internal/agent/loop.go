@@ -96,6 +96,7 @@ func (l *loop) run(ctx context.Context) engine.Outcome {
 		case ctx.Err() != nil:
 			return l.outcome(engine.Stopped, "")
 		case llm.ClassOf(err) == llm.ClassContextTooLong:
+			l.h.Emit(event.ModelError{Turn: l.turn, Class: llm.ClassOf(err).String(), Message: preview(err.Error())})
 			if cerr := l.compact(ctx, true); cerr != nil {
 				return l.stopOrPause(ctx, fmt.Errorf("the conversation does not fit the model's context window: %w", cerr))
 			}

@@ -99,6 +99,8 @@ type CreateTaskRequest struct {
 	Repo     string `json:"repo,omitempty"`
 	Budget   Budget `json:"budget,omitempty"`
 	NoStart  bool   `json:"no_start,omitempty"`
+	// NoSupervision keeps the Watcher away from the task.
+	NoSupervision bool `json:"no_supervision,omitempty"`
 	// Workflow makes a workflow task whose phases run as child tasks
 	// (docs/personas.md).
 	Workflow []task.Phase `json:"workflow,omitempty"`

@@ -31,6 +31,7 @@ const (
 	KindDelivered   Kind = "agent.delivered"
 	KindInterrupted Kind = "agent.interrupted"
 	KindLearning    Kind = "agent.learning"
+	KindModelError  Kind = "agent.model_error"
 )
 
 // TurnStarted: the engine begins turn Turn (a model call, or a CLI agent's
@@ -217,6 +218,18 @@ type Learning struct {
 // EventKind implements Payload.
 func (Learning) EventKind() Kind { return KindLearning }
 
+// ModelError: a model call failed in a way the engine handled itself (the
+// conversation did not fit the context window and was compacted). Class is
+// the llm error class ("context_too_long").
+type ModelError struct {
+	Turn    int    `json:"turn"`
+	Class   string `json:"class"`
+	Message string `json:"message,omitempty"`
+}
+
+// EventKind implements Payload.
+func (ModelError) EventKind() Kind { return KindModelError }
+
 // observationPayload returns a zero payload for the observation kinds.
 func observationPayload(k Kind) any {
 	switch k {
@@ -248,6 +261,8 @@ func observationPayload(k Kind) any {
 		return &Interrupted{}
 	case KindLearning:
 		return &Learning{}
+	case KindModelError:
+		return &ModelError{}
 	}
 	return nil
 }
@@ -282,6 +297,8 @@ func derefObservation(p any) (Payload, bool) {
 	case *Interrupted:
 		return *v, true
 	case *Learning:
+		return *v, true
+	case *ModelError:
 		return *v, true
 	}
 	return nil, false

@@ -35,6 +35,9 @@ type Task struct {
 	// tasks. Phase, on such a child, says which phase it runs.
 	Workflow []Phase   `json:"workflow,omitempty"`
 	Phase    *PhaseRef `json:"phase,omitempty"`
+	// NoSupervision keeps the Watcher away from the task (created with
+	// --no-supervision): no health checks, nudges, escalations or pauses.
+	NoSupervision bool `json:"no_supervision,omitempty"`
 
 	Status Status `json:"status"`
 	// ResumePending marks a task that was running when the daemon stopped: the
@@ -92,6 +95,8 @@ type Spec struct {
 	Phase       *PhaseRef
 	// Hold creates the task paused, so it does not run until resumed.
 	Hold bool
+	// NoSupervision keeps the Watcher away from the task.
+	NoSupervision bool
 }
 
 // New validates spec and returns the task it describes, created at now with id.
@@ -122,23 +127,24 @@ func New(id ID, spec Spec, now time.Time) (Task, error) {
 	}
 	now = now.UTC()
 	return Task{
-		ID:          id,
-		Description: desc,
-		Context:     spec.Context,
-		Tags:        tags,
-		Priority:    spec.Priority,
-		ParentID:    spec.ParentID,
-		Persona:     spec.Persona,
-		Engine:      spec.Engine,
-		Model:       spec.Model,
-		Repo:        spec.Repo,
-		Status:      st,
-		CloseReason: reason,
-		Budget:      spec.Budget,
-		Workflow:    spec.Workflow,
-		Phase:       spec.Phase,
-		CreatedAt:   now,
-		UpdatedAt:   now,
+		ID:            id,
+		Description:   desc,
+		Context:       spec.Context,
+		Tags:          tags,
+		Priority:      spec.Priority,
+		ParentID:      spec.ParentID,
+		Persona:       spec.Persona,
+		Engine:        spec.Engine,
+		Model:         spec.Model,
+		Repo:          spec.Repo,
+		Status:        st,
+		CloseReason:   reason,
+		Budget:        spec.Budget,
+		Workflow:      spec.Workflow,
+		Phase:         spec.Phase,
+		CreatedAt:     now,
+		NoSupervision: spec.NoSupervision,
+		UpdatedAt:     now,
 	}, nil
 }
 

@@ -87,7 +87,7 @@ func (s *Service) Start(ctx context.Context, spec task.Spec) (task.Task, error) 
 				Description: clip(fmt.Sprintf("%s: %s", ph.Name, spec.Description), task.MaxDescriptionLen),
 				Context:     phaseContext(parent, i, p),
 				Tags:        spec.Tags, Priority: spec.Priority, ParentID: parent.ID, Persona: p,
-				Model: spec.Model, Repo: spec.Repo, Budget: spec.Budget,
+				Model: spec.Model, Repo: spec.Repo, Budget: spec.Budget, NoSupervision: spec.NoSupervision,
 				Phase: &task.PhaseRef{Index: i, Name: ph.Name, Review: ph.Review},
 				// Held until its dependencies are in place: a queued task
 				// with none yet could start at once.

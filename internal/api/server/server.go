@@ -54,9 +54,24 @@ type Personas interface {
 	Escalate(ctx context.Context, ref, to, reason string) (api.Escalation, error)
 }
 
+// Supervision serves the Watcher's views and the manual nudge.
+type Supervision interface {
+	// Health returns the Watcher's view of one task (ref), or of every
+	// task it watches (ref "").
+	Health(ctx context.Context, ref string) ([]api.TaskHealth, error)
+	// Diagnoses returns the newest watcher.* events, oldest first, of
+	// one task or all (ref ""), at most limit (0: a default).
+	Diagnoses(ctx context.Context, ref string, limit int) ([]event.Event, error)
+	Stats(ctx context.Context) (api.SupervisionStats, error)
+	// Nudge sends the user's nudge through the one door.
+	Nudge(ctx context.Context, ref, text string) (store.Injection, error)
+}
+
 // Config wires a Server.
 type Config struct {
 	Tasks Tasks
+	// Supervision serves /v1/supervision/* and nudges; nil answers them 503.
+	Supervision Supervision
 	// Personas serves escalations; nil answers them unavailable.
 	Personas Personas
 	Daemon   Daemon
@@ -157,7 +172,7 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 	t, err := s.cfg.Tasks.Create(r.Context(), task.Spec{
 		Description: req.Description, Context: req.Context, Tags: req.Tags, Priority: prio,
 		ParentID: task.ID(req.ParentID), Persona: req.Persona, Engine: req.Engine, Model: req.Model,
-		Repo: req.Repo, Hold: req.NoStart, Workflow: req.Workflow,
+		Repo: req.Repo, Hold: req.NoStart, Workflow: req.Workflow, NoSupervision: req.NoSupervision,
 		Budget: task.Budget{MaxIterations: req.Budget.MaxIterations, MaxTokens: req.Budget.MaxTokens, MaxCostUSD: req.Budget.MaxCostUSD},
 	})
 	if err != nil {

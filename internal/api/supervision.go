@@ -1,0 +1,71 @@
+package api
+
+import (
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// TaskHealth is the Watcher's view of one task (GET /v1/supervision/health).
+type TaskHealth struct {
+	TaskID task.ID `json:"task_id"`
+	// Status is healthy, struggling, stuck or runaway; unknown for a task
+	// the Watcher has not seen run; unsupervised for a task created with
+	// --no-supervision.
+	Status     string  `json:"status"`
+	Confidence float64 `json:"confidence"`
+	Diagnosis  string  `json:"diagnosis,omitempty"`
+	Check      string  `json:"check,omitempty"`
+	Tier       int     `json:"tier,omitempty"`
+	// Ladder is the intervention step reached: none, hint, warning,
+	// critical, escalated, paused or aborted.
+	Ladder string `json:"ladder"`
+	// Unheeded counts nudges that no progress followed.
+	Unheeded  int       `json:"unheeded"`
+	LastCheck time.Time `json:"last_check,omitzero"`
+	// The window's counters since the task started or resumed.
+	Steps               int              `json:"steps"`
+	StepsSinceProgress  int              `json:"steps_since_progress"`
+	TokensSinceProgress int64            `json:"tokens_since_progress"`
+	USDSinceProgress    float64          `json:"usd_since_progress"`
+	LastProgress        time.Time        `json:"last_progress,omitzero"`
+	Evidence            []event.Evidence `json:"evidence,omitempty"`
+}
+
+// SupervisionStats are the Watcher's counters since the daemon started
+// (GET /v1/supervision/stats).
+type SupervisionStats struct {
+	Enabled bool `json:"enabled"`
+	// Running is false when the Watcher's loop is not running (disabled,
+	// or between a crash and its restart).
+	Running      bool      `json:"running"`
+	Started      time.Time `json:"started,omitzero"`
+	LastCycle    time.Time `json:"last_cycle,omitzero"`
+	Cycles       uint64    `json:"cycles"`
+	Observations uint64    `json:"observations"`
+	Watched      int       `json:"watched"` // tasks with a window now
+	// Tier1 counts findings by check; Tier2Calls the persona's judgements,
+	// Tier2Failures the calls that failed or replied unusably (each one
+	// puts the Watcher in degraded mode, tier 1 alone, until a call works).
+	Tier1          map[string]uint64 `json:"tier1"`
+	Tier2Calls     uint64            `json:"tier2_calls"`
+	Tier2Failures  uint64            `json:"tier2_failures"`
+	Degraded       bool              `json:"degraded"`
+	DegradedReason string            `json:"degraded_reason,omitempty"`
+	DegradedSecs   float64           `json:"degraded_secs"`
+	Nudges         uint64            `json:"nudges"`
+	Escalations    uint64            `json:"escalations"`
+	Pauses         uint64            `json:"pauses"`
+	Aborts         uint64            `json:"aborts"`
+	HookBlocks     uint64            `json:"hook_blocks"`
+	// Panics counts evaluations of one task that panicked (recovered; the
+	// others went on); Restarts counts restarts of the loop itself.
+	Panics   uint64 `json:"panics"`
+	Restarts uint64 `json:"restarts"`
+}
+
+// NudgeRequest is the body of POST /v1/tasks/{ref}/nudge.
+type NudgeRequest struct {
+	Text string `json:"text"`
+}

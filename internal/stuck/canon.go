@@ -1,0 +1,229 @@
+package stuck
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// CanonicalCall returns the shape of a tool call, so that calls a person
+// would call the same compare equal: JSON keys sorted, whitespace and shell
+// quoting normalized, short flags that take no value in sorted order, and
+// paths made relative to root (the task's worktree).
+func CanonicalCall(tool string, args json.RawMessage, root string) string {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return tool + " " + collapse(string(args))
+	}
+	v = canonValue(v, root)
+	if m, ok := v.(map[string]any); ok {
+		if cmd, ok := m["command"].(string); ok {
+			m["command"] = CanonicalCommand(cmd, root)
+		}
+	}
+	b, _ := json.Marshal(v) // sorted keys
+	return tool + " " + string(b)
+}
+
+// canonValue cleans every string that looks like a path.
+func canonValue(v any, root string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = canonValue(e, root)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = canonValue(e, root)
+		}
+	case string:
+		return canonPath(strings.TrimSpace(x), root)
+	}
+	return v
+}
+
+// canonPath makes a path relative to root and clean; other text is left.
+func canonPath(s, root string) string {
+	if s == "" || strings.ContainsAny(s, " \n\t") || !strings.Contains(s, "/") && !strings.HasPrefix(s, ".") {
+		return s
+	}
+	if root != "" && (s == root || strings.HasPrefix(s, root+"/")) {
+		s = "." + s[len(root):]
+	}
+	return path.Clean(s)
+}
+
+// CanonicalCommand normalizes a shell command: quotes removed, whitespace
+// collapsed, the worktree's path made relative, and within each simple
+// command the flags that take no value sorted (a flag is movable when it is
+// --name=value, or when the next word is another flag or the end: then it
+// cannot be taking that word as its value).
+func CanonicalCommand(cmd, root string) string {
+	if root != "" {
+		cmd = strings.ReplaceAll(cmd, root+"/", "./")
+		cmd = strings.ReplaceAll(cmd, root, ".")
+	}
+	words := shellWords(cmd)
+	var out []string
+	seg := []string{}
+	flush := func() {
+		out = append(out, sortFlags(seg)...)
+		seg = seg[:0]
+	}
+	for _, w := range words {
+		switch w {
+		case "|", "||", "&&", ";", "&":
+			flush()
+			out = append(out, w)
+		default:
+			seg = append(seg, canonPath(w, ""))
+		}
+	}
+	flush()
+	return strings.Join(out, " ")
+}
+
+func sortFlags(seg []string) []string {
+	isFlag := func(w string) bool { return len(w) > 1 && w[0] == '-' && w != "--" }
+	var fixed, movable []string
+	for i, w := range seg {
+		next := ""
+		if i+1 < len(seg) {
+			next = seg[i+1]
+		}
+		if i > 0 && isFlag(w) && (strings.Contains(w, "=") || next == "" || isFlag(next)) {
+			movable = append(movable, w)
+			continue
+		}
+		fixed = append(fixed, w)
+	}
+	slices.Sort(movable)
+	return append(fixed, movable...)
+}
+
+// shellWords splits a command into words the way a shell would for
+// comparison: quotes group and are dropped, operators are words of their own.
+func shellWords(s string) []string {
+	var (
+		words []string
+		cur   strings.Builder
+		quote rune
+		have  bool
+	)
+	end := func() {
+		if have {
+			words = append(words, cur.String())
+			cur.Reset()
+			have = false
+		}
+	}
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, have = r, true
+		case r == '\\' && i+1 < len(rs):
+			i++
+			cur.WriteRune(rs[i])
+			have = true
+		case unicode.IsSpace(r):
+			end()
+		case r == '|' || r == '&' || r == ';':
+			end()
+			op := string(r)
+			if (r == '|' || r == '&') && i+1 < len(rs) && rs[i+1] == r {
+				op += string(r)
+				i++
+			}
+			words = append(words, op)
+		default:
+			cur.WriteRune(r)
+			have = true
+		}
+	}
+	end()
+	return words
+}
+
+// The volatile parts of tool output and errors, masked before results are
+// compared: a rerun that differs only in these is the same result.
+var (
+	maskTemp = regexp.MustCompile(`(?:/tmp|/var/folders|/private/var|/var/tmp)/[^\s:'"]*`)
+	maskTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b`)
+	maskUUID = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	maskHex  = regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`)
+	maskNum  = regexp.MustCompile(`\d+(?:\.\d+)?`)
+)
+
+// Mask replaces the volatile parts of a text (temporary paths, times,
+// UUIDs and hex ids, numbers) with placeholders and collapses whitespace.
+func Mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = maskTemp.ReplaceAllString(s, "<tmp>")
+	s = maskTime.ReplaceAllString(s, "<time>")
+	s = maskUUID.ReplaceAllString(s, "<id>")
+	s = maskHex.ReplaceAllStringFunc(s, func(m string) string {
+		if len(m) < 6 {
+			return m // short words like "dead" or "a1" stay
+		}
+		return "<hex>"
+	})
+	s = maskNum.ReplaceAllString(s, "#")
+	return collapse(s)
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func hash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// Similar reports whether two masked texts are near-duplicates: equal, or
+// sharing at least threshold of their words (Jaccard over word sets, with
+// the lengths close enough to allow it).
+func Similar(a, b string, threshold float64) bool {
+	if a == b {
+		return true
+	}
+	if threshold >= 1 || a == "" || b == "" {
+		return false
+	}
+	la, lb := len(a), len(b)
+	if float64(min(la, lb)) < threshold*float64(max(la, lb)) {
+		return false
+	}
+	wa, wb := strings.Fields(a), strings.Fields(b)
+	set := make(map[string]struct{}, len(wa))
+	for _, w := range wa {
+		set[w] = struct{}{}
+	}
+	inter, union := 0, len(set)
+	seen := make(map[string]struct{}, len(wb))
+	for _, w := range wb {
+		if _, dup := seen[w]; dup {
+			continue
+		}
+		seen[w] = struct{}{}
+		if _, ok := set[w]; ok {
+			inter++
+		} else {
+			union++
+		}
+	}
+	return union > 0 && float64(inter)/float64(union) >= threshold
+}

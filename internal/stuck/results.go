@@ -1,0 +1,220 @@
+package stuck
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+)
+
+// result records a tool result and runs the checks over call/result pairs.
+func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
+	d.n++
+	d.c.Steps++
+	d.c.StepsSinceProgress++
+	d.running = max(d.running-1, 0)
+	key, ok := d.pending[p.CallID]
+	if !ok {
+		key = p.Name
+	}
+	delete(d.pending, p.CallID)
+	if p.Error {
+		d.c.Errors++
+	}
+	body := p.Preview
+	if p.Tail != "" {
+		body += " " + p.Tail
+	}
+	exact := p.Hash
+	if exact == "" {
+		exact = event.ContentHash(body)
+	}
+	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, shape: Mask(body), exact: exact}
+	s.Epoch = d.epoch
+	s.What = clip(key, 100) + " → " + clip(errPrefix(p.Error)+s.shape, 120)
+	fresh := !p.Error && !slices.ContainsFunc(d.steps, func(t Step) bool { return t.Kind == "result" && d.same(t, s) })
+	d.push(s)
+	d.sinceFS++
+	if fresh {
+		d.progress(e.Time)
+	}
+	if !p.Error {
+		d.apolog = 0 // an action worked
+	}
+	var out []Finding
+	res := d.results()
+	if f, ok := d.repeat(res, s); ok {
+		out = append(out, f)
+	}
+	if f, ok := d.failing(res, s); ok {
+		out = append(out, f)
+	}
+	if f, ok := d.alternation(res); ok {
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		if f, ok := d.dense(res); ok {
+			out = append(out, f)
+		}
+	}
+	if d.sinceFS >= d.cfg.Wandering && d.sinceFS%d.cfg.Wandering == 0 {
+		out = append(out, Finding{Check: Wandering, Status: "struggling", Step: d.n, Key: string(Wandering), Tier2Only: true,
+			Diagnosis: fmt.Sprintf("%d tool results without changing a file", d.sinceFS),
+			Evidence:  evidence(lastN(res, 5), Step{})})
+	}
+	return out
+}
+
+func errPrefix(b bool) string {
+	if b {
+		return "error: "
+	}
+	return ""
+}
+
+// results returns the result steps of the window, oldest first.
+func (d *Detector) results() []Step {
+	out := make([]Step, 0, len(d.steps)/2+1)
+	for _, s := range d.steps {
+		if s.Kind == "result" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// sameCall reports whether two steps are the same call by shape.
+func (d *Detector) sameCall(a, b Step) bool {
+	if a.key == b.key {
+		return true
+	}
+	if a.Tool != b.Tool {
+		return false
+	}
+	return Similar(Mask(clip(a.key, 400)), Mask(clip(b.key, 400)), d.cfg.Similarity)
+}
+
+// same reports whether two results are the same call with the same result,
+// seeing the same files.
+func (d *Detector) same(a, b Step) bool {
+	return a.Epoch == b.Epoch && a.Error == b.Error && d.sameCall(a, b) && Similar(a.shape, b.shape, d.cfg.Similarity)
+}
+
+func (d *Detector) repeat(res []Step, s Step) (Finding, bool) {
+	run := []Step{s}
+	for i := len(res) - 2; i >= 0 && len(run) < d.cfg.Repeat; i-- {
+		if !d.same(res[i], s) {
+			break
+		}
+		run = append(run, res[i])
+	}
+	if len(run) < d.cfg.Repeat {
+		return Finding{}, false
+	}
+	ev := evidence(run, s)
+	return Finding{Check: Repeat, Status: "stuck", Step: s.N, Key: string(Repeat) + " " + s.key, Exact: allExact(ev),
+		Diagnosis: fmt.Sprintf("the same call with the same result %d times in a row, no file changed: %s", len(run), clip(s.key, 120)),
+		Evidence:  ev}, true
+}
+
+func (d *Detector) failing(res []Step, s Step) (Finding, bool) {
+	if !s.Error {
+		return Finding{}, false
+	}
+	run := []Step{s}
+	for i := len(res) - 2; i >= 0 && len(run) < d.cfg.Failing; i-- {
+		r := res[i]
+		if !r.Error || r.Epoch != s.Epoch || !d.sameCall(r, s) {
+			break
+		}
+		run = append(run, r)
+	}
+	if len(run) < d.cfg.Failing {
+		return Finding{}, false
+	}
+	ev := evidence(run, s)
+	return Finding{Check: Failing, Status: "stuck", Step: s.N, Key: string(Failing) + " " + s.key, Exact: allExact(ev),
+		Diagnosis: fmt.Sprintf("the same call failed %d times in a row with nothing changed in between: %s", len(run), clip(s.key, 120)),
+		Evidence:  ev}, true
+}
+
+func (d *Detector) alternation(res []Step) (Finding, bool) {
+	n := d.cfg.Alternation
+	if len(res) < n {
+		return Finding{}, false
+	}
+	tail := res[len(res)-n:]
+	if d.sameCall(tail[0], tail[1]) {
+		return Finding{}, false
+	}
+	for i := 2; i < n; i++ {
+		a, b := tail[i], tail[i-2]
+		if a.Error != b.Error || !d.sameCall(a, b) || !Similar(a.shape, b.shape, d.cfg.Similarity) {
+			return Finding{}, false
+		}
+	}
+	last := tail[n-1]
+	slices.Reverse(tail)
+	return Finding{Check: Alternation, Status: "stuck", Step: last.N, Key: string(Alternation) + " " + tail[0].key + " | " + tail[1].key,
+		Diagnosis: fmt.Sprintf("alternating between two calls with the same results over %d steps: %s / %s", n, clip(tail[1].key, 60), clip(tail[0].key, 60)),
+		Evidence:  evidence(tail, Step{})}, true
+}
+
+func (d *Detector) dense(res []Step) (Finding, bool) {
+	last := lastN(res, d.cfg.DenseOf)
+	for i := len(last) - 1; i >= 0; i-- {
+		group := []Step{last[i]}
+		for j := i - 1; j >= 0; j-- {
+			if d.same(last[j], last[i]) {
+				group = append(group, last[j])
+			}
+		}
+		if len(group) > d.cfg.Dense {
+			s := last[i]
+			ev := evidence(group, s)
+			return Finding{Check: Dense, Status: "stuck", Step: res[len(res)-1].N, Key: string(Dense) + " " + s.key, Exact: allExact(ev),
+				Diagnosis: fmt.Sprintf("the same call with the same result %d times in the last %d results: %s", len(group), len(last), clip(s.key, 120)),
+				Evidence:  ev}, true
+		}
+		if i < len(last)-1 {
+			break // only groups that include a recent result matter
+		}
+	}
+	return Finding{}, false
+}
+
+func lastN(s []Step, n int) []Step {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
+
+// evidence turns steps (newest first) into evidence, oldest first; a step
+// byte-equal to ref is marked exact.
+func evidence(run []Step, ref Step) []event.Evidence {
+	out := make([]event.Evidence, 0, len(run))
+	for i := len(run) - 1; i >= 0; i-- {
+		s := run[i]
+		out = append(out, event.Evidence{Step: s.N, Kind: s.Kind, Tool: s.Tool, What: s.What,
+			Exact: ref.exact != "" && s.exact == ref.exact && s.key == ref.key})
+	}
+	return out
+}
+
+func allExact(ev []event.Evidence) bool {
+	for _, e := range ev {
+		if !e.Exact {
+			return false
+		}
+	}
+	return len(ev) > 0
+}
+
+// String renders a finding on one line.
+func (f Finding) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %d: %s (%s): %s", f.Step, f.Check, f.Status, f.Diagnosis)
+	return b.String()
+}

@@ -1,0 +1,371 @@
+// Package stuck is the Watcher's first tier: deterministic checks over one
+// task's recent observations that find a task stuck in a loop or spending
+// without progress. A Detector is fed the task's observation events in
+// order (Observe) and the clock for silence (Tick); each returns what it
+// found, with the steps that match as evidence. It does no I/O and reads no
+// clock of its own, so the same code judges a live task in the daemon and a
+// recorded event log in `neuraphage watcher replay`.
+//
+// Repeats are judged by shape: tool calls are canonicalized (CanonicalCall)
+// and results and texts compared after masking volatile parts (Mask) with a
+// similarity threshold; byte-equal repeats are marked exact. A file change
+// between two equal calls makes them different steps: re-running the tests
+// after an edit is progress, not a loop.
+package stuck
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+)
+
+// Check names a tier-1 check.
+type Check string
+
+// The checks.
+const (
+	Repeat        Check = "repeat"         // the same call with the same result, N in a row
+	Failing       Check = "failing"        // the same call failing N in a row
+	Monologue     Check = "monologue"      // the same message N times with nothing in between
+	Alternation   Check = "alternation"    // A-B-A-B over N steps with the same results
+	Dense         Check = "dense"          // more than N identical call/result pairs in the last M
+	ContextErrors Check = "context-errors" // the conversation overflowing the context window again and again
+	EmptyReplies  Check = "empty-replies"  // turns with no text and no tool call, N in a row
+	Apologies     Check = "apologies"      // apologies without a successful action between
+	NoProgress    Check = "no-progress"    // nothing new for a while, no tool running
+	Runaway       Check = "runaway"        // tokens or cost since the last progress over a limit
+	Wandering     Check = "wandering"      // many distinct steps without changing a file (for tier 2)
+)
+
+// Config holds the checks' thresholds. Zero fields take DefaultConfig's.
+type Config struct {
+	Window        int           // steps kept (calls, results and texts), default 40
+	Grace         int           // steps after a start or resume before the time and spend checks apply, default 3
+	Repeat        int           // default 4
+	Failing       int           // default 3
+	Monologue     int           // default 3
+	Alternation   int           // steps (pairs) of A-B-A-B, default 6
+	Dense         int           // more than this many identical pairs ..., default 5
+	DenseOf       int           // ... among the last this many pairs, default 10
+	ContextErrors int           // default 3
+	EmptyReplies  int           // default 3
+	Apologies     int           // default 3
+	NoProgress    time.Duration // default 10m
+	RunawayTokens int64         // tokens since progress, default 300000
+	RunawayUSD    float64       // cost since progress, default 3
+	Wandering     int           // tool results without a file change, default 30
+	Similarity    float64       // near-duplicate threshold for masked results, default 0.9
+}
+
+// DefaultConfig returns the default thresholds.
+func DefaultConfig() Config {
+	return Config{Window: 40, Grace: 3, Repeat: 4, Failing: 3, Monologue: 3, Alternation: 6, Dense: 5, DenseOf: 10,
+		ContextErrors: 3, EmptyReplies: 3, Apologies: 3, NoProgress: 10 * time.Minute,
+		RunawayTokens: 300_000, RunawayUSD: 3, Wandering: 30, Similarity: 0.9}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	pick := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	pick(&c.Window, d.Window)
+	pick(&c.Grace, d.Grace)
+	pick(&c.Repeat, d.Repeat)
+	pick(&c.Failing, d.Failing)
+	pick(&c.Monologue, d.Monologue)
+	pick(&c.Alternation, d.Alternation)
+	pick(&c.Dense, d.Dense)
+	pick(&c.DenseOf, d.DenseOf)
+	pick(&c.ContextErrors, d.ContextErrors)
+	pick(&c.EmptyReplies, d.EmptyReplies)
+	pick(&c.Apologies, d.Apologies)
+	pick(&c.Wandering, d.Wandering)
+	if c.NoProgress <= 0 {
+		c.NoProgress = d.NoProgress
+	}
+	if c.RunawayTokens <= 0 {
+		c.RunawayTokens = d.RunawayTokens
+	}
+	if c.RunawayUSD <= 0 {
+		c.RunawayUSD = d.RunawayUSD
+	}
+	if c.Similarity <= 0 || c.Similarity > 1 {
+		c.Similarity = d.Similarity
+	}
+	c.Window = max(c.Window, 2*c.DenseOf, 2*c.Alternation, 2*c.Repeat)
+	return c
+}
+
+// Finding is what a check found at one step.
+type Finding struct {
+	Check Check `json:"check"`
+	// Status is the tier-1 verdict: stuck, runaway or struggling.
+	Status    string `json:"status"`
+	Diagnosis string `json:"diagnosis"`
+	// Step is the step (or, for the clock checks, the last step) at which
+	// it was found.
+	Step int `json:"step"`
+	// Key identifies the loop: the check and the call it is about, so the
+	// same loop found again after a pause in it is known.
+	Key string `json:"key"`
+	// Exact is set when the repeats are byte for byte.
+	Exact bool `json:"exact,omitempty"`
+	// Tier2Only marks a signal too weak to act on alone: the Watcher asks
+	// its persona instead of nudging.
+	Tier2Only bool             `json:"tier2_only,omitempty"`
+	Evidence  []event.Evidence `json:"evidence"`
+}
+
+// Step is one step of the window, for snapshots.
+type Step struct {
+	N     int    `json:"n"`
+	Kind  string `json:"kind"` // call | result | text
+	Tool  string `json:"tool,omitempty"`
+	What  string `json:"what"`
+	Error bool   `json:"error,omitempty"`
+	// Epoch counts the file changes before this step: steps of different
+	// epochs saw different files.
+	Epoch int `json:"epoch"`
+
+	key   string // canonical call (calls and results)
+	shape string // masked text (results and texts)
+	exact string // exact identity (results and texts)
+}
+
+// Counters summarize the task since it started or resumed.
+type Counters struct {
+	Steps        int       `json:"steps"`
+	Calls        int       `json:"calls"`
+	Errors       int       `json:"errors"`
+	FileChanges  int       `json:"file_changes"`
+	Turns        int       `json:"turns"`
+	LastProgress time.Time `json:"last_progress"`
+	// StepsSinceProgress, TokensSinceProgress and USDSinceProgress are
+	// deltas since the last progress, never totals.
+	StepsSinceProgress  int     `json:"steps_since_progress"`
+	TokensSinceProgress int64   `json:"tokens_since_progress"`
+	USDSinceProgress    float64 `json:"usd_since_progress"`
+	// Progress counts progress moments; the Watcher compares it before
+	// and after a nudge.
+	Progress int `json:"progress"`
+}
+
+var apology = regexp.MustCompile(`(?i)\b(sorry|apologi[sz]e|apologies|my (mistake|bad)|I was wrong)\b`)
+
+// Detector is the window and checks of one task. It is not safe for
+// concurrent use: its owner feeds it in order.
+type Detector struct {
+	cfg  Config
+	root string
+
+	steps   []Step // the window, oldest first
+	pending map[string]string
+	running int // tool calls without a result yet
+
+	n        int // steps since the start or resume
+	epoch    int
+	c        Counters
+	sinceFS  int // results since the last file change
+	empty    int
+	ctxErrs  int
+	apolog   int
+	turnBusy bool // the turn in flight had text or a call
+	started  time.Time
+}
+
+// New returns a detector for a task working in root (its worktree, used
+// to make paths relative), started at now.
+func New(cfg Config, root string, now time.Time) *Detector {
+	d := &Detector{cfg: cfg.withDefaults(), root: root}
+	d.Reset(now)
+	return d
+}
+
+// Config returns the thresholds in use.
+func (d *Detector) Config() Config { return d.cfg }
+
+// Reset starts the window afresh: the task started or resumed. Steps from
+// before are not held against it; the grace period starts again.
+func (d *Detector) Reset(now time.Time) {
+	d.steps = d.steps[:0]
+	d.pending = map[string]string{}
+	d.running, d.n, d.sinceFS, d.empty, d.ctxErrs, d.apolog = 0, 0, 0, 0, 0, 0
+	d.turnBusy = false
+	d.c = Counters{LastProgress: now}
+	d.started = now
+}
+
+// Counters returns the task's counters.
+func (d *Detector) Counters() Counters { return d.c }
+
+// Window returns a copy of the steps kept.
+func (d *Detector) Window() []Step { return append([]Step(nil), d.steps...) }
+
+// Running reports whether a tool call is in flight.
+func (d *Detector) Running() bool { return d.running > 0 }
+
+// Observe feeds one event of the task and returns what the checks found
+// at it. A task.status event moving the task to running resets the window.
+func (d *Detector) Observe(e event.Event) []Finding {
+	switch p := e.Payload.(type) {
+	case event.TaskStatus:
+		if p.To == "running" {
+			d.Reset(e.Time)
+		}
+	case event.TurnStarted:
+		d.c.Turns++
+		d.turnBusy = false
+	case event.TurnEnded:
+		if d.turnBusy {
+			d.empty = 0
+			return nil
+		}
+		d.empty++
+		if d.empty >= d.cfg.EmptyReplies {
+			return []Finding{{Check: EmptyReplies, Status: "stuck", Step: d.n, Key: string(EmptyReplies),
+				Diagnosis: fmt.Sprintf("%d replies in a row with no text and no tool call", d.empty),
+				Evidence:  []event.Evidence{{Step: d.n, Kind: "text", What: fmt.Sprintf("turn %d: empty reply (%s)", p.Turn, p.StopReason)}}}}
+		}
+	case event.Text:
+		d.turnBusy = true
+		return d.text(e, p)
+	case event.ToolCall:
+		d.turnBusy = true
+		d.n++
+		d.c.Steps++
+		d.c.Calls++
+		d.running++
+		key := CanonicalCall(p.Name, p.Args, d.root)
+		d.pending[p.CallID] = key
+		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: clip(key, 160), key: key})
+	case event.ToolResult:
+		return d.result(e, p)
+	case event.FileChanged:
+		d.epoch++
+		d.c.FileChanges++
+		d.sinceFS = 0
+		d.progress(e.Time)
+	case event.Usage:
+		d.c.TokensSinceProgress += p.InputTokens + p.OutputTokens
+		d.c.USDSinceProgress += p.CostUSD
+		return d.spend()
+	case event.ModelError:
+		if p.Class != "context_too_long" {
+			return nil
+		}
+		d.ctxErrs++
+		if d.ctxErrs >= d.cfg.ContextErrors {
+			return []Finding{{Check: ContextErrors, Status: "stuck", Step: d.n, Key: string(ContextErrors),
+				Diagnosis: fmt.Sprintf("the conversation overflowed the context window %d times without progress", d.ctxErrs),
+				Evidence:  []event.Evidence{{Step: d.n, Kind: "usage", What: clip(p.Message, 160)}}}}
+		}
+	}
+	return nil
+}
+
+// Tick runs the clock checks at now: no progress for too long while no
+// tool runs, and spending since progress.
+func (d *Detector) Tick(now time.Time) []Finding {
+	if d.n < d.cfg.Grace || d.running > 0 {
+		return nil
+	}
+	if idle := now.Sub(d.c.LastProgress); idle >= d.cfg.NoProgress {
+		return []Finding{{Check: NoProgress, Status: "stuck", Step: d.n, Key: string(NoProgress),
+			Diagnosis: fmt.Sprintf("no progress for %s (no file changed, no new tool result)", idle.Round(time.Second)),
+			Evidence:  []event.Evidence{{Step: d.n, Kind: "silence", What: "last progress at " + d.c.LastProgress.UTC().Format(time.RFC3339)}}}}
+	}
+	return nil
+}
+
+func (d *Detector) push(s Step) {
+	s.Epoch = d.epoch
+	if len(d.steps) == d.cfg.Window {
+		copy(d.steps, d.steps[1:])
+		d.steps = d.steps[:len(d.steps)-1]
+	}
+	d.steps = append(d.steps, s)
+}
+
+func (d *Detector) progress(now time.Time) {
+	d.c.Progress++
+	d.c.LastProgress = now
+	d.c.StepsSinceProgress = 0
+	d.c.TokensSinceProgress, d.c.USDSinceProgress = 0, 0
+	d.ctxErrs, d.apolog = 0, 0
+}
+
+func (d *Detector) spend() []Finding {
+	if d.n < d.cfg.Grace {
+		return nil
+	}
+	c := d.c
+	if c.TokensSinceProgress < d.cfg.RunawayTokens && c.USDSinceProgress < d.cfg.RunawayUSD {
+		return nil
+	}
+	return []Finding{{Check: Runaway, Status: "runaway", Step: d.n, Key: string(Runaway),
+		Diagnosis: fmt.Sprintf("%d tokens ($%.2f) spent over %d steps since the last progress", c.TokensSinceProgress, c.USDSinceProgress, c.StepsSinceProgress),
+		Evidence:  []event.Evidence{{Step: d.n, Kind: "usage", What: fmt.Sprintf("%d tokens, $%.4f since progress at %s", c.TokensSinceProgress, c.USDSinceProgress, c.LastProgress.UTC().Format(time.RFC3339))}}}}
+}
+
+func (d *Detector) text(e event.Event, p event.Text) []Finding {
+	if p.Text == "" {
+		return nil
+	}
+	d.n++
+	d.c.Steps++
+	d.c.StepsSinceProgress++
+	shape := Mask(clip(p.Text, 600))
+	s := Step{N: d.n, Kind: "text", What: clip(collapse(p.Text), 160), shape: shape, exact: event.ContentHash(p.Text)}
+	d.push(s)
+	var out []Finding
+	if apology.MatchString(p.Text) {
+		d.apolog++
+		if d.apolog >= d.cfg.Apologies {
+			out = append(out, Finding{Check: Apologies, Status: "struggling", Step: d.n, Key: string(Apologies),
+				Diagnosis: fmt.Sprintf("%d apologies without a successful action in between", d.apolog),
+				Evidence:  d.lastTexts(d.apolog, func(st Step) bool { return apology.MatchString(st.What) })})
+		}
+	}
+	// Monologue: the same message again with nothing in between.
+	run := []Step{s}
+	exact := true
+	for i := len(d.steps) - 2; i >= 0 && len(run) < d.cfg.Monologue; i-- {
+		t := d.steps[i]
+		if t.Kind != "text" || !Similar(t.shape, shape, d.cfg.Similarity) {
+			break
+		}
+		exact = exact && t.exact == s.exact
+		run = append(run, t)
+	}
+	if len(run) >= d.cfg.Monologue {
+		out = append(out, Finding{Check: Monologue, Status: "stuck", Step: d.n, Key: string(Monologue), Exact: exact,
+			Diagnosis: fmt.Sprintf("the same message %d times with no action in between", len(run)),
+			Evidence:  evidence(run, s)})
+	}
+	return out
+}
+
+func (d *Detector) lastTexts(n int, ok func(Step) bool) []event.Evidence {
+	var run []Step
+	for i := len(d.steps) - 1; i >= 0 && len(run) < n; i-- {
+		if d.steps[i].Kind == "text" && ok(d.steps[i]) {
+			run = append(run, d.steps[i])
+		}
+	}
+	return evidence(run, Step{})
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
