@@ -129,7 +129,7 @@ func Default() Config {
 			Fetch:               true,
 			Remote:              "origin",
 			OnConflict:          "notify",
-		}},
+		}, Watcher: DefaultWatcher()},
 		LLM: llm.DefaultConfig(),
 	}
 }

@@ -50,6 +50,11 @@ worktree:
 merge: {auto: false, strategy: squash, gate: make test, gate_timeout_secs: 60, max_send_backs: 0, author_name: Bot, author_email: bot@example.com, pr: true, remote: upstream, cleanup: false}
 supervision:
   main_watcher: {enabled: false, interval_secs: 5, main_branch: trunk, notification_urgency: blocking, cooldown_secs: 0, fetch: false, remote: "", notify_unrelated: true, on_conflict: pause}
+  watcher:
+    {enabled: false, interval_secs: 2, window_steps: 50, grace_steps: 0, repeat: 5, failing: 4, monologue: 4, alternation: 8,
+     dense: 6, dense_of: 12, context_errors: 2, empty_replies: 4, apologies: 5, no_progress_secs: 120, runaway_tokens: 5000,
+     runaway_usd: 0.5, wandering: 40, similarity: 0.8, tier2: false, tier2_every_secs: 0, tier2_timeout_secs: 10, nudges: 2,
+     steps_to_heed: 4, escalate: false, pause: false, abort: true, hard_tokens: 90000, hard_usd: 9}
 llm:
   providers:
     anthropic: {base_url: "https://a.example", api_key_env: A_KEY, max_concurrent: 0, requests_per_minute: 1, tokens_per_minute: 2, max_output_tokens: 3}
@@ -80,7 +85,11 @@ llm:
 					Merge: Merge{Strategy: "squash", Gate: "make test", GateTimeoutSecs: 60, AuthorName: "Bot",
 						AuthorEmail: "bot@example.com", PR: true, Remote: "upstream"},
 					Supervision: Supervision{MainWatcher: MainWatcher{IntervalSecs: 5, MainBranch: "trunk",
-						NotificationUrgency: "blocking", NotifyUnrelated: true, OnConflict: "pause"}},
+						NotificationUrgency: "blocking", NotifyUnrelated: true, OnConflict: "pause"},
+						Watcher: Watcher{IntervalSecs: 2, WindowSteps: 50, Repeat: 5, Failing: 4, Monologue: 4, Alternation: 8,
+							Dense: 6, DenseOf: 12, ContextErrors: 2, EmptyReplies: 4, Apologies: 5, NoProgressSecs: 120, RunawayTokens: 5000,
+							RunawayUSD: 0.5, Wandering: 40, Similarity: 0.8, Tier2TimeoutSecs: 10, Nudges: 2, StepsToHeed: 4,
+							Abort: true, HardTokens: 90000, HardUSD: 9}},
 					LLM: llm.Config{
 						Providers: llm.ProvidersConfig{
 							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},

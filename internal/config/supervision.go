@@ -10,6 +10,7 @@ import (
 // Supervision configures the supervisors that watch running tasks.
 type Supervision struct {
 	MainWatcher MainWatcher `yaml:"main_watcher"`
+	Watcher     Watcher     `yaml:"watcher"`
 }
 
 // MainWatcher configures the main-branch watcher, which tells running tasks

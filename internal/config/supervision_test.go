@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestSupervisionDefaults(t *testing.T) {
 		Remote:              "origin",
 		OnConflict:          "notify",
 	}
-	if diff := cmp.Diff(Supervision{MainWatcher: want}, c.Supervision); diff != "" {
+	if diff := cmp.Diff(Supervision{MainWatcher: want, Watcher: DefaultWatcher()}, c.Supervision); diff != "" {
 		t.Errorf("Default().Supervision mismatch (-want +got):\n%s", diff)
 	}
 	for key, want := range map[string]string{
@@ -191,7 +192,7 @@ func TestMainWatcherLoadErrors(t *testing.T) {
 		{
 			name: "typo in supervision", yaml: "supervision:\n  main_watch:\n    enabled: false\n",
 			line: 2, key: "supervision.main_watch",
-			msg: `unknown key; did you mean "main_watcher"?; valid keys in supervision: main_watcher`,
+			msg: `unknown key; did you mean "main_watcher"?; valid keys in supervision: main_watcher, watcher`,
 		},
 		{
 			name: "main_watcher is a mapping", yaml: "supervision:\n  main_watcher: off\n",
@@ -313,5 +314,40 @@ func TestMainWatcherSetRejects(t *testing.T) {
 				t.Errorf("Set changed the file despite the error:\n%s", after)
 			}
 		})
+	}
+}
+
+func TestWatcherValidate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		edit func(*Watcher)
+		key  string
+	}{
+		{"interval", func(w *Watcher) { w.IntervalSecs = 0 }, "interval_secs"},
+		{"repeat", func(w *Watcher) { w.Repeat = 1 }, "repeat"},
+		{"dense_of not above dense", func(w *Watcher) { w.DenseOf = w.Dense }, "dense_of"},
+		{"runaway tokens", func(w *Watcher) { w.RunawayTokens = 10 }, "runaway_tokens"},
+		{"runaway usd", func(w *Watcher) { w.RunawayUSD = 0 }, "runaway_usd"},
+		{"similarity", func(w *Watcher) { w.Similarity = 1.5 }, "similarity"},
+		{"tier2 rate", func(w *Watcher) { w.Tier2EverySecs = 5 }, "tier2_every_secs"},
+		{"nudges", func(w *Watcher) { w.Nudges = 0 }, "nudges"},
+		{"hard usd", func(w *Watcher) { w.HardUSD = -1 }, "hard_usd"},
+	} {
+		w := DefaultWatcher()
+		tt.edit(&w)
+		err := w.Validate()
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != tt.key {
+			t.Errorf("%s: Validate() = %v, want an error for %s", tt.name, err, tt.key)
+		}
+	}
+	if err := DefaultWatcher().Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	path := writeTemp(t, "supervision:\n  watcher:\n    similarity: 2\n")
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path+":3: supervision.watcher.similarity") {
+		t.Errorf("Load = %v, want the file, line 3 and the key", err)
 	}
 }
