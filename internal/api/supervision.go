@@ -48,17 +48,21 @@ type SupervisionStats struct {
 	// Tier1 counts findings by check; Tier2Calls the persona's judgements,
 	// Tier2Failures the calls that failed or replied unusably (each one
 	// puts the Watcher in degraded mode, tier 1 alone, until a call works).
-	Tier1          map[string]uint64 `json:"tier1"`
-	Tier2Calls     uint64            `json:"tier2_calls"`
-	Tier2Failures  uint64            `json:"tier2_failures"`
-	Degraded       bool              `json:"degraded"`
-	DegradedReason string            `json:"degraded_reason,omitempty"`
-	DegradedSecs   float64           `json:"degraded_secs"`
-	Nudges         uint64            `json:"nudges"`
-	Escalations    uint64            `json:"escalations"`
-	Pauses         uint64            `json:"pauses"`
-	Aborts         uint64            `json:"aborts"`
-	HookBlocks     uint64            `json:"hook_blocks"`
+	Tier1         map[string]uint64 `json:"tier1"`
+	Tier2Calls    uint64            `json:"tier2_calls"`
+	Tier2Failures uint64            `json:"tier2_failures"`
+	// Tier2Tokens and Tier2USD are what the judgements cost (on the
+	// watcher persona's tier); they are not charged to the tasks judged.
+	Tier2Tokens    int64   `json:"tier2_tokens"`
+	Tier2USD       float64 `json:"tier2_usd"`
+	Degraded       bool    `json:"degraded"`
+	DegradedReason string  `json:"degraded_reason,omitempty"`
+	DegradedSecs   float64 `json:"degraded_secs"`
+	Nudges         uint64  `json:"nudges"`
+	Escalations    uint64  `json:"escalations"`
+	Pauses         uint64  `json:"pauses"`
+	Aborts         uint64  `json:"aborts"`
+	HookBlocks     uint64  `json:"hook_blocks"`
 	// Panics counts evaluations of one task that panicked (recovered; the
 	// others went on); Restarts counts restarts of the loop itself.
 	Panics   uint64 `json:"panics"`

@@ -22,6 +22,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/workflow"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
@@ -37,6 +38,7 @@ type runtime struct {
 	ps    *personaService
 	hooks *hooks.Runner
 	wf    *workflow.Service
+	sv    *supervise.Watcher
 }
 
 // newRuntime builds the engines, the worktree manager, the merge queue and
@@ -167,6 +169,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		},
 		Personas: rt.ps,
 	})
+	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.models, st, bus, rt.ex, rt.hooks, log)
 	return rt, nil
 }
 

@@ -109,7 +109,7 @@ func (p *parser) conversation(n *yaml.Node, what string) Conversation {
 		case "name":
 			p.scalar(v, what+".name", &c.Name)
 		case "match":
-			p.mapping(v, what+".match", []string{"system", "user", "model"}, func(key string, v *yaml.Node) {
+			p.mapping(v, what+".match", []string{"system", "user", "model", "after"}, func(key string, v *yaml.Node) {
 				switch key {
 				case "system":
 					p.scalar(v, what+".match.system", &c.Match.System)
@@ -117,6 +117,8 @@ func (p *parser) conversation(n *yaml.Node, what string) Conversation {
 					p.scalar(v, what+".match.user", &c.Match.User)
 				case "model":
 					p.scalar(v, what+".match.model", &c.Match.Model)
+				case "after":
+					p.scalar(v, what+".match.after", &c.Match.After)
 				}
 			})
 		case "steps":

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
 // Script is a reply script. Build one with ParseScript or LoadScript, or as
@@ -46,6 +48,12 @@ type Match struct {
 	User string `yaml:"user"`
 	// Model matches the requested model name.
 	Model string `yaml:"model"`
+	// After matches the text of a later user message (an injected nudge,
+	// a tool result): the conversation answers only requests holding such
+	// a message, and its steps count the assistant messages after the
+	// first one that matches. It scripts how an agent reacts to something
+	// that arrives at a time the script cannot know.
+	After string `yaml:"after"`
 }
 
 // Step is one assistant reply.
@@ -206,6 +214,7 @@ type compiled struct {
 type compiledConv struct {
 	name                string
 	system, user, model *regexp.Regexp
+	after               *regexp.Regexp
 	steps               []Step
 }
 
@@ -226,6 +235,7 @@ func (s *Script) compile(name string) (*compiled, error) {
 			{"system", c.Match.System, &cc.system},
 			{"user", c.Match.User, &cc.user},
 			{"model", c.Match.Model, &cc.model},
+			{"after", c.Match.After, &cc.after},
 		} {
 			if f.src == "" {
 				continue
@@ -284,8 +294,20 @@ func checkStep(st *Step, bad func(line int, format string, args ...any)) {
 }
 
 // matches reports whether c answers a request.
-func (c *compiledConv) matches(system, firstUser, model string) bool {
-	return (c.system == nil || c.system.MatchString(system)) &&
+func (c *compiledConv) matches(req *Request, firstUser string) bool {
+	return (c.system == nil || c.system.MatchString(req.System)) &&
 		(c.user == nil || c.user.MatchString(firstUser)) &&
-		(c.model == nil || c.model.MatchString(model))
+		(c.model == nil || c.model.MatchString(req.Model)) &&
+		(c.after == nil || c.afterIndex(req) >= 0)
+}
+
+// afterIndex returns the index of the first message after the first one
+// that matches After, or -1 when none matches.
+func (c *compiledConv) afterIndex(req *Request) int {
+	for i, m := range req.Messages {
+		if i > 0 && m.Role == llm.RoleUser && c.after.MatchString(m.Text()) {
+			return i + 1
+		}
+	}
+	return -1
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
 // maxBody caps request bodies; real conversations can be large.
@@ -204,7 +206,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) match(req *Request) *compiledConv {
 	first := req.firstUserText()
 	for _, c := range s.script.convs {
-		if c.matches(req.System, first, req.Model) {
+		if c.matches(req, first) {
 			return c
 		}
 	}
@@ -219,6 +221,14 @@ func (s *Server) match(req *Request) *compiledConv {
 func (s *Server) stepFor(c *compiledConv, req *Request) (Step, bool) {
 	req.Conversation = c.name
 	req.Step = req.assistantTurns()
+	if c.after != nil {
+		req.Step = 0
+		for _, m := range req.Messages[c.afterIndex(req):] {
+			if m.Role == llm.RoleAssistant {
+				req.Step++
+			}
+		}
+	}
 	if req.Step < len(c.steps) {
 		return c.steps[req.Step], true
 	}

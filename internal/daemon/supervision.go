@@ -1,0 +1,166 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/config"
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/persona"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/stuck"
+	"github.com/neuraphage/neuraphage-go/internal/supervise"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// newWatcher builds the Watcher from the configuration: tier 2 is the
+// watcher persona on its tier, when that persona is enabled and a model
+// is configured.
+func newWatcher(cfg config.Watcher, set *persona.Set, models func(llm.Tier) (llm.Client, string, error),
+	st store.Store, bus *event.Bus, ex *executor.Executor, hs *hooks.Runner, log *slog.Logger) *supervise.Watcher {
+	p, ok := set.Get("watcher")
+	tier2 := cfg.Tier2 && ok && p.Enabled
+	var (
+		judge supervise.Judge
+		w     *supervise.Watcher
+	)
+	if tier2 {
+		judge = supervise.ModelJudge{
+			Model:   func() (llm.Client, string, error) { return models(p.Tier) },
+			System:  p.SystemPrompt,
+			Timeout: time.Duration(cfg.Tier2TimeoutSecs) * time.Second,
+			Spent:   func(id task.ID, u llm.Usage, usd float64) { w.Spent(id, u, usd) },
+		}
+	}
+	w = supervise.New(supervise.Options{
+		Config: supervise.Config{
+			Enabled: cfg.Enabled, Interval: cfg.Interval(),
+			Stuck: stuck.Config{Window: cfg.WindowSteps, Grace: cfg.GraceSteps, Repeat: cfg.Repeat, Failing: cfg.Failing,
+				Monologue: cfg.Monologue, Alternation: cfg.Alternation, Dense: cfg.Dense, DenseOf: cfg.DenseOf,
+				ContextErrors: cfg.ContextErrors, EmptyReplies: cfg.EmptyReplies, Apologies: cfg.Apologies,
+				NoProgress: time.Duration(cfg.NoProgressSecs) * time.Second, RunawayTokens: cfg.RunawayTokens,
+				RunawayUSD: cfg.RunawayUSD, Wandering: cfg.Wandering, Similarity: cfg.Similarity},
+			Tier2: tier2, Tier2Every: time.Duration(cfg.Tier2EverySecs) * time.Second,
+			Nudges: cfg.Nudges, StepsToHeed: cfg.StepsToHeed, Escalate: cfg.Escalate, Pause: cfg.Pause, Abort: cfg.Abort,
+			HardTokens: cfg.HardTokens, HardUSD: cfg.HardUSD,
+		},
+		Store: st, Bus: bus, Actions: ex, Judge: judge, Hooks: hs, Logger: log,
+		Excerpt: func(ctx context.Context, id task.ID) string { return excerpt(ctx, st, id) },
+	})
+	return w
+}
+
+// excerpt renders the last few messages of a task's conversation.
+func excerpt(ctx context.Context, st store.Store, id task.ID) string {
+	const last = 6
+	n, err := st.ConversationLen(ctx, id)
+	if err != nil || n == 0 {
+		return ""
+	}
+	es, err := st.Conversation(ctx, id, max(n-last, 0))
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, e := range es {
+		text := strings.TrimSpace(e.Message.Text())
+		if len(text) > 600 {
+			text = text[:600] + "…"
+		}
+		for _, c := range e.Message.ToolCalls() {
+			text += fmt.Sprintf(" [calls %s]", c.Name)
+		}
+		if text != "" {
+			fmt.Fprintf(&b, "%s: %s\n", e.Message.Role, text)
+		}
+	}
+	return b.String()
+}
+
+// supervision serves the Watcher's views and the manual nudge to the API.
+type supervision struct {
+	ctl interface {
+		Resolve(ctx context.Context, ref string) (task.ID, error)
+	}
+	w  *supervise.Watcher
+	ex *executor.Executor
+	st store.Store
+}
+
+// Health implements server.Supervision. A task the Watcher does not
+// watch now (not running since the daemon started) is "unknown".
+func (s supervision) Health(ctx context.Context, ref string) ([]api.TaskHealth, error) {
+	if ref == "" {
+		hs := s.w.HealthAll()
+		slices.SortFunc(hs, func(a, b api.TaskHealth) int { return strings.Compare(string(a.TaskID), string(b.TaskID)) })
+		return hs, nil
+	}
+	id, err := s.ctl.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := s.w.Health(id); ok {
+		return []api.TaskHealth{h}, nil
+	}
+	t, err := s.st.GetTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h := api.TaskHealth{TaskID: id, Status: "unknown", Ladder: "none", Diagnosis: "not watched: the task is " + string(t.Status)}
+	if t.NoSupervision {
+		h.Status, h.Diagnosis = "unsupervised", "created with --no-supervision"
+	}
+	return []api.TaskHealth{h}, nil
+}
+
+// Diagnoses implements server.Supervision: the newest watcher events.
+func (s supervision) Diagnoses(ctx context.Context, ref string, limit int) ([]event.Event, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	q := event.Query{Filter: event.Filter{Kinds: []string{"watcher"}}, Limit: 1000}
+	if ref != "" {
+		id, err := s.ctl.Resolve(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		q.TaskID = id
+	}
+	var out []event.Event
+	for {
+		page, err := s.st.ReadEvents(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(out) > limit {
+			out = out[len(out)-limit:]
+		}
+		if len(page) < q.Limit {
+			return out, nil
+		}
+		q.AfterID = page[len(page)-1].ID
+	}
+}
+
+// Stats implements server.Supervision.
+func (s supervision) Stats(context.Context) (api.SupervisionStats, error) { return s.w.Stats(), nil }
+
+// Nudge implements server.Supervision: the user's nudge, through the door.
+func (s supervision) Nudge(ctx context.Context, ref, text string) (store.Injection, error) {
+	id, err := s.ctl.Resolve(ctx, ref)
+	if err != nil {
+		return store.Injection{}, err
+	}
+	return s.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Nudge, Source: "user", Text: text,
+		Attrs: map[string]string{"severity": "hint"}})
+}

@@ -1,0 +1,202 @@
+package supervise
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/stuck"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// Snapshot is what tier 2 judges: the task's goal, its window and
+// counters, what tier 1 found (if anything), the ladder so far and an
+// excerpt of the conversation.
+type Snapshot struct {
+	Task     task.Task
+	Counters stuck.Counters
+	Window   []stuck.Step
+	Finding  *stuck.Finding
+	Ladder   string
+	Unheeded int
+	Excerpt  string
+}
+
+// Verdict is the watcher persona's judgement, validated.
+type Verdict struct {
+	Status         string  `json:"status"`
+	Confidence     float64 `json:"confidence"`
+	Diagnosis      string  `json:"diagnosis"`
+	Recommendation string  `json:"recommendation"`
+	NudgeMessage   string  `json:"nudge_message,omitempty"`
+}
+
+// Judge is tier 2.
+type Judge interface {
+	Judge(ctx context.Context, s Snapshot) (Verdict, error)
+}
+
+var (
+	statuses        = []string{"healthy", "struggling", "stuck", "runaway"}
+	recommendations = []string{"continue", "nudge", "escalate", "pause", "abort"}
+)
+
+const (
+	maxReply     = 8 << 10
+	maxDiagnosis = 400
+	maxNudge     = 1200
+)
+
+// ParseVerdict reads the watcher persona's reply: one JSON object, alone or
+// in a ```json fence, with status, confidence (0 to 1), diagnosis,
+// recommendation and nudge-message ("nudge_message" is accepted too).
+// Anything else is an error saying what was wrong; a reply is never
+// trusted further than that. A nudge recommendation needs a message.
+func ParseVerdict(reply string) (Verdict, error) {
+	if len(reply) > maxReply {
+		return Verdict{}, fmt.Errorf("the reply is %d bytes; a verdict is under %d", len(reply), maxReply)
+	}
+	body := strings.TrimSpace(reply)
+	if rest, ok := strings.CutPrefix(body, "```"); ok {
+		rest = strings.TrimPrefix(rest, "json")
+		inner, ok := strings.CutSuffix(strings.TrimSpace(rest), "```")
+		if !ok {
+			return Verdict{}, errors.New("the reply opens a code fence and never closes it")
+		}
+		body = strings.TrimSpace(inner)
+	}
+	if !strings.HasPrefix(body, "{") {
+		return Verdict{}, fmt.Errorf("the reply is not a JSON object: %q", clip(body, 80))
+	}
+	var raw struct {
+		Status         *string  `json:"status"`
+		Confidence     *float64 `json:"confidence"`
+		Diagnosis      string   `json:"diagnosis"`
+		Recommendation *string  `json:"recommendation"`
+		Nudge          string   `json:"nudge-message"`
+		Nudge2         string   `json:"nudge_message"`
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	if err := dec.Decode(&raw); err != nil {
+		return Verdict{}, fmt.Errorf("the reply is not valid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Verdict{}, errors.New("the reply has more after its JSON object")
+	}
+	var v Verdict
+	switch {
+	case raw.Status == nil:
+		return Verdict{}, errors.New("the reply has no status")
+	case !slices.Contains(statuses, strings.ToLower(*raw.Status)):
+		return Verdict{}, fmt.Errorf("status %q is not one of %s", clip(*raw.Status, 20), strings.Join(statuses, ", "))
+	case raw.Recommendation == nil:
+		return Verdict{}, errors.New("the reply has no recommendation")
+	case !slices.Contains(recommendations, strings.ToLower(*raw.Recommendation)):
+		return Verdict{}, fmt.Errorf("recommendation %q is not one of %s", clip(*raw.Recommendation, 20), strings.Join(recommendations, ", "))
+	case raw.Confidence == nil:
+		return Verdict{}, errors.New("the reply has no confidence")
+	case !(*raw.Confidence >= 0 && *raw.Confidence <= 1):
+		return Verdict{}, fmt.Errorf("confidence %g is not between 0 and 1", *raw.Confidence)
+	}
+	v.Status, v.Recommendation, v.Confidence = strings.ToLower(*raw.Status), strings.ToLower(*raw.Recommendation), *raw.Confidence
+	v.Diagnosis = clip(oneLine(raw.Diagnosis), maxDiagnosis)
+	v.NudgeMessage = clip(strings.TrimSpace(cmpOr(raw.Nudge, raw.Nudge2)), maxNudge)
+	if v.Recommendation == "nudge" && v.NudgeMessage == "" {
+		return Verdict{}, errors.New("a nudge recommendation without a nudge-message")
+	}
+	return v, nil
+}
+
+// ModelJudge asks the watcher persona through a model client.
+type ModelJudge struct {
+	// Model returns the client and model name for the persona's tier.
+	Model func() (llm.Client, string, error)
+	// System is the watcher persona's system prompt.
+	System  string
+	Timeout time.Duration
+	// Spent, when set, is told what each call cost.
+	Spent func(id task.ID, u llm.Usage, usd float64)
+}
+
+// Judge implements Judge.
+func (j ModelJudge) Judge(ctx context.Context, s Snapshot) (Verdict, error) {
+	c, model, err := j.Model()
+	if err != nil {
+		return Verdict{}, err
+	}
+	if j.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, j.Timeout)
+		defer cancel()
+	}
+	zero := 0.0
+	resp, err := c.Complete(ctx, &llm.Request{Model: model, System: j.System, MaxTokens: 500, Temperature: &zero,
+		Messages: []llm.Message{llm.UserText(Prompt(s))}})
+	if err != nil {
+		return Verdict{}, err
+	}
+	if j.Spent != nil {
+		j.Spent(s.Task.ID, resp.Usage, resp.CostUSD)
+	}
+	return ParseVerdict(resp.Message.Text())
+}
+
+// Prompt renders a snapshot for the watcher persona.
+func Prompt(s Snapshot) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Task %s (persona %s):\n%s\n", s.Task.ID, cmpOr(s.Task.Persona, "default"), clip(s.Task.Description, 2000))
+	c := s.Counters
+	fmt.Fprintf(&b, "\nSince it started or resumed: %d steps, %d tool calls (%d failed), %d file changes, %d turns.\n",
+		c.Steps, c.Calls, c.Errors, c.FileChanges, c.Turns)
+	fmt.Fprintf(&b, "Since its last progress: %d steps, %d tokens, $%.4f.\n", c.StepsSinceProgress, c.TokensSinceProgress, c.USDSinceProgress)
+	if s.Ladder != "" && s.Ladder != "none" {
+		fmt.Fprintf(&b, "It has been nudged (%s); %d nudges went unheeded.\n", s.Ladder, s.Unheeded)
+	}
+	if f := s.Finding; f != nil {
+		fmt.Fprintf(&b, "\nThe deterministic checks found: %s (%s): %s\nEvidence:\n", f.Check, f.Status, f.Diagnosis)
+		for _, e := range f.Evidence {
+			fmt.Fprintf(&b, "- step %d %s: %s\n", e.Step, e.Kind, e.What)
+		}
+	} else {
+		b.WriteString("\nThe deterministic checks found nothing; this is a periodic look at a long-running task.\n")
+	}
+	b.WriteString("\nRecent steps (oldest first; the epoch counts file changes):\n")
+	for _, st := range s.Window {
+		mark := ""
+		if st.Error {
+			mark = " [error]"
+		}
+		fmt.Fprintf(&b, "%d %s e%d%s: %s\n", st.N, st.Kind, st.Epoch, mark, st.What)
+	}
+	if s.Excerpt != "" {
+		fmt.Fprintf(&b, "\nThe end of its conversation:\n%s\n", clip(s.Excerpt, 4000))
+	}
+	b.WriteString("\nJudge whether it is making progress toward its goal. Reply with the JSON object only.")
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func cmpOr(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,460 @@
+// Package supervise is the Watcher: it follows every running task's
+// observations on the event bus, keeps a window per task (internal/stuck,
+// tier 1), asks the watcher persona to judge what tier 1 finds (tier 2),
+// and climbs an escalation ladder: nudges of rising severity, a persona
+// escalation, a pause for the user, and an abort only when configured or a
+// hard limit is hit. Progress after a nudge resets the ladder. Every action
+// goes through the executor's door and is recorded as an event with its
+// evidence.
+//
+// The Watcher never reads a client's state: what it knows of a task comes
+// from the bus (observations and status changes) and the store. A panic
+// while evaluating one task is recovered and counted; the others go on.
+package supervise
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/stuck"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// Config is the Watcher's configuration (config.Watcher, converted).
+type Config struct {
+	Enabled  bool
+	Interval time.Duration
+	Stuck    stuck.Config
+	// Tier2 asks the judge about what tier 1 finds; Tier2Every also asks
+	// about long-running tasks with nothing found (0: never).
+	Tier2      bool
+	Tier2Every time.Duration
+	// The ladder.
+	Nudges      int
+	StepsToHeed int
+	Escalate    bool
+	Pause       bool
+	Abort       bool
+	HardTokens  int64
+	HardUSD     float64
+}
+
+// Actions are what the Watcher can do to a task: the executor's door.
+type Actions interface {
+	Inject(ctx context.Context, inj executor.Injection) (store.Injection, error)
+	Escalate(ctx context.Context, id task.ID, to, reason, by string) (executor.Escalation, error)
+	Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error)
+}
+
+// Store is what the Watcher reads and records.
+type Store interface {
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, o store.ListOptions) ([]task.Task, error)
+	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+}
+
+// Options configure a Watcher.
+type Options struct {
+	Config  Config
+	Store   Store
+	Bus     *event.Bus
+	Actions Actions
+	// Judge is tier 2; nil runs tier 1 alone (degraded).
+	Judge Judge
+	// Excerpt returns the end of a task's conversation for tier 2.
+	Excerpt func(ctx context.Context, id task.ID) string
+	Hooks   *hooks.Runner
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Watcher supervises running tasks. Its methods are safe for concurrent
+// use; Run owns its goroutines and joins them before it returns.
+type Watcher struct {
+	o   Options
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex
+	tasks    map[task.ID]*watched
+	st       api.SupervisionStats
+	degSince time.Time
+
+	judged chan judged
+	jobs   sync.WaitGroup
+}
+
+// watched is the Watcher's state for one task.
+type watched struct {
+	t       task.Task
+	d       *stuck.Detector
+	running bool
+	started time.Time
+
+	// Health as last judged.
+	status     string
+	confidence float64
+	diagnosis  string
+	finding    *stuck.Finding
+	tier       int
+	lastCheck  time.Time
+	recorded   string // status|check|ladder last recorded as an event
+
+	// The ladder.
+	findingAt int // progress count when the finding was made
+	rung      rung
+	unheeded  int
+	nudgeInj  int64 // the last nudge's injection id, 0 when none waits
+	// waitFrom is the task's tool-call count when the last action took
+	// effect (its nudge was read, its escalation asked); -1 while a
+	// nudge waits to be read.
+	waitFrom   int
+	progressAt int // progress count when the last nudge was read
+	escalated  bool
+
+	judging   bool
+	lastJudge time.Time
+	verdict   *Verdict
+}
+
+// judged carries a tier-2 reply back to the loop.
+type judged struct {
+	id      task.ID
+	finding *stuck.Finding
+	v       Verdict
+	err     error
+}
+
+// New returns a Watcher.
+func New(o Options) *Watcher {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Config.Interval <= 0 {
+		o.Config.Interval = 5 * time.Second
+	}
+	o.Config.Nudges = max(o.Config.Nudges, 1)
+	o.Config.StepsToHeed = max(o.Config.StepsToHeed, 1)
+	w := &Watcher{o: o, cfg: o.Config, log: o.Logger.With("component", "watcher"),
+		tasks: map[task.ID]*watched{}, judged: make(chan judged, 16)}
+	w.st.Enabled = o.Config.Enabled
+	w.st.Tier1 = map[string]uint64{}
+	if o.Judge == nil || !o.Config.Tier2 {
+		w.st.Degraded = o.Config.Tier2 // asked for and not available
+		if w.st.Degraded {
+			w.st.DegradedReason = "no model for the watcher persona"
+			w.degSince = o.Now()
+		}
+	}
+	return w
+}
+
+// Run supervises until ctx ends. A panic in the loop itself is recovered,
+// counted and the loop restarted; it returns nil when ctx ends, after the
+// judgements in flight are done.
+func (w *Watcher) Run(ctx context.Context) error {
+	if !w.cfg.Enabled {
+		<-ctx.Done()
+		return nil
+	}
+	defer w.jobs.Wait()
+	w.mu.Lock()
+	w.st.Running, w.st.Started = true, w.o.Now().UTC()
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.st.Running = false
+		w.mu.Unlock()
+	}()
+	for {
+		crashed := w.loopSafe(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if crashed {
+			w.mu.Lock()
+			w.st.Restarts++
+			w.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+func (w *Watcher) loopSafe(ctx context.Context) (crashed bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.Error("the watcher's loop panicked; restarting it", "panic", r, "stack", string(debug.Stack()))
+			crashed = true
+		}
+	}()
+	w.loop(ctx)
+	return false
+}
+
+// loop follows the bus and the clock until ctx ends.
+func (w *Watcher) loop(ctx context.Context) {
+	lctx, cancel := context.WithCancel(ctx)
+	evs := make(chan event.Event, 256)
+	var follow sync.WaitGroup
+	follow.Add(1)
+	go func() {
+		defer follow.Done()
+		defer close(evs)
+		q := event.Query{AfterID: -1, Filter: event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}}}
+		err := event.Follow(lctx, w.o.Bus, w.o.Store, q, func(e event.Event) error {
+			select {
+			case evs <- e:
+				return nil
+			case <-lctx.Done():
+				return lctx.Err()
+			}
+		})
+		if err != nil && lctx.Err() == nil {
+			w.log.Warn("following the event bus", "err", err)
+		}
+	}()
+	defer func() {
+		cancel()
+		for range evs { // let the follower end
+		}
+		follow.Wait()
+	}()
+	w.adoptRunning(lctx)
+	tick := time.NewTicker(w.cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-evs:
+			if !ok {
+				return
+			}
+			w.observe(ctx, e)
+		case j := <-w.judged:
+			w.guard(j.id, func(wt *watched) { w.onJudged(ctx, wt, j) })
+		case now := <-tick.C:
+			w.cycle(ctx, now)
+		}
+	}
+}
+
+// adoptRunning starts a window for every task running now (a restarted
+// Watcher, or tasks that started before it).
+func (w *Watcher) adoptRunning(ctx context.Context) {
+	ts, err := w.o.Store.ListTasks(ctx, store.ListOptions{Statuses: []task.Status{task.Running}})
+	if err != nil {
+		w.log.Warn("listing running tasks", "err", err)
+		return
+	}
+	for _, t := range ts {
+		w.mu.Lock()
+		if w.tasks[t.ID] == nil {
+			w.tasks[t.ID] = w.newWatched(t)
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *Watcher) newWatched(t task.Task) *watched {
+	now := w.o.Now()
+	return &watched{t: t, d: stuck.New(w.cfg.Stuck, t.Worktree, now), running: t.Status == task.Running,
+		started: now, status: "healthy", lastCheck: now}
+}
+
+// observe feeds one event to its task's window and acts on what it finds.
+func (w *Watcher) observe(ctx context.Context, e event.Event) {
+	if e.TaskID == "" {
+		return
+	}
+	w.mu.Lock()
+	w.st.Observations++
+	wt := w.tasks[e.TaskID]
+	w.mu.Unlock()
+	if ts, ok := e.Payload.(event.TaskStatus); ok {
+		switch {
+		case ts.To.Terminal():
+			w.mu.Lock()
+			delete(w.tasks, e.TaskID)
+			w.mu.Unlock()
+			return
+		case ts.To == task.Running:
+			if wt == nil || wt.t.ID == "" {
+				t, err := w.o.Store.GetTask(ctx, e.TaskID)
+				if err != nil {
+					return
+				}
+				wt = w.newWatched(t)
+				w.mu.Lock()
+				w.tasks[e.TaskID] = wt
+				w.mu.Unlock()
+			}
+		}
+	}
+	if wt == nil {
+		if !isObservation(e) {
+			return
+		}
+		t, err := w.o.Store.GetTask(ctx, e.TaskID)
+		if err != nil || t.Status.Terminal() {
+			return
+		}
+		wt = w.newWatched(t)
+		w.mu.Lock()
+		w.tasks[e.TaskID] = wt
+		w.mu.Unlock()
+	}
+	if wt.t.NoSupervision {
+		return
+	}
+	w.guard(e.TaskID, func(wt *watched) { w.step(ctx, wt, e) })
+}
+
+func isObservation(e event.Event) bool {
+	switch e.Payload.(type) {
+	case event.ToolCall, event.ToolResult, event.Text, event.TurnStarted, event.TurnEnded, event.Usage, event.FileChanged, event.ModelError:
+		return true
+	}
+	return false
+}
+
+// guard runs fn on a task's state under the lock, recovering a panic: the
+// task's window is dropped (it starts afresh) and the others go on.
+func (w *Watcher) guard(id task.ID, fn func(*watched)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt := w.tasks[id]
+	if wt == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			w.st.Panics++
+			w.log.Error("evaluating a task panicked; its window starts afresh", "task", id, "panic", r, "stack", string(debug.Stack()))
+			delete(w.tasks, id)
+		}
+	}()
+	fn(wt)
+}
+
+// cycle runs the clock checks over every running task.
+func (w *Watcher) cycle(ctx context.Context, now time.Time) {
+	w.mu.Lock()
+	w.st.Cycles++
+	w.st.LastCycle = now.UTC()
+	w.st.Watched = len(w.tasks)
+	ids := make([]task.ID, 0, len(w.tasks))
+	for id, wt := range w.tasks {
+		if wt.running && !wt.t.NoSupervision {
+			ids = append(ids, id)
+		}
+	}
+	w.mu.Unlock()
+	for _, id := range ids {
+		w.guard(id, func(wt *watched) { w.tick(ctx, wt, now) })
+	}
+}
+
+// Stats returns the Watcher's counters.
+func (w *Watcher) Stats() api.SupervisionStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.st
+	s.Tier1 = make(map[string]uint64, len(w.st.Tier1))
+	for k, v := range w.st.Tier1 {
+		s.Tier1[k] = v
+	}
+	if s.Degraded && !w.degSince.IsZero() {
+		s.DegradedSecs += w.o.Now().Sub(w.degSince).Seconds()
+	}
+	s.Watched = len(w.tasks)
+	return s
+}
+
+// Spent adds a judgement's cost to the stats (ModelJudge.Spent).
+func (w *Watcher) Spent(_ task.ID, u llm.Usage, usd float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.st.Tier2Tokens += u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
+	w.st.Tier2USD += usd
+}
+
+// Health returns the Watcher's view of a task; ok is false when it does
+// not watch it.
+func (w *Watcher) Health(id task.ID) (api.TaskHealth, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt := w.tasks[id]
+	if wt == nil {
+		return api.TaskHealth{}, false
+	}
+	return wt.health(), true
+}
+
+// HealthAll returns the Watcher's view of every task it watches.
+func (w *Watcher) HealthAll() []api.TaskHealth {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]api.TaskHealth, 0, len(w.tasks))
+	for _, wt := range w.tasks {
+		out = append(out, wt.health())
+	}
+	return out
+}
+
+func (wt *watched) health() api.TaskHealth {
+	c := wt.d.Counters()
+	h := api.TaskHealth{TaskID: wt.t.ID, Status: wt.status, Confidence: wt.confidence, Diagnosis: wt.diagnosis,
+		Tier: wt.tier, Ladder: wt.rung.String(), Unheeded: wt.unheeded, LastCheck: wt.lastCheck.UTC(),
+		Steps: c.Steps, StepsSinceProgress: c.StepsSinceProgress, TokensSinceProgress: c.TokensSinceProgress,
+		USDSinceProgress: c.USDSinceProgress, LastProgress: c.LastProgress.UTC()}
+	if wt.t.NoSupervision {
+		h.Status = "unsupervised"
+	}
+	if f := wt.finding; f != nil {
+		h.Check, h.Evidence = string(f.Check), f.Evidence
+	}
+	return h
+}
+
+// record appends events; a failure is logged (the action was taken).
+func (w *Watcher) record(ctx context.Context, id task.ID, p event.Payload) {
+	if _, err := w.o.Store.AppendEvents(ctx, event.New(w.o.Now(), id, p)); err != nil && ctx.Err() == nil {
+		w.log.Warn("recording a watcher event", "task", id, "kind", p.EventKind(), "err", err)
+	}
+}
+
+func (w *Watcher) setDegraded(on bool, reason string) {
+	now := w.o.Now()
+	switch {
+	case on && !w.st.Degraded:
+		w.st.Degraded, w.st.DegradedReason, w.degSince = true, reason, now
+		w.log.Warn("tier 2 unavailable; supervising on tier 1 alone", "reason", reason)
+	case on:
+		w.st.DegradedReason = reason
+	case !on && w.st.Degraded:
+		w.st.DegradedSecs += now.Sub(w.degSince).Seconds()
+		w.st.Degraded, w.st.DegradedReason, w.degSince = false, "", time.Time{}
+		w.log.Info("tier 2 is back")
+	}
+}
+
+func errText(err error) string { return fmt.Sprint(err) }
