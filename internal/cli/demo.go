@@ -35,7 +35,7 @@ func (a *app) newDemoCmd() *cobra.Command {
 	var opts demoOpts
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run three agents on a scratch repository, offline",
+		Short: "Run four agents on a scratch repository, offline",
 		Long: `Demo shows Neuraphage at work with no API key and no network. It makes a
 scratch git repository and a scratch NEURAPHAGE_HOME, starts the scripted model
 server (the Anthropic wire format over real HTTP) and a daemon in this process,
@@ -48,7 +48,10 @@ and lands on main through the merge queue. While two tasks have README.md
 changed, a teammate commits to main: the main watcher sees it at once, tells
 both, and rebases them at their next tool boundary with their uncommitted
 edits carried over. The two tasks change the same line of README.md, so the
-second to finish is sent back with the conflict, merges main, and lands too. The demo prints the live timeline from the event stream, a summary
+second to finish is sent back with the conflict, merges main, and lands too.
+Then a fourth task loops on a failing command: the Watcher finds the loop by
+its shape, with the steps as evidence, asks the watcher persona, nudges the
+task with a specific hint, and the task recovers and lands. The demo prints the live timeline from the event stream, a summary
 with tokens and cost, main's history, and then restarts the daemon to show
 that everything is back from the store. --keep leaves the scratch directory.`,
 		Args: noArgs,
@@ -128,6 +131,11 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		d, err := demoWatcher(ctx, c, repo, out)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, d)
 		return demoSummary(ctx, c, ids, repo, out)
 	})
 	if err != nil {
@@ -164,6 +172,7 @@ func demoRepo(ctx context.Context, dir string) error {
 		"README.md":        "# greeter\n\nA tiny program that greets people.\n",
 		"src/greeting.txt": "Hello.\n",
 		"config.ini":       "[greeting]\nname = world\nloud = false\n\n[internal]\ncache_dir = /tmp/greeter\n",
+		"check.sh":         "#!/bin/sh\n# The release check: VERSION names the release.\nv=$(cat VERSION) || { echo \"FAIL $(date +%T) pid $$: no version\"; exit 1; }\necho \"ok: release $v\"\n",
 	}
 	for name, body := range files {
 		path := filepath.Join(dir, filepath.FromSlash(name))
@@ -385,4 +394,53 @@ func demoRestart(ctx context.Context, c *client.Client, ids []task.ID, out io.Wr
 		fmt.Fprintf(out, "    %s  conversation of %d messages (neuraphage task log %s)\n", id, len(lg.Entries), id)
 	}
 	return nil
+}
+
+// demoWatcher runs D, a task that loops on a failing command, and prints
+// its timeline: the Watcher finds the loop with its evidence, asks the
+// watcher persona, nudges D with a specific hint, and D recovers.
+func demoWatcher(ctx context.Context, c *client.Client, repo string, out io.Writer) (task.ID, error) {
+	stream, err := c.Watch(ctx, event.Query{AfterID: -1})
+	if err != nil {
+		return "", err
+	}
+	defer stream.Close()
+	prio := 2
+	t, err := c.CreateTask(ctx, api.CreateTaskRequest{Description: "Make the release check pass", Persona: "junior", Priority: &prio, Repo: repo})
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(out, "\nThe Watcher: a task that loops on a failing command\n• created %s (D) %q\n", t.ID, t.Description)
+	start := time.Now()
+	line := func(s string) { fmt.Fprintf(out, "  %5.2fs  %s D  %s\n", time.Since(start).Seconds(), t.ID, s) }
+	for landed := false; !landed; {
+		e, err := stream.Next()
+		if err != nil {
+			return "", fmt.Errorf("watching the demo: %w", err)
+		}
+		if e.TaskID != t.ID {
+			continue
+		}
+		switch p := e.Payload.(type) {
+		case event.ToolCall:
+			line(fmt.Sprintf("→ %s %s", p.Name, truncate(string(p.Args), 70)))
+		case event.TaskStatus:
+			line(describeEvent(e))
+			if p.To.Terminal() && p.To != task.Completed {
+				return "", fmt.Errorf("task D ended %s: %s", p.To, p.Reason)
+			}
+		case event.WorktreeRemoved:
+			line(describeEvent(e))
+			landed = true
+		case event.ToolResult, event.FileChanged, event.Delivered, event.MergeLanded,
+			event.HealthCheck, event.WatcherNudge, event.WatcherEscalate, event.WatcherPause, event.WatcherAbort:
+			for i, l := range strings.Split(describeEvent(e), "\n") {
+				if i > 0 {
+					l = "    " + l
+				}
+				line(l)
+			}
+		}
+	}
+	return t.ID, nil
 }
