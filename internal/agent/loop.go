@@ -309,14 +309,16 @@ func (l *loop) storeReply(ctx context.Context, resp *llm.Response) ([]llm.ToolCa
 		msg = textOnly(msg)
 		extra = append(extra, llm.UserText(engine.Note("Your reply was cut off at the output limit. Continue exactly where you stopped.")))
 	}
-	if len(msg.Parts) == 0 {
+	empty := len(msg.Parts) == 0
+	if empty {
 		msg.Parts = []llm.Part{llm.TextPart("(no reply)")}
 	}
 	calls := msg.ToolCalls()
 	u := resp.Usage
 	prev := l.latest.Usage
 	evs := []event.Payload{}
-	if text := strings.TrimSpace(msg.Text()); text != "" {
+	if text := strings.TrimSpace(msg.Text()); text != "" && !empty {
+		// The placeholder of an empty reply is not something it said.
 		evs = append(evs, event.Text{Turn: l.turn, Text: text})
 	}
 	for _, c := range calls {

@@ -413,6 +413,7 @@ func demoWatcher(ctx context.Context, c *client.Client, repo string, out io.Writ
 	fmt.Fprintf(out, "\nThe Watcher: a task that loops on a failing command\n• created %s (D) %q\n", t.ID, t.Description)
 	start := time.Now()
 	line := func(s string) { fmt.Fprintf(out, "  %5.2fs  %s D  %s\n", time.Since(start).Seconds(), t.ID, s) }
+	shown := false
 	for landed := false; !landed; {
 		e, err := stream.Next()
 		if err != nil {
@@ -432,13 +433,18 @@ func demoWatcher(ctx context.Context, c *client.Client, repo string, out io.Writ
 		case event.WorktreeRemoved:
 			line(describeEvent(e))
 			landed = true
-		case event.ToolResult, event.FileChanged, event.Delivered, event.MergeLanded,
-			event.HealthCheck, event.WatcherNudge, event.WatcherEscalate, event.WatcherPause, event.WatcherAbort:
-			for i, l := range strings.Split(describeEvent(e), "\n") {
-				if i > 0 {
-					l = "    " + l
+		case event.ToolResult, event.FileChanged, event.Delivered, event.MergeLanded:
+			line(describeEvent(e))
+		case event.WatcherNudge:
+			line(describeEvent(e))
+			line(fmt.Sprintf("    the nudge: %q", truncate(p.Message, 140)))
+		case event.HealthCheck, event.WatcherEscalate, event.WatcherPause, event.WatcherAbort:
+			line(describeEvent(e))
+			if !shown { // the evidence once: the steps that matched
+				for _, ev := range watcherEvidence(e.Payload) {
+					line("    evidence " + evidenceLine(ev))
+					shown = true
 				}
-				line(l)
 			}
 		}
 	}

@@ -107,6 +107,9 @@ func describeEvent(e event.Event) string {
 	if s, ok := describePersona(e.Payload); ok {
 		return s
 	}
+	if s, ok := describeWatcher(e.Payload); ok {
+		return s
+	}
 	b, _ := json.Marshal(e.Payload)
 	return truncate(string(b), 80)
 }

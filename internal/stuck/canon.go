@@ -46,12 +46,17 @@ func canonValue(v any, root string) any {
 	return v
 }
 
+// rootRef matches root as a whole path, alone or followed by "/".
+func rootRef(root string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s'"=:(])` + regexp.QuoteMeta(root) + `(/|$|[\s'";)|&])`)
+}
+
 // canonPath makes a path relative to root and clean; other text is left.
 func canonPath(s, root string) string {
 	if s == "" || strings.ContainsAny(s, " \n\t") || !strings.Contains(s, "/") && !strings.HasPrefix(s, ".") {
 		return s
 	}
-	if root != "" && (s == root || strings.HasPrefix(s, root+"/")) {
+	if root = strings.TrimSuffix(root, "/"); root != "" && (s == root || strings.HasPrefix(s, root+"/")) {
 		s = "." + s[len(root):]
 	}
 	return path.Clean(s)
@@ -63,9 +68,8 @@ func canonPath(s, root string) string {
 // --name=value, or when the next word is another flag or the end: then it
 // cannot be taking that word as its value).
 func CanonicalCommand(cmd, root string) string {
-	if root != "" {
-		cmd = strings.ReplaceAll(cmd, root+"/", "./")
-		cmd = strings.ReplaceAll(cmd, root, ".")
+	if root = strings.TrimSuffix(root, "/"); root != "" {
+		cmd = rootRef(root).ReplaceAllString(cmd, "$1.$2")
 	}
 	words := shellWords(cmd)
 	var out []string
@@ -159,7 +163,7 @@ func shellWords(s string) []string {
 // The volatile parts of tool output and errors, masked before results are
 // compared: a rerun that differs only in these is the same result.
 var (
-	maskTemp = regexp.MustCompile(`(?:/tmp|/var/folders|/private/var|/var/tmp)/[^\s:'"]*`)
+	maskTemp = regexp.MustCompile(`(^|[^\w.\-/])(?:/tmp|/var/folders|/private/var|/var/tmp)/[^\s:'"]*`)
 	maskTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b`)
 	maskUUID = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
 	maskHex  = regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`)
@@ -172,7 +176,7 @@ func Mask(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = maskTemp.ReplaceAllString(s, "<tmp>")
+	s = maskTemp.ReplaceAllString(s, "$1<tmp>")
 	s = maskTime.ReplaceAllString(s, "<time>")
 	s = maskUUID.ReplaceAllString(s, "<id>")
 	s = maskHex.ReplaceAllStringFunc(s, func(m string) string {

@@ -29,29 +29,33 @@ type Verdict struct {
 func Replay(evs []event.Event, cfg Config) []Verdict {
 	type state struct {
 		d        *Detector
-		lastKey  string
+		reported map[string]bool // keys reported since the last progress
 		progress int
 	}
 	tasks := map[task.ID]*state{}
 	var out []Verdict
 	report := func(st *state, id task.ID, line int, evID int64, fs []Finding) {
 		for _, f := range fs {
-			p := st.d.Counters().Progress
-			if f.Key == st.lastKey && p == st.progress {
+			if p := st.d.Counters().Progress; p != st.progress {
+				st.reported, st.progress = map[string]bool{}, p
+			}
+			if st.reported[f.Key] {
 				continue
 			}
-			st.lastKey, st.progress = f.Key, p
+			st.reported[f.Key] = true
 			out = append(out, Verdict{TaskID: id, Line: line, EventID: evID, Finding: f})
 		}
 	}
 	for i, e := range evs {
 		st := tasks[e.TaskID]
 		if st == nil {
-			st = &state{d: New(cfg, "", e.Time)}
+			st = &state{d: New(cfg, "", e.Time), reported: map[string]bool{}}
 			tasks[e.TaskID] = st
 		}
 		line := i + 1
-		report(st, e.TaskID, line, e.ID, st.d.Tick(e.Time))
+		if _, status := e.Payload.(event.TaskStatus); !status {
+			report(st, e.TaskID, line, e.ID, st.d.Tick(e.Time))
+		}
 		report(st, e.TaskID, line, e.ID, st.d.Observe(e))
 	}
 	return out

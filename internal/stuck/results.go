@@ -13,7 +13,11 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	d.n++
 	d.c.Steps++
 	d.c.StepsSinceProgress++
-	d.running = max(d.running-1, 0)
+	if d.running == 1 {
+		d.toolsDone(e.Time)
+	} else {
+		d.running = max(d.running-1, 0)
+	}
 	key, ok := d.pending[p.CallID]
 	if !ok {
 		key = p.Name
@@ -22,10 +26,7 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	if p.Error {
 		d.c.Errors++
 	}
-	body := p.Preview
-	if p.Tail != "" {
-		body += " " + p.Tail
-	}
+	body := wholeWords(p.Preview, p.Tail)
 	exact := p.Hash
 	if exact == "" {
 		exact = event.ContentHash(body)
@@ -92,7 +93,34 @@ func (d *Detector) sameCall(a, b Step) bool {
 	if a.Tool != b.Tool {
 		return false
 	}
-	return Similar(Mask(clip(a.key, 400)), Mask(clip(b.key, 400)), d.cfg.Similarity)
+	return Similar(keyWords(a.key), keyWords(b.key), d.cfg.Similarity)
+}
+
+// keyWords is a canonical call's masked text with the JSON punctuation
+// split off, so its words compare as the command's words.
+func keyWords(key string) string {
+	return Mask(jsonPunct.Replace(clip(key, 400)))
+}
+
+var jsonPunct = strings.NewReplacer("{", " ", "}", " ", `"`, " ", ",", " ", ":", " ", "[", " ", "]", " ")
+
+// wholeWords joins a result's preview and tail without the words their
+// cuts split: a masked value of another width earlier in the output moves
+// the cut, and a split word would make two equal results differ.
+func wholeWords(preview, tail string) string {
+	if p, ok := strings.CutSuffix(preview, "…"); ok {
+		if i := strings.LastIndexAny(p, " \n\t"); i >= 0 {
+			preview = p[:i]
+		}
+	}
+	if t, ok := strings.CutPrefix(tail, "…"); ok {
+		if i := strings.IndexAny(t, " \n\t"); i >= 0 {
+			tail = t[i:]
+		} else {
+			tail = ""
+		}
+	}
+	return preview + " " + tail
 }
 
 // same reports whether two results are the same call with the same result,
@@ -150,7 +178,7 @@ func (d *Detector) alternation(res []Step) (Finding, bool) {
 	}
 	for i := 2; i < n; i++ {
 		a, b := tail[i], tail[i-2]
-		if a.Error != b.Error || !d.sameCall(a, b) || !Similar(a.shape, b.shape, d.cfg.Similarity) {
+		if a.Epoch != b.Epoch || a.Error != b.Error || !d.sameCall(a, b) || !Similar(a.shape, b.shape, d.cfg.Similarity) {
 			return Finding{}, false
 		}
 	}

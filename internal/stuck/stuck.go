@@ -132,6 +132,7 @@ type Step struct {
 	// epochs saw different files.
 	Epoch int `json:"epoch"`
 
+	sorry bool   // a text that apologizes
 	key   string // canonical call (calls and results)
 	shape string // masked text (results and texts)
 	exact string // exact identity (results and texts)
@@ -176,6 +177,11 @@ type Detector struct {
 	apolog   int
 	turnBusy bool // the turn in flight had text or a call
 	started  time.Time
+	// toolStart is when the tools running now started; busy is the time
+	// tools ran since the last progress, which is not idle time.
+	toolStart time.Time
+	busy      time.Duration
+	halted    bool // the task left running; Tick waits for its next start
 }
 
 // New returns a detector for a task working in root (its worktree, used
@@ -195,6 +201,7 @@ func (d *Detector) Reset(now time.Time) {
 	d.steps = d.steps[:0]
 	d.pending = map[string]string{}
 	d.running, d.n, d.sinceFS, d.empty, d.ctxErrs, d.apolog = 0, 0, 0, 0, 0, 0
+	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
 	d.turnBusy = false
 	d.c = Counters{LastProgress: now}
 	d.started = now
@@ -216,11 +223,17 @@ func (d *Detector) Observe(e event.Event) []Finding {
 	case event.TaskStatus:
 		if p.To == "running" {
 			d.Reset(e.Time)
+		} else {
+			d.halted = true // waiting, paused or done: its clock stops
 		}
 	case event.TurnStarted:
 		d.c.Turns++
 		d.turnBusy = false
 	case event.TurnEnded:
+		// No tool runs between turns: calls an urgent message dropped
+		// never get a result.
+		d.toolsDone(e.Time)
+		clear(d.pending)
 		if d.turnBusy {
 			d.empty = 0
 			return nil
@@ -239,6 +252,9 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		d.n++
 		d.c.Steps++
 		d.c.Calls++
+		if d.running == 0 {
+			d.toolStart = e.Time
+		}
 		d.running++
 		key := CanonicalCall(p.Name, p.Args, d.root)
 		d.pending[p.CallID] = key
@@ -271,10 +287,10 @@ func (d *Detector) Observe(e event.Event) []Finding {
 // Tick runs the clock checks at now: no progress for too long while no
 // tool runs, and spending since progress.
 func (d *Detector) Tick(now time.Time) []Finding {
-	if d.n < d.cfg.Grace || d.running > 0 {
+	if d.halted || d.n < d.cfg.Grace || d.running > 0 {
 		return nil
 	}
-	if idle := now.Sub(d.c.LastProgress); idle >= d.cfg.NoProgress {
+	if idle := now.Sub(d.c.LastProgress) - d.busy; idle >= d.cfg.NoProgress {
 		return []Finding{{Check: NoProgress, Status: "stuck", Step: d.n, Key: string(NoProgress),
 			Diagnosis: fmt.Sprintf("no progress for %s (no file changed, no new tool result)", idle.Round(time.Second)),
 			Evidence:  []event.Evidence{{Step: d.n, Kind: "silence", What: "last progress at " + d.c.LastProgress.UTC().Format(time.RFC3339)}}}}
@@ -291,7 +307,16 @@ func (d *Detector) push(s Step) {
 	d.steps = append(d.steps, s)
 }
 
+// toolsDone ends the time tools were running at now.
+func (d *Detector) toolsDone(now time.Time) {
+	if d.running > 0 && !d.toolStart.IsZero() && now.After(d.toolStart) {
+		d.busy += now.Sub(d.toolStart)
+	}
+	d.running, d.toolStart = 0, time.Time{}
+}
+
 func (d *Detector) progress(now time.Time) {
+	d.busy = 0
 	d.c.Progress++
 	d.c.LastProgress = now
 	d.c.StepsSinceProgress = 0
@@ -320,15 +345,16 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 	d.c.Steps++
 	d.c.StepsSinceProgress++
 	shape := Mask(clip(p.Text, 600))
-	s := Step{N: d.n, Kind: "text", What: clip(collapse(p.Text), 160), shape: shape, exact: event.ContentHash(p.Text)}
+	s := Step{N: d.n, Kind: "text", What: clip(collapse(p.Text), 160), shape: shape, exact: event.ContentHash(p.Text),
+		sorry: apology.MatchString(p.Text)}
 	d.push(s)
 	var out []Finding
-	if apology.MatchString(p.Text) {
+	if s.sorry {
 		d.apolog++
 		if d.apolog >= d.cfg.Apologies {
 			out = append(out, Finding{Check: Apologies, Status: "struggling", Step: d.n, Key: string(Apologies),
 				Diagnosis: fmt.Sprintf("%d apologies without a successful action in between", d.apolog),
-				Evidence:  d.lastTexts(d.apolog, func(st Step) bool { return apology.MatchString(st.What) })})
+				Evidence:  d.lastTexts(d.apolog, func(st Step) bool { return st.sorry })})
 		}
 	}
 	// Monologue: the same message again with nothing in between.

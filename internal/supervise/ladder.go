@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"runtime/debug"
+
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
@@ -53,7 +55,7 @@ func (w *Watcher) step(ctx context.Context, wt *watched, e event.Event) {
 		if wt.running {
 			// Started or resumed (by its user, after a pause): a fresh
 			// window and a fresh ladder; an escalation stays.
-			wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom = none, 0, 0, 0
+			wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
 			wt.finding, wt.status, wt.diagnosis, wt.tier = nil, "healthy", "", 0
 			wt.started = e.Time
 			w.noteHealth(ctx, wt)
@@ -80,7 +82,7 @@ func (w *Watcher) step(ctx context.Context, wt *watched, e event.Event) {
 // recover marks a task healthy again after progress.
 func (w *Watcher) recover(ctx context.Context, wt *watched) {
 	if wt.rung < paused {
-		wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom = none, 0, 0, 0
+		wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
 	}
 	wt.finding, wt.status, wt.diagnosis, wt.tier, wt.confidence = nil, "healthy", "progress after the finding", 1, 0.6
 	wt.lastCheck = w.o.Now()
@@ -130,7 +132,6 @@ func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
 		}
 		return
 	}
-	first := wt.finding == nil
 	wt.finding, wt.findingAt = f, wt.d.Counters().Progress
 	wt.status, wt.diagnosis, wt.tier, wt.lastCheck = f.Status, f.Diagnosis, 1, w.o.Now()
 	wt.confidence = 0.6
@@ -144,8 +145,10 @@ func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
 	if !w.ready(wt) {
 		return
 	}
-	if first && wt.rung == none && w.tier2On() && !wt.judging {
-		w.judge(ctx, wt, f) // the nudge follows the judgement
+	if w.tier2On() && !wt.judging && wt.judgedRung != wt.rung {
+		// Tier 2 judges once per rung: first for the nudge's text, then
+		// whether it agrees the task is stuck (a second signal).
+		w.judge(ctx, wt, f) // the action follows the judgement
 		return
 	}
 	if wt.judging {
@@ -419,21 +422,38 @@ func (w *Watcher) noteHealth(ctx context.Context, wt *watched) {
 // judge asks tier 2 in the background; the reply comes back to the loop.
 func (w *Watcher) judge(ctx context.Context, wt *watched, f *stuck.Finding) {
 	wt.judging = true
+	if f != nil {
+		wt.judgedRung = wt.rung
+	}
 	w.st.Tier2Calls++
 	snap := Snapshot{Task: wt.t, Counters: wt.d.Counters(), Window: wt.d.Window(), Finding: f, Ladder: wt.rung.String(), Unheeded: wt.unheeded}
 	id := wt.t.ID
 	w.jobs.Add(1)
 	go func() {
 		defer w.jobs.Done()
-		if w.o.Excerpt != nil {
-			snap.Excerpt = w.o.Excerpt(ctx, id)
-		}
-		v, err := w.o.Judge.Judge(ctx, snap)
+		v, err := w.ask(ctx, snap)
 		select {
 		case w.judged <- judged{id: id, finding: f, v: v, err: err}:
 		case <-ctx.Done():
 		}
 	}()
+}
+
+// ask runs the judgement; a panic in it is a failed judgement, counted.
+func (w *Watcher) ask(ctx context.Context, snap Snapshot) (v Verdict, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.mu.Lock()
+			w.st.Panics++
+			w.mu.Unlock()
+			w.log.Error("a tier-2 judgement panicked", "task", snap.Task.ID, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("the judgement panicked: %v", r)
+		}
+	}()
+	if w.o.Excerpt != nil {
+		snap.Excerpt = w.o.Excerpt(ctx, snap.Task.ID)
+	}
+	return w.o.Judge.Judge(ctx, snap)
 }
 
 // onJudged acts on a tier-2 reply. A failure falls back to tier 1 alone.

@@ -123,9 +123,10 @@ type watched struct {
 	progressAt int // progress count when the last nudge was read
 	escalated  bool
 
-	judging   bool
-	lastJudge time.Time
-	verdict   *Verdict
+	judging    bool
+	judgedRung rung // the rung tier 2 was last asked about a finding at; -1 none
+	lastJudge  time.Time
+	verdict    *Verdict
 }
 
 // judged carries a tier-2 reply back to the loop.
@@ -277,7 +278,7 @@ func (w *Watcher) adoptRunning(ctx context.Context) {
 func (w *Watcher) newWatched(t task.Task) *watched {
 	now := w.o.Now()
 	return &watched{t: t, d: stuck.New(w.cfg.Stuck, t.Worktree, now), running: t.Status == task.Running,
-		started: now, status: "healthy", lastCheck: now}
+		started: now, status: "healthy", lastCheck: now, judgedRung: -1}
 }
 
 // observe feeds one event to its task's window and acts on what it finds.

@@ -48,9 +48,9 @@ type Match struct {
 	User string `yaml:"user"`
 	// Model matches the requested model name.
 	Model string `yaml:"model"`
-	// After matches the text of a later user message (an injected nudge,
-	// a tool result): the conversation answers only requests holding such
-	// a message, and its steps count the assistant messages after the
+	// After matches the text parts of a later user message (an injected
+	// nudge or message; tool results are not text): the conversation
+	// answers only requests holding such a message, and its steps count the assistant messages after the
 	// first one that matches. It scripts how an agent reacts to something
 	// that arrives at a time the script cannot know.
 	After string `yaml:"after"`
