@@ -119,7 +119,7 @@ func (a *app) runEvents(ctx context.Context, opts eventsOpts, out io.Writer) err
 			return writeJSON(out, evs)
 		}
 		for _, e := range evs {
-			printEvent(out, e)
+			writeTimelineEvent(out, e, time.Local)
 		}
 		if opts.limit > 0 && len(evs) == opts.limit {
 			fmt.Fprintf(out, "(limit reached: --after %d shows more)\n", evs[len(evs)-1].ID)
@@ -212,7 +212,7 @@ func (w *liveWriter) Print(e event.Event) error {
 	if w.transcript {
 		w.observation(e)
 	} else {
-		writeEventLine(w.out, e, w.loc)
+		writeTimelineEvent(w.out, e, w.loc)
 	}
 	switch p := e.Payload.(type) {
 	case event.Text:
@@ -319,6 +319,9 @@ func (w *liveWriter) observation(e event.Event) {
 	case event.Learning:
 		fmt.Fprintf(out, "* %s\n", learning(p))
 	default:
+		if writeWatcherObservation(out, e) {
+			return
+		}
 		// The task's life (created, status, messages): a timed line.
 		fmt.Fprintf(out, "%s  %-16s %s\n", e.Time.In(w.loc).Format("15:04:05.000"), e.Kind, describeEvent(e))
 	}

@@ -25,7 +25,7 @@ type taskNewOpts struct {
 	budgetUSD                                     float64
 	maxIterations                                 int
 	maxTokens                                     int64
-	noStart, json, quiet                          bool
+	noStart, noSupervision, json, quiet           bool
 }
 
 func (a *app) newTaskNewCmd() *cobra.Command {
@@ -62,6 +62,7 @@ may be left out. The phases choose the personas, so --persona goes without it.`,
 	f.Int64Var(&opts.maxTokens, "max-tokens", 0, "pause the task once it has used this many tokens (0: no limit)")
 	f.StringVar(&opts.context, "context", "", "extra context for the agent")
 	f.BoolVar(&opts.noStart, "no-start", false, "create the task paused; `task resume` starts it")
+	f.BoolVar(&opts.noSupervision, "no-supervision", false, "keep the Watcher away from the task: no health checks, nudges, escalations or pauses")
 	f.BoolVar(&opts.json, "json", false, "print the task as JSON")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the task id")
 	return cmd
@@ -139,7 +140,7 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 		Description: description, Context: opts.context, Tags: opts.tags, ParentID: opts.parent,
 		Persona: opts.persona, Engine: opts.engine, Model: opts.model, Repo: repo,
 		Budget: api.Budget{MaxCostUSD: opts.budgetUSD, MaxIterations: opts.maxIterations, MaxTokens: opts.maxTokens}, NoStart: opts.noStart,
-		Workflow: phases,
+		Workflow: phases, NoSupervision: opts.noSupervision,
 	}
 	if prioritySet {
 		req.Priority = &opts.priority

@@ -53,8 +53,8 @@ func rootRef(root string) *regexp.Regexp {
 
 // canonPath makes a path relative to root and clean; other text is left.
 func canonPath(s, root string) string {
-	if s == "" || strings.ContainsAny(s, " \n\t") || !strings.Contains(s, "/") && !strings.HasPrefix(s, ".") {
-		return s
+	if s == "" || strings.ContainsAny(s, " \n\t") || strings.Contains(s, "...") || !strings.Contains(s, "/") && !strings.HasPrefix(s, ".") {
+		return s // ./... is a Go package pattern, not a path to clean
 	}
 	if root = strings.TrimSuffix(root, "/"); root != "" && (s == root || strings.HasPrefix(s, root+"/")) {
 		s = "." + s[len(root):]

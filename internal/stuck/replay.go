@@ -14,8 +14,8 @@ import (
 // Verdict is a finding met while replaying a recorded stream.
 type Verdict struct {
 	TaskID task.ID `json:"task_id"`
-	// Line is the input line (JSONL) or the event's position (1-based) in
-	// the stream.
+	// Line is the event's position (1-based) in the stream, blank lines
+	// not counted.
 	Line    int   `json:"line"`
 	EventID int64 `json:"event_id,omitempty"`
 	Finding

@@ -120,6 +120,10 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/rebase", s.git(s.rebaseStatus))
 	s.mux.HandleFunc("POST /v1/rebase", s.git(s.rebaseAll))
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/rebase", s.git(s.rebaseTask))
+	s.mux.HandleFunc("GET /v1/supervision/health", s.supervision(s.supervisionHealth))
+	s.mux.HandleFunc("GET /v1/supervision/diagnoses", s.supervision(s.supervisionDiagnoses))
+	s.mux.HandleFunc("GET /v1/supervision/stats", s.supervision(s.supervisionStats))
+	s.mux.HandleFunc("POST /v1/tasks/{ref}/nudge", s.supervision(s.nudge))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})
