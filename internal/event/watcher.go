@@ -23,8 +23,9 @@ type Evidence struct {
 	// What is a short, display-ready account: the canonical call, the
 	// masked start of a result, the start of a text.
 	What string `json:"what"`
-	// Exact is set when the step repeats an earlier one byte for byte
-	// (the strongest evidence); otherwise it matched by shape.
+	// Exact is set when the step repeats the newest one exactly: the same
+	// canonical call and byte-equal output (the strongest evidence);
+	// otherwise it matched by shape.
 	Exact bool `json:"exact,omitempty"`
 }
 

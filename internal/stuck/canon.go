@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -46,9 +47,17 @@ func canonValue(v any, root string) any {
 	return v
 }
 
+// rootRefs caches rootRef's expressions by root.
+var rootRefs sync.Map
+
 // rootRef matches root as a whole path, alone or followed by "/".
 func rootRef(root string) *regexp.Regexp {
-	return regexp.MustCompile(`(^|[\s'"=:(])` + regexp.QuoteMeta(root) + `(/|$|[\s'";)|&])`)
+	if re, ok := rootRefs.Load(root); ok {
+		return re.(*regexp.Regexp)
+	}
+	re := regexp.MustCompile(`(^|[\s'"=:(])` + regexp.QuoteMeta(root) + `(/|$|[\s'";)|&])`)
+	rootRefs.Store(root, re)
+	return re
 }
 
 // canonPath makes a path relative to root and clean; other text is left.
@@ -166,8 +175,6 @@ var (
 	maskTemp = regexp.MustCompile(`(^|[^\w.\-/])(?:/tmp|/var/folders|/private/var|/var/tmp)/[^\s:'"]*`)
 	maskTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b`)
 	maskUUID = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	maskHex  = regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`)
-	maskNum  = regexp.MustCompile(`\d+(?:\.\d+)?`)
 )
 
 // Mask replaces the volatile parts of a text (temporary paths, times,
@@ -176,17 +183,102 @@ func Mask(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = maskTemp.ReplaceAllString(s, "$1<tmp>")
-	s = maskTime.ReplaceAllString(s, "<time>")
-	s = maskUUID.ReplaceAllString(s, "<id>")
-	s = maskHex.ReplaceAllStringFunc(s, func(m string) string {
-		if len(m) < 6 {
-			return m // short words like "dead" or "a1" stay
+	if strings.Contains(s, "/tmp/") || strings.Contains(s, "/var/") || strings.Contains(s, "/private/") {
+		s = maskTemp.ReplaceAllString(s, "$1<tmp>")
+	}
+	if !strings.ContainsAny(s, "0123456789") {
+		return collapse(s) // times, ids, hex and numbers all hold a digit
+	}
+	if strings.Contains(s, ":") {
+		s = maskTime.ReplaceAllString(s, "<time>")
+	}
+	if strings.Contains(s, "-") {
+		s = maskUUID.ReplaceAllString(s, "<id>")
+	}
+	return collapse(maskDigits(maskHex(s)))
+}
+
+// maskHex replaces hex ids and addresses, words of 6 or more characters:
+// hex digits holding both a digit and a letter, or 0x and hex digits.
+// Shorter words ("dead", "a1", "0x1") stay.
+func maskHex(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	word := func(c byte) bool {
+		return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+	}
+	for i := 0; i < len(s); {
+		if !word(s[i]) {
+			b.WriteByte(s[i])
+			i++
+			continue
 		}
-		return "<hex>"
-	})
-	s = maskNum.ReplaceAllString(s, "#")
-	return collapse(s)
+		j := i
+		for j < len(s) && word(s[j]) {
+			j++
+		}
+		if isHexID(s[i:j]) {
+			b.WriteString("<hex>")
+		} else {
+			b.WriteString(s[i:j])
+		}
+		i = j
+	}
+	return b.String()
+}
+
+func isHexID(w string) bool {
+	if len(w) < 6 {
+		return false
+	}
+	if w[0] == '0' && (w[1] == 'x' || w[1] == 'X') {
+		w = w[2:]
+		for k := 0; k < len(w); k++ {
+			if !isHex(w[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	digit, letter := false, false
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case isHex(c):
+			letter = true
+		default:
+			return false
+		}
+	}
+	return digit && letter
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// maskDigits replaces each number (digits, with one decimal part) by #.
+func maskDigits(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		if s[i] < '0' || s[i] > '9' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
+			for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			}
+		}
+		b.WriteByte('#')
+	}
+	return b.String()
 }
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -18,10 +18,11 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	} else {
 		d.running = max(d.running-1, 0)
 	}
-	key, ok := d.pending[p.CallID]
+	c, ok := d.pending[p.CallID]
 	if !ok {
-		key = p.Name
+		c = pendingCall{key: p.Name, kw: p.Name}
 	}
+	key := c.key
 	delete(d.pending, p.CallID)
 	if p.Error {
 		d.c.Errors++
@@ -31,7 +32,7 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	if exact == "" {
 		exact = event.ContentHash(body)
 	}
-	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, shape: Mask(body), exact: exact}
+	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, kw: c.kw, shape: Mask(body), exact: exact}
 	s.Epoch = d.epoch
 	s.What = clip(key, 100) + " → " + clip(errPrefix(p.Error)+s.shape, 120)
 	fresh := !p.Error && !slices.ContainsFunc(d.steps, func(t Step) bool { return t.Kind == "result" && d.same(t, s) })
@@ -93,7 +94,7 @@ func (d *Detector) sameCall(a, b Step) bool {
 	if a.Tool != b.Tool {
 		return false
 	}
-	return Similar(keyWords(a.key), keyWords(b.key), d.cfg.Similarity)
+	return Similar(a.kw, b.kw, d.cfg.Similarity)
 }
 
 // keyWords is a canonical call's masked text with the JSON punctuation
@@ -108,7 +109,7 @@ var jsonPunct = strings.NewReplacer("{", " ", "}", " ", `"`, " ", ",", " ", ":",
 // cuts split: a masked value of another width earlier in the output moves
 // the cut, and a split word would make two equal results differ.
 func wholeWords(preview, tail string) string {
-	if p, ok := strings.CutSuffix(preview, "…"); ok {
+	if p, ok := strings.CutSuffix(preview, "…"); ok && tail != "" { // cut only when there is a tail
 		if i := strings.LastIndexAny(p, " \n\t"); i >= 0 {
 			preview = p[:i]
 		}
@@ -126,7 +127,13 @@ func wholeWords(preview, tail string) string {
 // same reports whether two results are the same call with the same result,
 // seeing the same files.
 func (d *Detector) same(a, b Step) bool {
-	return a.Epoch == b.Epoch && a.Error == b.Error && d.sameCall(a, b) && Similar(a.shape, b.shape, d.cfg.Similarity)
+	if a.Epoch != b.Epoch || a.Error != b.Error {
+		return false
+	}
+	if a.exact == b.exact && a.key == b.key {
+		return true
+	}
+	return d.sameCall(a, b) && Similar(a.shape, b.shape, d.cfg.Similarity)
 }
 
 func (d *Detector) repeat(res []Step, s Step) (Finding, bool) {

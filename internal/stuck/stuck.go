@@ -134,6 +134,7 @@ type Step struct {
 
 	sorry bool   // a text that apologizes
 	key   string // canonical call (calls and results)
+	kw    string // keyWords(key), computed once
 	shape string // masked text (results and texts)
 	exact string // exact identity (results and texts)
 }
@@ -158,6 +159,9 @@ type Counters struct {
 
 var apology = regexp.MustCompile(`(?i)\b(sorry|apologi[sz]e|apologies|my (mistake|bad)|I was wrong)\b`)
 
+// pendingCall is a tool call waiting for its result.
+type pendingCall struct{ key, kw string }
+
 // Detector is the window and checks of one task. It is not safe for
 // concurrent use: its owner feeds it in order.
 type Detector struct {
@@ -165,7 +169,7 @@ type Detector struct {
 	root string
 
 	steps   []Step // the window, oldest first
-	pending map[string]string
+	pending map[string]pendingCall
 	running int // tool calls without a result yet
 
 	n        int // steps since the start or resume
@@ -199,7 +203,7 @@ func (d *Detector) Config() Config { return d.cfg }
 // before are not held against it; the grace period starts again.
 func (d *Detector) Reset(now time.Time) {
 	d.steps = d.steps[:0]
-	d.pending = map[string]string{}
+	d.pending = map[string]pendingCall{}
 	d.running, d.n, d.sinceFS, d.empty, d.ctxErrs, d.apolog = 0, 0, 0, 0, 0, 0
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
 	d.turnBusy = false
@@ -257,8 +261,9 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		}
 		d.running++
 		key := CanonicalCall(p.Name, p.Args, d.root)
-		d.pending[p.CallID] = key
-		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: clip(key, 160), key: key})
+		c := pendingCall{key: key, kw: keyWords(key)}
+		d.pending[p.CallID] = c
+		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: clip(key, 160), key: key, kw: c.kw})
 	case event.ToolResult:
 		return d.result(e, p)
 	case event.FileChanged:
@@ -317,6 +322,9 @@ func (d *Detector) toolsDone(now time.Time) {
 
 func (d *Detector) progress(now time.Time) {
 	d.busy = 0
+	if d.running > 0 {
+		d.toolStart = now // tool time before the progress is not counted twice
+	}
 	d.c.Progress++
 	d.c.LastProgress = now
 	d.c.StepsSinceProgress = 0
