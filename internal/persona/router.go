@@ -3,10 +3,8 @@ package persona
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"unicode"
@@ -41,18 +39,6 @@ func ParseRoute(reply string) (Route, error) {
 	if len(reply) > maxReply {
 		return Route{}, fmt.Errorf("the reply is %d bytes; a classification is under %d", len(reply), maxReply)
 	}
-	body := strings.TrimSpace(reply)
-	if rest, ok := strings.CutPrefix(body, "```"); ok {
-		rest = strings.TrimPrefix(rest, "json")
-		inner, ok := strings.CutSuffix(strings.TrimSpace(rest), "```")
-		if !ok {
-			return Route{}, errors.New("the reply opens a code fence and never closes it")
-		}
-		body = strings.TrimSpace(inner)
-	}
-	if !strings.HasPrefix(body, "{") {
-		return Route{}, fmt.Errorf("the reply is not a JSON object: %q", clip(body, 80))
-	}
 	var raw struct {
 		Category   any `json:"category"`
 		Complexity any `json:"complexity"`
@@ -61,12 +47,8 @@ func ParseRoute(reply string) (Route, error) {
 		Suggested3 any `json:"persona"`
 		Tags       any `json:"tags"`
 	}
-	dec := json.NewDecoder(strings.NewReader(body))
-	if err := dec.Decode(&raw); err != nil {
-		return Route{}, fmt.Errorf("the reply is not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Route{}, errors.New("the reply has more after its JSON object")
+	if err := llm.DecodeObject(reply, &raw); err != nil {
+		return Route{}, err
 	}
 	var r Route
 	var err error

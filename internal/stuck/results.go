@@ -249,7 +249,5 @@ func allExact(ev []event.Evidence) bool {
 
 // String renders a finding on one line.
 func (f Finding) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "step %d: %s (%s): %s", f.Step, f.Check, f.Status, f.Diagnosis)
-	return b.String()
+	return fmt.Sprintf("step %d: %s (%s): %s", f.Step, f.Check, f.Status, f.Diagnosis)
 }

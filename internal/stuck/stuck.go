@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
 // Check names a tier-1 check.
@@ -180,7 +181,6 @@ type Detector struct {
 	ctxErrs  int
 	apolog   int
 	turnBusy bool // the turn in flight had text or a call
-	started  time.Time
 	// toolStart is when the tools running now started; busy is the time
 	// tools ran since the last progress, which is not idle time.
 	toolStart time.Time
@@ -208,7 +208,6 @@ func (d *Detector) Reset(now time.Time) {
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
 	d.turnBusy = false
 	d.c = Counters{LastProgress: now}
-	d.started = now
 }
 
 // Counters returns the task's counters.
@@ -225,7 +224,7 @@ func (d *Detector) Running() bool { return d.running > 0 }
 func (d *Detector) Observe(e event.Event) []Finding {
 	switch p := e.Payload.(type) {
 	case event.TaskStatus:
-		if p.To == "running" {
+		if p.To == task.Running {
 			d.Reset(e.Time)
 		} else {
 			d.halted = true // waiting, paused or done: its clock stops

@@ -3,10 +3,8 @@ package supervise
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -63,18 +61,6 @@ func ParseVerdict(reply string) (Verdict, error) {
 	if len(reply) > maxReply {
 		return Verdict{}, fmt.Errorf("the reply is %d bytes; a verdict is under %d", len(reply), maxReply)
 	}
-	body := strings.TrimSpace(reply)
-	if rest, ok := strings.CutPrefix(body, "```"); ok {
-		rest = strings.TrimPrefix(rest, "json")
-		inner, ok := strings.CutSuffix(strings.TrimSpace(rest), "```")
-		if !ok {
-			return Verdict{}, errors.New("the reply opens a code fence and never closes it")
-		}
-		body = strings.TrimSpace(inner)
-	}
-	if !strings.HasPrefix(body, "{") {
-		return Verdict{}, fmt.Errorf("the reply is not a JSON object: %q", clip(body, 80))
-	}
 	var raw struct {
 		Status         *string  `json:"status"`
 		Confidence     *float64 `json:"confidence"`
@@ -83,12 +69,8 @@ func ParseVerdict(reply string) (Verdict, error) {
 		Nudge          string   `json:"nudge-message"`
 		Nudge2         string   `json:"nudge_message"`
 	}
-	dec := json.NewDecoder(strings.NewReader(body))
-	if err := dec.Decode(&raw); err != nil {
-		return Verdict{}, fmt.Errorf("the reply is not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Verdict{}, errors.New("the reply has more after its JSON object")
+	if err := llm.DecodeObject(reply, &raw); err != nil {
+		return Verdict{}, err
 	}
 	var v Verdict
 	switch {

@@ -63,8 +63,7 @@ func (w *Watcher) step(ctx context.Context, wt *watched, e event.Event) {
 		return
 	case event.Delivered:
 		if wt.nudgeInj != 0 && slices.Contains(p.InjectionIDs, wt.nudgeInj) {
-			c := wt.d.Counters()
-			wt.waitFrom, wt.progressAt = c.Calls, c.Progress
+			wt.waitFrom = wt.d.Counters().Calls
 		}
 	}
 	c := wt.d.Counters()
@@ -462,7 +461,7 @@ func (w *Watcher) onJudged(ctx context.Context, wt *watched, j judged) {
 	wt.lastJudge = w.o.Now()
 	if j.err != nil {
 		w.st.Tier2Failures++
-		w.setDegraded(true, "tier 2 failed: "+clip(errText(j.err), 200))
+		w.setDegraded(true, "tier 2 failed: "+clip(j.err.Error(), 200))
 		if j.finding != nil && wt.finding != nil && wt.rung < paused && w.ready(wt) {
 			w.advance(ctx, wt, wt.finding, nil)
 		}
@@ -470,7 +469,6 @@ func (w *Watcher) onJudged(ctx context.Context, wt *watched, j judged) {
 	}
 	w.setDegraded(false, "")
 	v := j.v
-	wt.verdict = &v
 	if j.finding == nil {
 		// A periodic or a weak-signal look: tier 2 alone may nudge (a
 		// hint or a warning), never more.

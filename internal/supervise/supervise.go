@@ -14,7 +14,6 @@ package supervise
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -119,14 +118,12 @@ type watched struct {
 	// waitFrom is the task's tool-call count when the last action took
 	// effect (its nudge was read, its escalation asked); -1 while a
 	// nudge waits to be read.
-	waitFrom   int
-	progressAt int // progress count when the last nudge was read
-	escalated  bool
+	waitFrom  int
+	escalated bool
 
 	judging    bool
 	judgedRung rung // the rung tier 2 was last asked about a finding at; -1 none
 	lastJudge  time.Time
-	verdict    *Verdict
 }
 
 // judged carries a tier-2 reply back to the loop.
@@ -290,28 +287,17 @@ func (w *Watcher) observe(ctx context.Context, e event.Event) {
 	w.st.Observations++
 	wt := w.tasks[e.TaskID]
 	w.mu.Unlock()
-	if ts, ok := e.Payload.(event.TaskStatus); ok {
-		switch {
-		case ts.To.Terminal():
-			w.mu.Lock()
-			delete(w.tasks, e.TaskID)
-			w.mu.Unlock()
-			return
-		case ts.To == task.Running:
-			if wt == nil || wt.t.ID == "" {
-				t, err := w.o.Store.GetTask(ctx, e.TaskID)
-				if err != nil {
-					return
-				}
-				wt = w.newWatched(t)
-				w.mu.Lock()
-				w.tasks[e.TaskID] = wt
-				w.mu.Unlock()
-			}
-		}
+	ts, isStatus := e.Payload.(event.TaskStatus)
+	if isStatus && ts.To.Terminal() {
+		w.mu.Lock()
+		delete(w.tasks, e.TaskID)
+		w.mu.Unlock()
+		return
 	}
 	if wt == nil {
-		if !isObservation(e) {
+		// First seen: it starts, or it was running before the Watcher
+		// (re)started.
+		if !(isStatus && ts.To == task.Running) && !isObservation(e) {
 			return
 		}
 		t, err := w.o.Store.GetTask(ctx, e.TaskID)
@@ -457,5 +443,3 @@ func (w *Watcher) setDegraded(on bool, reason string) {
 		w.log.Info("tier 2 is back")
 	}
 }
-
-func errText(err error) string { return fmt.Sprint(err) }

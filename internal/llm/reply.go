@@ -1,0 +1,45 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// DecodeObject reads a model reply that must be one JSON object, alone or
+// in a ```json code fence, into v. Anything else is an error saying what
+// was wrong: an unclosed fence, no object, invalid JSON, or more after the
+// object. Callers bound the reply's size and validate v's fields.
+func DecodeObject(reply string, v any) error {
+	body := strings.TrimSpace(reply)
+	if rest, ok := strings.CutPrefix(body, "```"); ok {
+		rest = strings.TrimPrefix(rest, "json")
+		inner, ok := strings.CutSuffix(strings.TrimSpace(rest), "```")
+		if !ok {
+			return errors.New("the reply opens a code fence and never closes it")
+		}
+		body = strings.TrimSpace(inner)
+	}
+	if !strings.HasPrefix(body, "{") {
+		start := body
+		if len(start) > 80 {
+			n := 80
+			for n > 0 && !utf8.RuneStart(start[n]) {
+				n--
+			}
+			start = start[:n] + "…"
+		}
+		return fmt.Errorf("the reply is not a JSON object: %q", start)
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("the reply is not valid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("the reply has more after its JSON object")
+	}
+	return nil
+}
