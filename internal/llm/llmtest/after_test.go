@@ -202,3 +202,30 @@ func TestAfterParses(t *testing.T) {
 		t.Errorf("Validate = %v, want the bad regexp", err)
 	}
 }
+
+// A capture puts what the first user message names into the reply.
+func TestCaptureFillsTheReply(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, &llmtest.Script{Conversations: []llmtest.Conversation{
+		{Name: "relay", Match: llmtest.Match{User: "Candidates", Capture: map[string]string{
+			"ui": `task (t-[0-9a-z]+): "Build`, "missing": `nothing (here)`}},
+			Steps: []llmtest.Step{{Text: `{"recipients": [{"task-id": "${ui}"}], "other": "${missing}"}`}}},
+	}})
+	msgs := []message{{Role: "user", Content: []block{{Type: "text", Text: "Candidates:\n- task t-ab12c: \"Build the login form\"\n"}}}}
+	got := answer(t, srv, anthropicBody(t, msgs))
+	if want := `{"recipients": [{"task-id": "t-ab12c"}], "other": "${missing}"}`; got != want {
+		t.Fatalf("reply = %q, want %q", got, want)
+	}
+}
+
+func TestCaptureNeedsOneGroup(t *testing.T) {
+	t.Parallel()
+	_, err := llmtest.ParseScript("s.yaml", []byte(`
+conversations:
+  - match: {capture: {x: 'no group', "bad name": '(a)'}}
+    steps: [{text: hi}]
+`))
+	if err == nil || !strings.Contains(err.Error(), "want one group, have 0") || !strings.Contains(err.Error(), `name "bad name"`) {
+		t.Fatalf("err = %v, want the group count and the bad name", err)
+	}
+}

@@ -109,7 +109,7 @@ func (p *parser) conversation(n *yaml.Node, what string) Conversation {
 		case "name":
 			p.scalar(v, what+".name", &c.Name)
 		case "match":
-			p.mapping(v, what+".match", []string{"system", "user", "model", "after"}, func(key string, v *yaml.Node) {
+			p.mapping(v, what+".match", []string{"system", "user", "model", "after", "capture"}, func(key string, v *yaml.Node) {
 				switch key {
 				case "system":
 					p.scalar(v, what+".match.system", &c.Match.System)
@@ -119,6 +119,17 @@ func (p *parser) conversation(n *yaml.Node, what string) Conversation {
 					p.scalar(v, what+".match.model", &c.Match.Model)
 				case "after":
 					p.scalar(v, what+".match.after", &c.Match.After)
+				case "capture":
+					if v.Kind != yaml.MappingNode {
+						p.errorf(v, "%s.match.capture must be a mapping of names to patterns", what)
+						return
+					}
+					c.Match.Capture = map[string]string{}
+					for i := 0; i+1 < len(v.Content); i += 2 {
+						var re string
+						p.scalar(v.Content[i+1], what+".match.capture."+v.Content[i].Value, &re)
+						c.Match.Capture[v.Content[i].Value] = re
+					}
 				}
 			})
 		case "steps":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -54,6 +55,13 @@ type Match struct {
 	// first one that matches. It scripts how an agent reacts to something
 	// that arrives at a time the script cannot know.
 	After string `yaml:"after"`
+	// Capture names values taken from the first user message: each is a
+	// Go regular expression with one group, whose first match replaces
+	// ${name} in the conversation's step texts. It scripts replies that
+	// name what the script cannot know (the ids of tasks in a prompt). A
+	// capture that does not match leaves ${name} as it is. It does not
+	// select requests.
+	Capture map[string]string `yaml:"capture"`
 }
 
 // Step is one assistant reply.
@@ -215,6 +223,7 @@ type compiledConv struct {
 	name                string
 	system, user, model *regexp.Regexp
 	after               *regexp.Regexp
+	capture             map[string]*regexp.Regexp
 	steps               []Step
 }
 
@@ -243,6 +252,22 @@ func (s *Script) compile(name string) (*compiled, error) {
 			var err error
 			if *f.dst, err = regexp.Compile(f.src); err != nil {
 				bad(c.line, "conversation %q: match.%s: %v", cc.name, f.key, err)
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(c.Match.Capture)) {
+			re, err := regexp.Compile(c.Match.Capture[k])
+			switch {
+			case !captureName.MatchString(k):
+				bad(c.line, "conversation %q: match.capture: name %q is not letters, digits and _", cc.name, k)
+			case err != nil:
+				bad(c.line, "conversation %q: match.capture.%s: %v", cc.name, k, err)
+			case re.NumSubexp() != 1:
+				bad(c.line, "conversation %q: match.capture.%s: want one group, have %d", cc.name, k, re.NumSubexp())
+			default:
+				if cc.capture == nil {
+					cc.capture = map[string]*regexp.Regexp{}
+				}
+				cc.capture[k] = re
 			}
 		}
 		if len(c.Steps) == 0 {
@@ -310,4 +335,21 @@ func (c *compiledConv) afterIndex(req *Request) int {
 		}
 	}
 	return -1
+}
+
+var captureName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// captured replaces ${name} in text by what c's captures find in the
+// request's first user message.
+func (c *compiledConv) captured(req *Request, text string) string {
+	if len(c.capture) == 0 || !strings.Contains(text, "${") {
+		return text
+	}
+	first := req.firstUserText()
+	for k, re := range c.capture {
+		if m := re.FindStringSubmatch(first); m != nil {
+			text = strings.ReplaceAll(text, "${"+k+"}", m[1])
+		}
+	}
+	return text
 }

@@ -254,7 +254,7 @@ func (s *Server) wait(ctx context.Context, ms int) bool {
 
 // render computes the reply to req: deterministic ids and usage.
 func (s *Server) render(req *Request, c *compiledConv, st Step, seq int) *reply {
-	rep := &reply{model: req.Model, text: st.Text, stop: st.Stop, chunk: st.ChunkSize}
+	rep := &reply{model: req.Model, text: c.captured(req, st.Text), stop: st.Stop, chunk: st.ChunkSize}
 	if rep.model == "" {
 		rep.model = "llmtest"
 	}
@@ -266,7 +266,7 @@ func (s *Server) render(req *Request, c *compiledConv, st Step, seq int) *reply 
 		prefix, callPrefix = "chatcmpl-llmtest-", "call_llmtest_"
 	}
 	rep.id = fmt.Sprintf("%s%d", prefix, seq)
-	out := len(st.Text)
+	out := len(rep.text)
 	for i, tc := range st.ToolCalls {
 		id := tc.ID
 		if id == "" {
