@@ -129,7 +129,7 @@ func Default() Config {
 			Fetch:               true,
 			Remote:              "origin",
 			OnConflict:          "notify",
-		}, Watcher: DefaultWatcher()},
+		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer()},
 		LLM: llm.DefaultConfig(),
 	}
 }

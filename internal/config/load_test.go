@@ -55,6 +55,12 @@ supervision:
      dense: 6, dense_of: 12, context_errors: 2, empty_replies: 4, apologies: 5, no_progress_secs: 120, runaway_tokens: 5000,
      runaway_usd: 0.5, wandering: 40, similarity: 0.8, tier2: false, tier2_every_secs: 0, tier2_timeout_secs: 10, nudges: 2,
      steps_to_heed: 4, escalate: false, pause: false, abort: true, hard_tokens: 90000, hard_usd: 9}
+  syncer:
+    {enabled: false, interval_secs: 30, same_parent: false, shared_tags: false, same_files: false, same_group: false,
+     relay_blocking: related, relay_helpful: same-parent, relay_fyi: never, min_relevance: 0.5, max_per_minute: 10,
+     cooldown_secs: 0, max_pending: 50, pending_ttl_secs: 1200, persona: false, persona_timeout_secs: 40, llm_extract: true,
+     extract_errors: false, extract_discoveries: false, extract_statements: false, dedup_similarity: 0.9, brief: 0,
+     max_message_chars: 1000}
 llm:
   providers:
     anthropic: {base_url: "https://a.example", api_key_env: A_KEY, max_concurrent: 0, requests_per_minute: 1, tokens_per_minute: 2, max_output_tokens: 3}
@@ -89,7 +95,10 @@ llm:
 						Watcher: Watcher{IntervalSecs: 2, WindowSteps: 50, Repeat: 5, Failing: 4, Monologue: 4, Alternation: 8,
 							Dense: 6, DenseOf: 12, ContextErrors: 2, EmptyReplies: 4, Apologies: 5, NoProgressSecs: 120, RunawayTokens: 5000,
 							RunawayUSD: 0.5, Wandering: 40, Similarity: 0.8, Tier2TimeoutSecs: 10, Nudges: 2, StepsToHeed: 4,
-							Abort: true, HardTokens: 90000, HardUSD: 9}},
+							Abort: true, HardTokens: 90000, HardUSD: 9},
+						Syncer: Syncer{IntervalSecs: 30, RelayBlocking: "related", RelayHelpful: "same-parent", RelayFYI: "never",
+							MinRelevance: 0.5, MaxPerMinute: 10, MaxPending: 50, PendingTTLSecs: 1200, PersonaTimeoutSecs: 40,
+							LLMExtract: true, DedupSimilarity: 0.9, MaxMessageChars: 1000}},
 					LLM: llm.Config{
 						Providers: llm.ProvidersConfig{
 							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},

@@ -11,6 +11,7 @@ import (
 type Supervision struct {
 	MainWatcher MainWatcher `yaml:"main_watcher"`
 	Watcher     Watcher     `yaml:"watcher"`
+	Syncer      Syncer      `yaml:"syncer"`
 }
 
 // MainWatcher configures the main-branch watcher, which tells running tasks
