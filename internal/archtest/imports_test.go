@@ -103,7 +103,7 @@ func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(
 func TestDomainPackagesDoNoIO(t *testing.T) {
 	t.Parallel()
 	graph := imports(t)
-	pure := []string{"internal/task", "internal/event", "internal/api", "internal/llm", "internal/engine"}
+	pure := []string{"internal/task", "internal/event", "internal/api", "internal/llm", "internal/engine", "internal/knowledge"}
 	forbidden := []string{"os", "os/exec", "net", "net/http", "database/sql", "syscall", "io/fs", "os/signal"}
 	// internal/llm classifies transport errors and reads Retry-After headers:
 	// it uses the error types and constants of these packages and performs no
@@ -139,7 +139,7 @@ func TestDomainPackagesDoNoIO(t *testing.T) {
 func TestClientsNeverImportDaemonInternals(t *testing.T) {
 	t.Parallel()
 	graph := imports(t)
-	internals := []string{"internal/daemon", "internal/control", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/agent", "internal/engine", "internal/merge", "internal/worktree", "internal/mainwatch"}
+	internals := []string{"internal/daemon", "internal/control", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/syncer", "internal/agent", "internal/engine", "internal/merge", "internal/worktree", "internal/mainwatch"}
 	for _, client := range []string{"internal/cli", "internal/tui"} {
 		if _, ok := graph[client]; !ok {
 			continue
