@@ -88,25 +88,3 @@ type CostRow struct {
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
 }
-
-// Learning is something a task found out that others may need.
-type Learning struct {
-	ID     int64   `json:"id"`
-	TaskID task.ID `json:"task_id"`
-	// Summary is required.
-	Summary   string    `json:"summary"`
-	Detail    string    `json:"detail,omitempty"`
-	Tags      []string  `json:"tags,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// LearningQuery selects learnings.
-type LearningQuery struct {
-	// TaskID selects one task's learnings.
-	TaskID task.ID
-	// AfterID selects learnings with a larger ID: a cursor, as IDs are
-	// never reused.
-	AfterID int64
-	// Limit caps the result; 0 means no cap.
-	Limit int
-}

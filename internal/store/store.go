@@ -165,12 +165,29 @@ type Store interface {
 	Spent(ctx context.Context, since time.Time) (float64, error)
 
 	// RecordLearning stores a learning of an existing task (else
-	// ErrNotFound) with the events built from its ID by record, and returns
-	// the stored learning and committed events.
+	// ErrNotFound), deduplicated: when a stored learning has the same
+	// normalized summary, or one similar enough (l.Similarity), the task
+	// is added to its sources instead (Merged is set). The events built by
+	// record are committed with it; it returns the learning as stored.
 	RecordLearning(ctx context.Context, l Learning, record func(Learning) []event.Event) (Learning, []event.Event, error)
 	// Learnings returns stored learnings matching q, oldest (lowest ID)
-	// first.
+	// first, or the best matches first with q.Search.
 	Learnings(ctx context.Context, q LearningQuery) ([]Learning, error)
+	// GetLearning returns one learning with its sources, ErrNotFound when
+	// none.
+	GetLearning(ctx context.Context, id int64) (Learning, error)
+	// ForgetLearning deletes a learning and its sources (its sync messages
+	// stay, as history) with the events built by record.
+	ForgetLearning(ctx context.Context, id int64, record func(Learning) []event.Event) (Learning, []event.Event, error)
+
+	// AddSyncMessage stores a sync message with the events built from it
+	// by record. A learning already sent to the task is ErrExists.
+	AddSyncMessage(ctx context.Context, m SyncMessage, record func(SyncMessage) []event.Event) (SyncMessage, []event.Event, error)
+	// UpdateSyncMessage applies mut to a stored message and stores the
+	// result with mut's events, atomically.
+	UpdateSyncMessage(ctx context.Context, id int64, mut func(*SyncMessage) ([]event.Event, error)) (SyncMessage, []event.Event, error)
+	// SyncMessages returns the messages matching q.
+	SyncMessages(ctx context.Context, q SyncQuery) ([]SyncMessage, error)
 
 	// PutWorktree stores a task's worktree record (insert or replace; one
 	// per task) with evs. The task must exist (else ErrNotFound).

@@ -153,6 +153,69 @@ CREATE INDEX merges_queue ON merges (repo, target, id);
 -- it first to say which entry is in the way; this is the backstop.
 CREATE UNIQUE INDEX merges_open_task ON merges (task_id) WHERE state IN ('queued', 'running', 'waiting');
 `,
+	// 4: the knowledge store (learnings deduplicated, with their sources,
+	// searchable) and the Syncer's messages.
+	`
+ALTER TABLE learnings ADD COLUMN kind TEXT NOT NULL DEFAULT 'explicit';
+ALTER TABLE learnings ADD COLUMN files TEXT; -- JSON array; NULL when there are none
+-- knowledge.Fingerprint of the summary: the same normalized text is one
+-- learning. Empty on rows from before this migration.
+ALTER TABLE learnings ADD COLUMN fingerprint TEXT NOT NULL DEFAULT '';
+ALTER TABLE learnings ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
+UPDATE learnings SET updated_at = created_at;
+CREATE INDEX learnings_fingerprint ON learnings (fingerprint);
+
+-- The tasks that found a learning out; the first is learnings.task_id.
+CREATE TABLE learning_sources (
+	learning_id INTEGER NOT NULL REFERENCES learnings (id) ON DELETE CASCADE,
+	task_id     TEXT NOT NULL,
+	kind        TEXT NOT NULL,
+	at          INTEGER NOT NULL,
+	PRIMARY KEY (learning_id, task_id)
+);
+CREATE INDEX learning_sources_task ON learning_sources (task_id);
+INSERT INTO learning_sources (learning_id, task_id, kind, at) SELECT id, task_id, 'explicit', created_at FROM learnings;
+
+-- Full-text search over the learnings, kept in step by triggers.
+CREATE VIRTUAL TABLE learnings_fts USING fts5 (summary, detail, tags, content = 'learnings', content_rowid = 'id', tokenize = 'porter unicode61');
+INSERT INTO learnings_fts (learnings_fts) VALUES ('rebuild');
+CREATE TRIGGER learnings_fts_insert AFTER INSERT ON learnings BEGIN
+	INSERT INTO learnings_fts (rowid, summary, detail, tags) VALUES (new.id, new.summary, new.detail, coalesce(new.tags, ''));
+END;
+CREATE TRIGGER learnings_fts_delete AFTER DELETE ON learnings BEGIN
+	INSERT INTO learnings_fts (learnings_fts, rowid, summary, detail, tags) VALUES ('delete', old.id, old.summary, old.detail, coalesce(old.tags, ''));
+END;
+CREATE TRIGGER learnings_fts_update AFTER UPDATE OF summary, detail, tags ON learnings BEGIN
+	INSERT INTO learnings_fts (learnings_fts, rowid, summary, detail, tags) VALUES ('delete', old.id, old.summary, old.detail, coalesce(old.tags, ''));
+	INSERT INTO learnings_fts (rowid, summary, detail, tags) VALUES (new.id, new.summary, new.detail, coalesce(new.tags, ''));
+END;
+
+-- What the Syncer relayed. No foreign keys: the history outlives a
+-- forgotten learning and a deleted task. A learning reaches a task once.
+CREATE TABLE sync_messages (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	learning_id  INTEGER NOT NULL,
+	source_id    TEXT NOT NULL,
+	task_id      TEXT NOT NULL,
+	urgency      TEXT NOT NULL,
+	relevance    TEXT NOT NULL DEFAULT '',
+	score        REAL NOT NULL DEFAULT 0,
+	message      TEXT NOT NULL,
+	reason       TEXT NOT NULL DEFAULT '',
+	decided_by   TEXT NOT NULL,
+	state        TEXT NOT NULL,
+	note         TEXT NOT NULL DEFAULT '',
+	injection_id INTEGER NOT NULL DEFAULT 0,
+	created_at   INTEGER NOT NULL,
+	queued_at    INTEGER,
+	delivered_at INTEGER
+);
+CREATE UNIQUE INDEX sync_messages_once ON sync_messages (learning_id, task_id);
+CREATE INDEX sync_messages_task ON sync_messages (task_id, id);
+CREATE INDEX sync_messages_source ON sync_messages (source_id, id);
+CREATE INDEX sync_messages_injection ON sync_messages (injection_id) WHERE injection_id > 0;
+CREATE INDEX sync_messages_open ON sync_messages (state) WHERE state IN ('held', 'queued');
+`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

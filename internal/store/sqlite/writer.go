@@ -208,3 +208,11 @@ func nullBytes(b []byte) any {
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// nanosOrNil stores an optional time: NULL when nil.
+func nanosOrNil(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixNano()
+}

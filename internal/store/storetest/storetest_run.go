@@ -472,7 +472,10 @@ func testLearnings(t *testing.T, open Opener) {
 		if len(evs) != 1 || evs[0].ID <= 0 || evs[0].Payload.(futureKind).X != int(got.ID) {
 			t.Errorf("RecordLearning events = %+v, want one built from id %d", evs, got.ID)
 		}
-		l.ID = got.ID
+		// Stored as explicit (the default kind), with its task as its one
+		// source.
+		l.ID, l.Kind, l.UpdatedAt = got.ID, "explicit", l.CreatedAt
+		l.Sources = []store.LearningSource{{TaskID: l.TaskID, Kind: "explicit", At: l.CreatedAt}}
 		if diff := cmp.Diff(l, got); diff != "" {
 			t.Errorf("RecordLearning returned (-want +got):\n%s", diff)
 		}
