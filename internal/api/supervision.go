@@ -67,6 +67,8 @@ type SupervisionStats struct {
 	// others went on); Restarts counts restarts of the loop itself.
 	Panics   uint64 `json:"panics"`
 	Restarts uint64 `json:"restarts"`
+	// Syncer is the Syncer's counters, nil when it is not built.
+	Syncer *SyncerStats `json:"syncer,omitempty"`
 }
 
 // NudgeRequest is the body of POST /v1/tasks/{ref}/nudge.

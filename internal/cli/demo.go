@@ -35,7 +35,7 @@ func (a *app) newDemoCmd() *cobra.Command {
 	var opts demoOpts
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run four agents on a scratch repository, offline",
+		Short: "Run eight agents on a scratch repository, offline",
 		Long: `Demo shows Neuraphage at work with no API key and no network. It makes a
 scratch git repository and a scratch NEURAPHAGE_HOME, starts the scripted model
 server (the Anthropic wire format over real HTTP) and a daemon in this process,
@@ -51,7 +51,13 @@ edits carried over. The two tasks change the same line of README.md, so the
 second to finish is sent back with the conflict, merges main, and lands too.
 Then a fourth task loops on a failing command: the Watcher finds the loop by
 its shape, with the steps as evidence, asks the watcher persona, nudges the
-task with a specific hint, and the task recovers and lands. The demo prints the live timeline from the event stream, a summary
+task with a specific hint, and the task recovers and lands. Last, three auth
+tasks run at once (seed 004's scenario): one finds out that the project's JWT
+library rejects tokens without an iat claim, from its failing and then
+passing check; the Syncer extracts that learning, the syncer persona relays it
+to the login-form and auth-test tasks (blocking: it interrupts them), and
+they get their tokens right the first time; a task started afterwards gets it
+in its first context. The demo prints the live timeline from the event stream, a summary
 with tokens and cost, main's history, and then restarts the daemon to show
 that everything is back from the store. --keep leaves the scratch directory.`,
 		Args: noArgs,
@@ -136,6 +142,11 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 			return err
 		}
 		ids = append(ids, d)
+		more, err := demoSyncer(ctx, c, repo, out)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, more...)
 		return demoSummary(ctx, c, ids, repo, out)
 	})
 	if err != nil {
@@ -173,6 +184,8 @@ func demoRepo(ctx context.Context, dir string) error {
 		"src/greeting.txt": "Hello.\n",
 		"config.ini":       "[greeting]\nname = world\nloud = false\n\n[internal]\ncache_dir = /tmp/greeter\n",
 		"check.sh":         "#!/bin/sh\n# The release check: VERSION names the release.\nv=$(cat VERSION) || { echo \"FAIL $(date +%T) pid $$: no version\"; exit 1; }\necho \"ok: release $v\"\n",
+		"auth/jwt.sh":      "#!/bin/sh\n# The project's JWT library, as far as the demo needs it: it verifies a\n# token's claims (a JSON file).\nt=$(cat \"$1\") || exit 2\ncase $t in\n*'\"iat\"'*) echo \"jwt: token accepted\" ;;\n*) echo \"jwt: token rejected: missing required claim iat (issued-at)\" >&2; exit 1 ;;\nesac\n",
+		"ui/login.html":    "<form id=\"login\"><input name=\"user\"><input name=\"password\" type=\"password\"></form>\n",
 	}
 	for name, body := range files {
 		path := filepath.Join(dir, filepath.FromSlash(name))

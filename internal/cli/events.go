@@ -318,6 +318,12 @@ func (w *liveWriter) observation(e event.Event) {
 		fmt.Fprintf(out, "! %s\n", interruption(p))
 	case event.Learning:
 		fmt.Fprintf(out, "* %s\n", learning(p))
+	case event.LearningExtracted, event.KnowledgeForgot:
+		s, _ := describeSync(p)
+		fmt.Fprintf(out, "* %s\n", s)
+	case event.SyncMessageSent, event.SyncDelivered, event.SyncIgnored:
+		s, _ := describeSync(p)
+		fmt.Fprintf(out, "⇄ %s\n", s)
 	default:
 		if writeWatcherObservation(out, e) {
 			return

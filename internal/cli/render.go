@@ -110,6 +110,9 @@ func describeEvent(e event.Event) string {
 	if s, ok := describeWatcher(e.Payload); ok {
 		return s
 	}
+	if s, ok := describeSync(e.Payload); ok {
+		return s
+	}
 	b, _ := json.Marshal(e.Payload)
 	return truncate(string(b), 80)
 }
@@ -272,6 +275,51 @@ func learning(p event.Learning) string {
 		s += " [" + strings.Join(p.Tags, ",") + "]"
 	}
 	return s
+}
+
+// describeSync renders a sync.* event (the Syncer's: a learning stored,
+// relayed, taken in, not relayed, forgotten) as one line. A relay's events
+// belong to its recipient, so they name the task the learning came from.
+func describeSync(p event.Payload) (string, bool) {
+	switch p := p.(type) {
+	case event.LearningExtracted:
+		s := fmt.Sprintf("learning #%d (%s): %s", p.LearningID, dash(p.Kind), truncate(p.Summary, 70))
+		if len(p.Tags) > 0 {
+			s += " [" + strings.Join(p.Tags, ",") + "]"
+		}
+		if p.Merged {
+			s += fmt.Sprintf(" — merged, %d source%s", p.Sources, plural(p.Sources))
+		}
+		return s, true
+	case event.SyncMessageSent:
+		about := dash(p.Urgency)
+		if p.DecidedBy != "" {
+			about += ", decided by " + p.DecidedBy
+		}
+		s := fmt.Sprintf("sync from %s (%s) #%d: %q", dash(p.From), about, p.LearningID, truncate(p.Message, 90))
+		if p.Held {
+			s += " (held)"
+		}
+		if p.LatencyMs > 0 {
+			s += "; queued " + millis(p.LatencyMs) + " after the learning"
+		}
+		return s, true
+	case event.SyncDelivered:
+		return fmt.Sprintf("took in sync message from %s (#%d, %s) after %s", dash(p.From), p.LearningID, dash(p.Urgency), millis(p.LatencyMs)), true
+	case event.SyncIgnored:
+		s := fmt.Sprintf("learning #%d not relayed", p.LearningID)
+		if p.To != "" {
+			s += " to " + p.To
+		}
+		s += ": " + dash(p.Reason)
+		if p.Detail != "" {
+			s += ": " + truncate(p.Detail, 80)
+		}
+		return s, true
+	case event.KnowledgeForgot:
+		return fmt.Sprintf("learning #%d forgotten: %s", p.LearningID, truncate(p.Summary, 70)), true
+	}
+	return "", false
 }
 
 var htmlUnescaper = strings.NewReplacer(`\u0026`, "&", `\u003c`, "<", `\u003e`, ">")

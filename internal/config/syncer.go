@@ -40,7 +40,7 @@ type Syncer struct {
 	ExtractErrors      bool    `yaml:"extract_errors"`      // an error later resolved on the same tool and target; default true
 	ExtractDiscoveries bool    `yaml:"extract_discoveries"` // glob/grep results that answer a search; default true
 	ExtractStatements  bool    `yaml:"extract_statements"`  // "found that", "turns out", "note:", "important:"; default true
-	DedupSimilarity    float64 `yaml:"dedup_similarity"`    // two learnings this similar are one; default 0.75, 0.5..1
+	DedupSimilarity    float64 `yaml:"dedup_similarity"`    // two learnings this similar are one; default 0.8, 0.5..1
 	Brief              int     `yaml:"brief"`               // learnings put into a new task's first context; default 3, 0..20 (0: off)
 	MaxMessageChars    int     `yaml:"max_message_chars"`   // default 600, 100..4000
 }
@@ -56,7 +56,7 @@ func DefaultSyncer() Syncer {
 		RelayBlocking: "always", RelayHelpful: "related", RelayFYI: "same-parent",
 		MinRelevance: 0.15, MaxPerMinute: 5, CooldownSecs: 10, MaxPending: 20, PendingTTLSecs: 600,
 		Persona: true, PersonaTimeoutSecs: 20,
-		ExtractErrors: true, ExtractDiscoveries: true, ExtractStatements: true, DedupSimilarity: 0.75,
+		ExtractErrors: true, ExtractDiscoveries: true, ExtractStatements: true, DedupSimilarity: 0.8,
 		Brief: 3, MaxMessageChars: 600}
 }
 

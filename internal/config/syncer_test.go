@@ -34,7 +34,7 @@ func TestSyncerDefaults(t *testing.T) {
 		ExtractErrors:      true,
 		ExtractDiscoveries: true,
 		ExtractStatements:  true,
-		DedupSimilarity:    0.75,
+		DedupSimilarity:    0.8,
 		Brief:              3,
 		MaxMessageChars:    600,
 	}
@@ -69,7 +69,7 @@ func TestSyncerDefaults(t *testing.T) {
 		"supervision.syncer.extract_errors":       "true",
 		"supervision.syncer.extract_discoveries":  "true",
 		"supervision.syncer.extract_statements":   "true",
-		"supervision.syncer.dedup_similarity":     "0.75",
+		"supervision.syncer.dedup_similarity":     "0.8",
 		"supervision.syncer.brief":                "3",
 		"supervision.syncer.max_message_chars":    "600",
 	} {

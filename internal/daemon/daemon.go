@@ -203,7 +203,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	api := tasks{Control: ctl, ex: ex, st: st, set: personas, wf: rt.wf}
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: api, Personas: api, Supervision: supervision{ctl: ctl, w: rt.sv, ex: ex, st: st}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
+			Tasks: api, Personas: api, Supervision: supervision{ctl: ctl, w: rt.sv, sy: rt.sy, ex: ex, st: st}, Knowledge: knowledgeAPI{ctl: ctl, st: st}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
@@ -231,6 +231,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		work.Go(func() error { return rt.mq.Run(workCtx) })
 		work.Go(func() error { return rt.mw.Run(workCtx) })
 		work.Go(func() error { return rt.sv.Run(workCtx) })
+		work.Go(func() error { return rt.sy.Run(workCtx) })
 		return work.Wait()
 	})
 	d.stopWork = func(ctx context.Context) error {

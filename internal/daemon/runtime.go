@@ -23,6 +23,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
+	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/workflow"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
@@ -39,6 +40,7 @@ type runtime struct {
 	hooks *hooks.Runner
 	wf    *workflow.Service
 	sv    *supervise.Watcher
+	sy    *syncer.Syncer
 }
 
 // newRuntime builds the engines, the worktree manager, the merge queue and
@@ -168,8 +170,12 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			return executor.RebaseReply{Text: r.Text, Attrs: map[string]string{"outcome": r.Outcome}, Pause: r.Pause}
 		},
 		Personas: rt.ps,
+		// New tasks start informed: the knowledge store's relevant
+		// learnings go into their first context.
+		Brief: func(ctx context.Context, t task.Task) { rt.sy.Brief(ctx, t) },
 	})
 	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.models, st, bus, rt.ex, rt.hooks, log)
+	rt.sy = newSyncer(cfg.Supervision.Syncer, set, rt.ps.models, st, bus, rt.ex, rt.hooks, log)
 	return rt, nil
 }
 

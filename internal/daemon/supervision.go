@@ -19,6 +19,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
+	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -92,6 +93,7 @@ type supervision struct {
 		Resolve(ctx context.Context, ref string) (task.ID, error)
 	}
 	w  *supervise.Watcher
+	sy *syncer.Syncer
 	ex *executor.Executor
 	st store.Store
 }
@@ -153,7 +155,14 @@ func (s supervision) Diagnoses(ctx context.Context, ref string, limit int) ([]ev
 }
 
 // Stats implements server.Supervision.
-func (s supervision) Stats(context.Context) (api.SupervisionStats, error) { return s.w.Stats(), nil }
+func (s supervision) Stats(context.Context) (api.SupervisionStats, error) {
+	st := s.w.Stats()
+	if s.sy != nil {
+		sy := s.sy.Stats()
+		st.Syncer = &sy
+	}
+	return st, nil
+}
 
 // Nudge implements server.Supervision: the user's nudge, through the door.
 func (s supervision) Nudge(ctx context.Context, ref, text string) (store.Injection, error) {

@@ -138,13 +138,16 @@ var personaKinds = map[Kind]reflect.Type{
 	KindPhaseFinished:     reflect.TypeFor[PhaseFinished](),
 }
 
-// personaPayload is newPayload for the kinds of this file and of
-// watcher.go.
+// personaPayload is newPayload for the kinds of this file, of watcher.go
+// and of syncer.go.
 func personaPayload(k Kind) any {
 	if t, ok := personaKinds[k]; ok {
 		return reflect.New(t).Interface()
 	}
 	if t, ok := watcherKinds[k]; ok {
+		return reflect.New(t).Interface()
+	}
+	if t, ok := syncerKinds[k]; ok {
 		return reflect.New(t).Interface()
 	}
 	return nil
@@ -162,7 +165,8 @@ func derefPersona(p any) (Payload, bool) {
 	}
 	_, persona := personaKinds[pl.EventKind()]
 	_, watcher := watcherKinds[pl.EventKind()]
-	if !persona && !watcher {
+	_, syncer := syncerKinds[pl.EventKind()]
+	if !persona && !watcher && !syncer {
 		return nil, false
 	}
 	return pl, true

@@ -76,6 +76,11 @@ type Options struct {
 	// Personas gives tasks their persona: chosen when a task first starts,
 	// changed by Escalate. Nil leaves tasks as they were created.
 	Personas Personas
+	// Brief is called when a task starts for the first time (its
+	// conversation is empty), after its persona and worktree and before
+	// its engine runs: what it queues for the task (the knowledge store's
+	// relevant learnings) is in its first context. Nil briefs nobody.
+	Brief func(ctx context.Context, t task.Task)
 }
 
 // RebaseReply is the outcome of a blocking rebase, for the task.
@@ -107,6 +112,7 @@ type Executor struct {
 	complete func(ctx context.Context, id task.ID, summary string) bool
 	rebase   func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
 	personas Personas
+	brief    func(ctx context.Context, t task.Task)
 
 	kick  chan struct{}
 	spend *spend
@@ -147,7 +153,7 @@ func New(o Options) *Executor {
 		o.Workspace = defaultWorkspace
 	}
 	e := &Executor{
-		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas,
+		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas, brief: o.Brief,
 		log:     o.Logger.With("component", "executor"),
 		engines: map[string]engine.Engine{},
 		kick:    make(chan struct{}, 1),
@@ -430,6 +436,11 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 			}
 		} else {
 			e.log.Info("task started", "task_id", t.ID, "engine", name, "dir", ws.Dir)
+			if e.brief != nil {
+				if n, err := e.st.ConversationLen(runCtx, t.ID); err == nil && n == 0 {
+					e.brief(runCtx, t)
+				}
+			}
 			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Env: ws.Env, Host: e.newHost(t, r)})
 		}
 		to := e.finish(t.ID, out, context.Cause(runCtx))

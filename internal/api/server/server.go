@@ -67,11 +67,30 @@ type Supervision interface {
 	Nudge(ctx context.Context, ref, text string) (store.Injection, error)
 }
 
+// Knowledge serves the knowledge store and the Syncer's messages.
+type Knowledge interface {
+	// Learnings returns learnings: the best matches of search (full
+	// text, any word) or, without one, the oldest first; of one task's
+	// (ref) or all; at most limit (0: all).
+	Learnings(ctx context.Context, search, ref string, limit int) ([]api.Learning, error)
+	// Learning returns one learning with the messages that relayed it;
+	// store.ErrNotFound (wrapped) when there is none.
+	Learning(ctx context.Context, id int64) (api.Learning, error)
+	// Forget deletes a learning and returns what it was.
+	Forget(ctx context.Context, id int64) (api.Learning, error)
+	// SyncMessages returns the newest sync messages to one task (ref) or
+	// all, oldest first, at most limit (0: a default).
+	SyncMessages(ctx context.Context, ref string, limit int) ([]api.SyncMessage, error)
+}
+
 // Config wires a Server.
 type Config struct {
 	Tasks Tasks
 	// Supervision serves /v1/supervision/* and nudges; nil answers them 503.
 	Supervision Supervision
+	// Knowledge serves /v1/knowledge and /v1/sync/messages; nil answers
+	// them 503.
+	Knowledge Knowledge
 	// Personas serves escalations; nil answers them unavailable.
 	Personas Personas
 	Daemon   Daemon
@@ -124,6 +143,10 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/supervision/diagnoses", s.supervision(s.supervisionDiagnoses))
 	s.mux.HandleFunc("GET /v1/supervision/stats", s.supervision(s.supervisionStats))
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/nudge", s.supervision(s.nudge))
+	s.mux.HandleFunc("GET /v1/knowledge", s.knowledge(s.listLearnings))
+	s.mux.HandleFunc("GET /v1/knowledge/{id}", s.knowledge(s.getLearning))
+	s.mux.HandleFunc("DELETE /v1/knowledge/{id}", s.knowledge(s.forgetLearning))
+	s.mux.HandleFunc("GET /v1/sync/messages", s.knowledge(s.syncMessages))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})

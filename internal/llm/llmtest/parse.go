@@ -46,6 +46,9 @@ func (p *parser) mapping(n *yaml.Node, what string, allowed []string, f func(key
 }
 
 func (p *parser) sequence(n *yaml.Node, what string, f func(i int, v *yaml.Node)) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return
 	}

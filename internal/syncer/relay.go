@@ -1,0 +1,719 @@
+package syncer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/knowledge"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// learned stores a candidate learning (unless the agent's record_learning
+// call already did) and evaluates it for relay.
+func (s *Syncer) learned(ctx context.Context, e event.Event, c knowledge.Candidate) {
+	observed := e.Time
+	if observed.IsZero() {
+		observed = s.o.Now()
+	}
+	var (
+		l   store.Learning
+		err error
+	)
+	if c.Kind == knowledge.Explicit {
+		p, ok := e.Payload.(event.Learning)
+		if !ok {
+			return
+		}
+		if l, err = s.o.Store.GetLearning(ctx, p.LearningID); err != nil {
+			s.log.Warn("reading a recorded learning", "learning", p.LearningID, "err", err)
+			return
+		}
+	} else {
+		l, err = s.store(ctx, e.TaskID, c)
+		if err != nil {
+			s.log.Warn("storing a learning", "task_id", e.TaskID, "err", err)
+			return
+		}
+	}
+	s.count(func(st *api.SyncerStats) {
+		st.Learnings[string(c.Kind)]++
+		if l.Merged {
+			st.Merged++
+		}
+	})
+	s.evaluate(ctx, l, observed, nil)
+}
+
+// store records an extracted learning with its LearningExtracted event.
+// It carries its source's topic tags too: what a task working on auth
+// finds out is about auth.
+func (s *Syncer) store(ctx context.Context, id task.ID, c knowledge.Candidate) (store.Learning, error) {
+	if m := s.members[id]; m != nil {
+		for _, t := range m.t.Tags {
+			if !strings.HasPrefix(t, "group:") && !slices.Contains(c.Tags, t) {
+				c.Tags = append(c.Tags, t)
+			}
+		}
+	}
+	l, _, err := s.o.Store.RecordLearning(ctx, store.Learning{TaskID: id, Kind: string(c.Kind), Summary: c.Summary,
+		Detail: c.Detail, Tags: c.Tags, Files: c.Files, CreatedAt: s.o.Now().UTC(), Turn: c.Turn, Similarity: s.cfg.Similarity},
+		func(l store.Learning) []event.Event {
+			return []event.Event{event.New(l.UpdatedAt, id, event.LearningExtracted{LearningID: l.ID, Kind: string(c.Kind),
+				Summary: l.Summary, Tags: l.Tags, Files: l.Files, Merged: l.Merged, Sources: len(l.Sources), Turn: c.Turn})}
+		})
+	return l, err
+}
+
+// Candidate is one running task that might hear a learning, with why.
+type Candidate struct {
+	TaskID      task.ID  `json:"task_id"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags,omitempty"`
+	Focus       string   `json:"focus,omitempty"`
+	// Relations are the configured relationships that hold with the
+	// learning's source: same-parent, shared-tags, same-files, same-group.
+	Relations []string `json:"relations,omitempty"`
+	Score     float64  `json:"score"`
+	// Allowed are the urgencies the thresholds let it receive.
+	Allowed []string `json:"allowed"`
+}
+
+func (c Candidate) related() bool { return len(c.Relations) > 0 }
+
+// Evaluation is the SyncerEvaluate hook's decision: the learning and the
+// candidates that may hear it (a hook may drop some, or lower scores).
+type Evaluation struct {
+	Learning   LearningView `json:"learning"`
+	Source     Candidate    `json:"source"`
+	Candidates []Candidate  `json:"candidates"`
+}
+
+// LearningView is a learning as the persona and hooks see it.
+type LearningView struct {
+	ID      int64    `json:"id"`
+	Kind    string   `json:"kind"`
+	Summary string   `json:"summary"`
+	Detail  string   `json:"detail,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+	Files   []string `json:"files,omitempty"`
+	Sources []string `json:"sources"`
+}
+
+// evaluate decides who hears learning l (only among only, when set: the
+// sweep's late joiners) and sends it.
+func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.Time, only map[task.ID]bool) {
+	s.count(func(st *api.SyncerStats) { st.Evaluated++ })
+	s.remember(l.ID, observed)
+	srcID := l.TaskID
+	if n := len(l.Sources); n > 0 {
+		srcID = l.Sources[n-1].TaskID // the newest source is the one that just found it
+	}
+	src := s.members[srcID]
+	if src == nil {
+		t, err := s.o.Store.GetTask(ctx, srcID)
+		if err != nil {
+			return
+		}
+		src = newMember(t)
+	}
+	sent, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{LearningID: l.ID})
+	if err != nil {
+		s.log.Warn("reading a learning's sync messages", "learning", l.ID, "err", err)
+		return
+	}
+	skip := map[task.ID]bool{}
+	for _, src := range l.Sources {
+		skip[src.TaskID] = true
+	}
+	skip[srcID] = true
+	for _, m := range sent {
+		skip[m.TaskID] = true
+	}
+	ev := Evaluation{Learning: view(l), Source: Candidate{TaskID: src.t.ID, Description: clip(src.t.Description, 300), Tags: src.t.Tags}}
+	for id, m := range s.members {
+		if skip[id] || !m.running || m.t.NoSupervision || (only != nil && !only[id]) {
+			continue
+		}
+		if r := s.recent(l.ID); r != nil {
+			r.offered[id] = true
+		}
+		c := s.candidate(l, src, m)
+		if len(c.Allowed) == 0 {
+			continue
+		}
+		ev.Candidates = append(ev.Candidates, c)
+	}
+	slices.SortFunc(ev.Candidates, func(a, b Candidate) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(string(a.TaskID), string(b.TaskID))
+	})
+	if len(ev.Candidates) == 0 {
+		if only == nil {
+			s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, Reason: "no-candidates",
+				Detail: "no other running task is related or relevant enough"})
+		}
+		return
+	}
+	if len(ev.Candidates) > maxCandidates {
+		ev.Candidates = ev.Candidates[:maxCandidates]
+	}
+	if s.o.Hooks.Has(hooks.SyncerEvaluate) {
+		orig := slices.Clone(ev.Candidates)
+		if v := s.o.Hooks.Decide(ctx, hooks.SyncerEvaluate, srcID, &ev, nil); v.Modified {
+			ev.Candidates = kept(orig, ev.Candidates)
+		}
+		ev.Learning, ev.Source = view(l), Candidate{TaskID: src.t.ID, Description: clip(src.t.Description, 300), Tags: src.t.Tags}
+		if len(ev.Candidates) == 0 {
+			s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, Reason: "hook-dropped", Detail: "a SyncerEvaluate hook left no candidates"})
+			return
+		}
+	}
+	if s.o.Decider == nil {
+		s.relay(ctx, l, observed, ev, rulesDecision(l, ev, s.cfg.MaxMessage), "rules")
+		return
+	}
+	s.count(func(st *api.SyncerStats) { st.PersonaCalls++ })
+	s.job(ctx, func(ctx context.Context) func(context.Context) {
+		d, err := s.o.Decider.Decide(ctx, ev)
+		return func(ctx context.Context) {
+			by := "persona"
+			if err != nil {
+				s.degrade(err)
+				d, by = rulesDecision(l, ev, s.cfg.MaxMessage), "rules"
+			} else {
+				s.recover()
+			}
+			s.relay(ctx, l, observed, ev, d, by)
+		}
+	})
+}
+
+// maxCandidates bounds the candidates put before the persona.
+const maxCandidates = 20
+
+// kept returns the original candidates a hook left in the list: a hook
+// may drop candidates, not add them or change what they are allowed.
+func kept(orig, left []Candidate) []Candidate {
+	var out []Candidate
+	for _, c := range orig {
+		if slices.ContainsFunc(left, func(l Candidate) bool { return l.TaskID == c.TaskID }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *Syncer) degrade(err error) {
+	s.log.Warn("the syncer persona failed; the rules decide", "err", err)
+	s.count(func(st *api.SyncerStats) {
+		st.PersonaFailures++
+		st.Degraded, st.DegradedReason = true, clip(err.Error(), 200)
+	})
+}
+
+func (s *Syncer) recover() {
+	s.count(func(st *api.SyncerStats) { st.Degraded, st.DegradedReason = false, "" })
+}
+
+// candidate scores m for learning l from src, and says which urgencies
+// the thresholds allow it.
+func (s *Syncer) candidate(l store.Learning, src, m *member) Candidate {
+	c := Candidate{TaskID: m.t.ID, Description: clip(m.t.Description, 300), Tags: m.t.Tags, Focus: m.focus}
+	if s.cfg.SameParent && src.t.ParentID != "" && src.t.ParentID == m.t.ParentID {
+		c.Relations = append(c.Relations, "same-parent")
+	}
+	if s.cfg.SharedTags && len(sharedTags(src.t.Tags, m.t.Tags)) > 0 {
+		c.Relations = append(c.Relations, "shared-tags")
+	}
+	if s.cfg.SameFiles && overlap(fileSet(l.Files, src.files), m.files) {
+		c.Relations = append(c.Relations, "same-files")
+	}
+	if s.cfg.SameGroup && sameGroup(src.t.Tags, m.t.Tags) {
+		c.Relations = append(c.Relations, "same-group")
+	}
+	c.Score = Score(l, m.t, m.focus, m.files, c.related())
+	sameParent := slices.Contains(c.Relations, "same-parent")
+	for _, u := range urgencies {
+		if c.Score < s.cfg.MinRelevance {
+			break
+		}
+		switch s.cfg.Relay[u] {
+		case Always:
+			c.Allowed = append(c.Allowed, u)
+		case Related:
+			if c.related() {
+				c.Allowed = append(c.Allowed, u)
+			}
+		case SameParent:
+			if sameParent {
+				c.Allowed = append(c.Allowed, u)
+			}
+		}
+	}
+	return c
+}
+
+// genericTags say how a learning was found, not what it is about.
+var genericTags = []string{"error", "location", "statement", "learning"}
+
+func sharedTags(a, b []string) []string {
+	var out []string
+	for _, t := range a {
+		if strings.HasPrefix(t, "group:") || slices.Contains(genericTags, t) {
+			continue
+		}
+		if slices.Contains(b, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func sameGroup(a, b []string) bool {
+	for _, t := range a {
+		if strings.HasPrefix(t, "group:") && slices.Contains(b, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// fileSet is a learning's files and its source's.
+func fileSet(files []string, touched map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(files)+len(touched))
+	for _, f := range files {
+		out[f] = true
+	}
+	for f := range touched {
+		out[f] = true
+	}
+	return out
+}
+
+// overlap says whether two sets of paths share a file or a directory
+// (other than the root).
+func overlap(a, b map[string]bool) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	dirs := map[string]bool{}
+	for f := range a {
+		if b[f] {
+			return true
+		}
+		if d := path.Dir(f); d != "." && d != "/" {
+			dirs[d] = true
+		}
+	}
+	for f := range b {
+		if dirs[path.Dir(f)] {
+			return true
+		}
+	}
+	return false
+}
+
+// Score is the deterministic relevance (0 to 1) of learning l to task t,
+// whose current focus and changed files are given: the share of the
+// learning's terms the task's description, tags, focus and files mention
+// (up to 0.5), a shared topic tag (0.2), a shared file (0.3) or directory
+// (0.15), and a relationship (0.1).
+func Score(l store.Learning, t task.Task, focus string, files map[string]bool, related bool) float64 {
+	lt := knowledge.Terms(strings.Join([]string{l.Summary, l.Detail, strings.Join(l.Tags, " "), strings.Join(l.Files, " ")}, " "))
+	var b strings.Builder
+	b.WriteString(t.Description)
+	b.WriteString(" ")
+	b.WriteString(strings.Join(t.Tags, " "))
+	b.WriteString(" ")
+	b.WriteString(focus)
+	for f := range files {
+		b.WriteString(" ")
+		b.WriteString(f)
+	}
+	ct := knowledge.Terms(b.String())
+	score := 0.0
+	if len(lt) > 0 {
+		n := 0
+		for _, w := range lt {
+			if _, ok := slices.BinarySearch(ct, w); ok {
+				n++
+			}
+		}
+		score += 0.5 * min(1, float64(n)/float64(min(len(lt), 6)))
+	}
+	if len(sharedTags(l.Tags, t.Tags)) > 0 {
+		score += 0.2
+	}
+	lf := fileSet(l.Files, nil)
+	switch {
+	case sharesFile(lf, files):
+		score += 0.3
+	case overlap(lf, files):
+		score += 0.15
+	}
+	if related {
+		score += 0.1
+	}
+	return min(score, 1)
+}
+
+func sharesFile(a, b map[string]bool) bool {
+	for f := range a {
+		if b[f] {
+			return true
+		}
+	}
+	return false
+}
+
+func view(l store.Learning) LearningView {
+	v := LearningView{ID: l.ID, Kind: l.Kind, Summary: l.Summary, Detail: clip(l.Detail, 1000), Tags: l.Tags, Files: l.Files}
+	for _, src := range l.Sources {
+		v.Sources = append(v.Sources, string(src.TaskID))
+	}
+	return v
+}
+
+// relay applies a decision: each recipient the thresholds allow gets a
+// message (after the SyncerRelay hooks), held until its rate allows.
+func (s *Syncer) relay(ctx context.Context, l store.Learning, observed time.Time, ev Evaluation, d Decision, by string) {
+	srcID := ev.Source.TaskID
+	byID := map[task.ID]Candidate{}
+	for _, c := range ev.Candidates {
+		byID[c.TaskID] = c
+	}
+	if len(d.Recipients) == 0 {
+		reason := cmpOr(d.SkipReason, "no recipient was relevant enough")
+		s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, Reason: "not-relevant", Detail: clip(reason, 300)})
+		return
+	}
+	for _, r := range d.Recipients {
+		c, ok := byID[r.TaskID]
+		m := s.members[r.TaskID]
+		if !ok || m == nil || !m.running {
+			continue // validated against the candidates; one may have finished since
+		}
+		if !slices.Contains(c.Allowed, r.Urgency) {
+			s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, To: string(r.TaskID), Reason: "threshold",
+				Detail: fmt.Sprintf("%s is not allowed for it (allowed: %s)", r.Urgency, strings.Join(c.Allowed, ", "))})
+			continue
+		}
+		msg := store.SyncMessage{LearningID: l.ID, From: srcID, TaskID: r.TaskID, Urgency: r.Urgency, Relevance: r.Relevance,
+			Score: round2(c.Score), Message: clip(r.Message, s.cfg.MaxMessage), DecidedBy: by, State: store.SyncHeld,
+			Reason: reasonOf(c, by), CreatedAt: s.o.Now().UTC()}
+		s.send(ctx, m, msg, observed)
+	}
+}
+
+func reasonOf(c Candidate, by string) string {
+	rel := "relevant"
+	if len(c.Relations) > 0 {
+		rel = strings.Join(c.Relations, ", ")
+	}
+	return fmt.Sprintf("%s; score %.2f; decided by %s", rel, c.Score, by)
+}
+
+func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
+
+// RelayDecision is the SyncerRelay hook's decision: one message about to
+// be queued. A hook may change the message or urgency, or block it.
+type RelayDecision struct {
+	LearningID int64   `json:"learning_id"`
+	From       task.ID `json:"from"`
+	To         task.ID `json:"to"`
+	Urgency    string  `json:"urgency"`
+	Message    string  `json:"message"`
+	Reason     string  `json:"reason"`
+}
+
+// send stores msg (held) after the SyncerRelay hooks, then dispatches the
+// recipient's held messages as its rate allows.
+func (s *Syncer) send(ctx context.Context, m *member, msg store.SyncMessage, observed time.Time) {
+	d := RelayDecision{LearningID: msg.LearningID, From: msg.From, To: msg.TaskID, Urgency: msg.Urgency, Message: msg.Message, Reason: msg.Reason}
+	v := s.o.Hooks.Decide(ctx, hooks.SyncerRelay, msg.TaskID, &d, func() error {
+		if urgencyRank(d.Urgency) >= len(urgencies) {
+			return fmt.Errorf("urgency %q is not blocking, helpful or fyi", d.Urgency)
+		}
+		if strings.TrimSpace(d.Message) == "" {
+			return errors.New("the message is empty")
+		}
+		return nil
+	})
+	if v.Modified {
+		msg.Urgency, msg.Message, msg.DecidedBy = d.Urgency, clip(d.Message, s.cfg.MaxMessage), "hook"
+	}
+	if v.Blocked {
+		msg.State, msg.Note = store.SyncBlocked, cmpOr(v.Reason, "blocked by a SyncerRelay hook")
+	}
+	lat := s.o.Now().Sub(observed).Milliseconds()
+	stored, _, err := s.o.Store.AddSyncMessage(ctx, msg, func(sm store.SyncMessage) []event.Event {
+		if sm.State != store.SyncBlocked {
+			return nil
+		}
+		return []event.Event{event.New(sm.CreatedAt, sm.From, event.SyncIgnored{LearningID: sm.LearningID, To: string(sm.TaskID),
+			MessageID: sm.ID, Reason: "hook-blocked", Detail: sm.Note})}
+	})
+	if errors.Is(err, store.ErrExists) {
+		return // sent already (a sweep raced the event)
+	}
+	if err != nil {
+		s.log.Warn("storing a sync message", "to", msg.TaskID, "err", err)
+		return
+	}
+	if stored.State == store.SyncBlocked {
+		s.count(func(st *api.SyncerStats) { st.Ignored["hook-blocked"]++ })
+		s.o.Hooks.Notify(hooks.SyncerIgnored, stored.From, &stored)
+		return
+	}
+	m.held++
+	s.count(func(st *api.SyncerStats) { st.Held++ })
+	s.latency[stored.ID] = lat
+	s.dispatch(ctx, m.t.ID, s.o.Now())
+}
+
+// dispatch queues as many of a task's held messages as its rate limit and
+// cooldown allow, the most urgent first, into its injection queue: they
+// reach its model together at its next turn boundary; a blocking one
+// interrupts the turn in flight. Held messages past their time to live
+// are dropped; beyond the backlog cap, the least urgent are.
+func (s *Syncer) dispatch(ctx context.Context, id task.ID, now time.Time) {
+	m := s.members[id]
+	if m == nil || m.held == 0 {
+		return
+	}
+	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
+	if err != nil {
+		s.log.Warn("reading held sync messages", "task_id", id, "err", err)
+		return
+	}
+	slices.SortStableFunc(held, func(a, b store.SyncMessage) int { return urgencyRank(a.Urgency) - urgencyRank(b.Urgency) })
+	keep := held[:0]
+	for _, h := range held {
+		switch {
+		case now.Sub(h.CreatedAt) > s.cfg.PendingTTL:
+			s.drop(ctx, h, "stale", fmt.Sprintf("held longer than %s", s.cfg.PendingTTL))
+		case len(keep) >= s.cfg.MaxPending:
+			s.drop(ctx, h, "backlog-full", fmt.Sprintf("more than %d messages held for the task", s.cfg.MaxPending))
+		case s.forgotten(ctx, h.LearningID):
+			s.drop(ctx, h, "forgotten", "the learning was forgotten (knowledge forget)")
+		default:
+			keep = append(keep, h)
+		}
+	}
+	m.held = len(keep)
+	if len(keep) == 0 || !m.running {
+		return
+	}
+	cut := now.Add(-time.Minute)
+	m.sent = slices.DeleteFunc(m.sent, func(t time.Time) bool { return t.Before(cut) })
+	budget := s.cfg.MaxPerMinute - len(m.sent)
+	cooling := !m.lastSent.IsZero() && now.Sub(m.lastSent) < s.cfg.Cooldown
+	n := 0
+	for _, h := range keep {
+		if budget <= 0 {
+			break
+		}
+		if cooling && h.Urgency != Blocking {
+			continue
+		}
+		if !s.queue(ctx, m, h, now) {
+			continue
+		}
+		budget--
+		n++
+	}
+	if n > 0 {
+		m.lastSent = now
+	}
+}
+
+// forgotten says whether a learning was removed from the store.
+func (s *Syncer) forgotten(ctx context.Context, id int64) bool {
+	_, err := s.o.Store.GetLearning(ctx, id)
+	return errors.Is(err, store.ErrNotFound)
+}
+
+// queue puts one held message into the task's injection queue.
+func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now time.Time) bool {
+	inj, err := s.o.Actions.Inject(ctx, injection(h))
+	if err != nil {
+		s.log.Warn("queueing a sync message", "task_id", h.TaskID, "err", err)
+		return false
+	}
+	lat := s.latency[h.ID]
+	delete(s.latency, h.ID)
+	_, _, err = s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+		at := now.UTC()
+		sm.State, sm.InjectionID, sm.QueuedAt = store.SyncQueued, inj.ID, &at
+		return []event.Event{event.New(at, sm.TaskID, event.SyncMessageSent{MessageID: sm.ID, LearningID: sm.LearningID,
+			From: string(sm.From), Urgency: sm.Urgency, Relevance: sm.Relevance, Score: sm.Score, Message: sm.Message,
+			Reason: sm.Reason, DecidedBy: sm.DecidedBy, InjectionID: inj.ID, LatencyMs: lat})}, nil
+	})
+	if err != nil {
+		s.log.Warn("recording a queued sync message", "task_id", h.TaskID, "err", err)
+	}
+	m.held--
+	m.sent = append(m.sent, now)
+	s.count(func(st *api.SyncerStats) { st.Sent++ })
+	return true
+}
+
+// injection renders a sync message for the executor's door.
+func injection(h store.SyncMessage) executor.Injection {
+	return executor.Injection{TaskID: h.TaskID, Kind: engine.Sync, Source: "syncer",
+		Attrs: map[string]string{"from": string(h.From), "urgency": h.Urgency, "learning": fmt.Sprint(h.LearningID)},
+		Text:  h.Message, Urgent: h.Urgency == Blocking, Quiet: h.Urgency != Blocking}
+}
+
+// drop marks a held message ignored.
+func (s *Syncer) drop(ctx context.Context, h store.SyncMessage, reason, detail string) {
+	_, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+		sm.State, sm.Note = store.SyncIgnored, reason+": "+detail
+		return []event.Event{event.New(s.o.Now().UTC(), sm.From, event.SyncIgnored{LearningID: sm.LearningID, To: string(sm.TaskID),
+			MessageID: sm.ID, Reason: reason, Detail: detail})}, nil
+	})
+	if err != nil {
+		s.log.Warn("dropping a held sync message", "message", h.ID, "err", err)
+		return
+	}
+	delete(s.latency, h.ID)
+	s.count(func(st *api.SyncerStats) { st.Ignored[reason]++ })
+	s.o.Hooks.Notify(hooks.SyncerIgnored, h.From, &h)
+}
+
+// dropHeld drops every message held for a task.
+func (s *Syncer) dropHeld(ctx context.Context, id task.ID, reason, detail string) {
+	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
+	if err != nil {
+		return
+	}
+	for _, h := range held {
+		s.drop(ctx, h, reason, detail)
+	}
+}
+
+// ignore records that a learning was not relayed (to anyone, or to one
+// task).
+func (s *Syncer) ignore(ctx context.Context, source task.ID, p event.SyncIgnored) {
+	if _, err := s.o.Store.AppendEvents(ctx, event.New(s.o.Now().UTC(), source, p)); err != nil {
+		s.log.Warn("recording an ignored learning", "err", err)
+	}
+	s.count(func(st *api.SyncerStats) { st.Ignored[p.Reason]++ })
+	s.o.Hooks.Notify(hooks.SyncerIgnored, source, &p)
+}
+
+// onDelivered marks the sync messages among a receipt's injections
+// delivered.
+func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Delivered) {
+	for i, id := range p.InjectionIDs {
+		if i < len(p.Kinds) && p.Kinds[i] != string(engine.Sync) {
+			continue
+		}
+		ms, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{InjectionID: id})
+		if err != nil {
+			continue
+		}
+		for _, m := range ms {
+			if m.State != store.SyncQueued {
+				continue
+			}
+			at := e.Time.UTC()
+			dm, _, err := s.o.Store.UpdateSyncMessage(ctx, m.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+				sm.State, sm.DeliveredAt = store.SyncDelivered, &at
+				return []event.Event{event.New(at, sm.TaskID, event.SyncDelivered{MessageID: sm.ID, LearningID: sm.LearningID,
+					From: string(sm.From), Urgency: sm.Urgency, InjectionID: id, Turn: p.Turn,
+					LatencyMs: at.Sub(sm.CreatedAt).Milliseconds()})}, nil
+			})
+			if err != nil {
+				continue
+			}
+			s.count(func(st *api.SyncerStats) { st.Delivered++ })
+			s.o.Hooks.Notify(hooks.SyncerDelivered, dm.TaskID, &dm)
+		}
+	}
+}
+
+// sweep dispatches held messages whose time came, and offers recent
+// learnings to tasks that started running after they were evaluated.
+func (s *Syncer) sweep(ctx context.Context, now time.Time) {
+	s.count(func(st *api.SyncerStats) { st.Sweeps++; st.LastSweep = now.UTC() })
+	for id, m := range s.members {
+		if m.held > 0 {
+			s.dispatch(ctx, id, now)
+		}
+	}
+	keep := s.recentList[:0]
+	for _, r := range s.recentList {
+		if now.Sub(r.at) > s.cfg.PendingTTL {
+			continue
+		}
+		keep = append(keep, r)
+	}
+	s.recentList = keep
+	for _, r := range s.recentList {
+		if now.Sub(r.evaluated) < s.cfg.Cooldown {
+			continue
+		}
+		late := map[task.ID]bool{}
+		for id, m := range s.members {
+			if m.running && !r.offered[id] {
+				late[id] = true
+			}
+		}
+		if len(late) == 0 {
+			continue
+		}
+		l, err := s.o.Store.GetLearning(ctx, r.id)
+		if err != nil {
+			continue // forgotten
+		}
+		s.evaluate(ctx, l, now, late)
+	}
+}
+
+// focusOf summarizes a tool call: its name and main argument.
+func focusOf(p event.ToolCall) string {
+	var args map[string]any
+	_ = json.Unmarshal(p.Args, &args)
+	for _, k := range []string{"path", "file_path", "command", "pattern"} {
+		if v, ok := args[k].(string); ok && v != "" {
+			return p.Name + " " + clip(v, 120)
+		}
+	}
+	return p.Name
+}
+
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func cmpOr(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
