@@ -165,7 +165,7 @@ func writeSyncerStats(out io.Writer, st api.SyncerStats, now time.Time, loc *tim
 }
 
 // countsByKey renders counts most first, then by name: "5 not-relevant, 2
-// already-sent".
+// backlog-full".
 func countsByKey(m map[string]uint64) string {
 	parts := make([]string, 0, len(m))
 	for _, k := range tier1Order(m) {

@@ -74,8 +74,9 @@ func (SyncDelivered) EventKind() Kind { return KindSyncDelivered }
 // SyncIgnored (SyncIgnored): a learning was evaluated and not relayed, to
 // anyone (the event belongs to its source) or to one task (To names it;
 // MessageID when a held message was dropped). Reason is a short code:
-// no-candidates, not-relevant, persona-skipped, threshold, hook-blocked,
-// already-sent, backlog-full, stale, recipient-finished, forgotten.
+// no-candidates, not-relevant (the rules found nobody), persona-skipped,
+// threshold, hook-dropped, hook-blocked, backlog-full, stale,
+// recipient-finished, forgotten, brief-failed.
 type SyncIgnored struct {
 	LearningID int64  `json:"learning_id"`
 	To         string `json:"to,omitempty"`

@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,7 +20,8 @@ import (
 // "knowledge", fyi) queued before its first turn, so that it is in its
 // first context. Each learning is recorded as sent to the task, so the
 // Syncer does not relay it again. It is called by the executor, before the
-// task's engine runs; it does nothing when briefing is off, the Syncer is
+// task's engine runs, on the executor's goroutine: it touches none of the
+// loop's state. It does nothing when briefing is off, the Syncer is
 // disabled, or nothing is relevant enough.
 func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 	if !s.cfg.Enabled || s.cfg.Brief <= 0 || t.NoSupervision {
@@ -58,24 +60,29 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 	if len(picks) == 0 {
 		return
 	}
-	var b strings.Builder
+	now := s.o.Now().UTC()
+	var (
+		msgs []store.SyncMessage
+		b    strings.Builder
+	)
 	b.WriteString("Other tasks in this repository found out, before you started:")
 	for _, p := range picks {
-		fmt.Fprintf(&b, "\n- %s (learning #%d, from %s)", oneLine(p.l.Summary), p.l.ID, p.l.TaskID)
-		if d := oneLine(p.l.Detail); d != "" {
-			fmt.Fprintf(&b, ": %s", clip(d, 200))
-		}
-	}
-	now := s.o.Now().UTC()
-	var msgs []store.SyncMessage
-	for _, p := range picks {
+		// Stored first: a learning relayed to the task since it started
+		// running is refused here, and left out of the briefing.
 		m, _, err := s.o.Store.AddSyncMessage(ctx, store.SyncMessage{LearningID: p.l.ID, From: p.l.TaskID, TaskID: t.ID, Urgency: FYI,
 			Score: round2(p.score), Message: oneLine(p.l.Summary), Reason: fmt.Sprintf("a new task's briefing; score %.2f", p.score),
 			DecidedBy: "brief", State: store.SyncHeld, CreatedAt: now}, nil)
 		if err != nil {
-			continue // sent already
+			if !errors.Is(err, store.ErrExists) {
+				s.log.Warn("recording a briefing", "task_id", t.ID, "err", err)
+			}
+			continue
 		}
 		msgs = append(msgs, m)
+		fmt.Fprintf(&b, "\n- %s (learning #%d, from %s)", oneLine(p.l.Summary), p.l.ID, p.l.TaskID)
+		if d := oneLine(p.l.Detail); d != "" {
+			fmt.Fprintf(&b, ": %s", clip(d, 200))
+		}
 	}
 	if len(msgs) == 0 {
 		return
@@ -85,7 +92,7 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 	if err != nil {
 		s.log.Warn("briefing a new task", "task_id", t.ID, "err", err)
 		for _, m := range msgs {
-			s.drop(ctx, m, "brief-failed", err.Error())
+			s.ignoreMessage(ctx, m, "brief-failed", err.Error())
 		}
 		return
 	}

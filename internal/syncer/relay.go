@@ -40,6 +40,9 @@ func (s *Syncer) learned(ctx context.Context, e event.Event, c knowledge.Candida
 			s.log.Warn("reading a recorded learning", "learning", p.LearningID, "err", err)
 			return
 		}
+		// The executor stored it; it joined a known learning when this
+		// task is a later source.
+		l.Merged = len(l.Sources) > 1 && l.Sources[0].TaskID != e.TaskID
 	} else {
 		l, err = s.store(ctx, e.TaskID, c)
 		if err != nil {
@@ -142,12 +145,13 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 		skip[m.TaskID] = true
 	}
 	ev := Evaluation{Learning: view(l), Source: Candidate{TaskID: src.t.ID, Description: clip(src.t.Description, 300), Tags: src.t.Tags}}
+	r := s.recent(l.ID)
 	for id, m := range s.members {
+		if r != nil && m.running {
+			r.offered[id] = true // considered now: not a late joiner at a later sweep
+		}
 		if skip[id] || !m.running || m.t.NoSupervision || (only != nil && !only[id]) {
 			continue
-		}
-		if r := s.recent(l.ID); r != nil {
-			r.offered[id] = true
 		}
 		c := s.candidate(l, src, m)
 		if len(c.Allowed) == 0 {
@@ -400,8 +404,12 @@ func (s *Syncer) relay(ctx context.Context, l store.Learning, observed time.Time
 		byID[c.TaskID] = c
 	}
 	if len(d.Recipients) == 0 {
+		code := "not-relevant"
+		if by == "persona" {
+			code = "persona-skipped"
+		}
 		reason := cmpOr(d.SkipReason, "no recipient was relevant enough")
-		s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, Reason: "not-relevant", Detail: clip(reason, 300)})
+		s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, Reason: code, Detail: clip(reason, 300)})
 		return
 	}
 	for _, r := range d.Recipients {
@@ -418,7 +426,7 @@ func (s *Syncer) relay(ctx context.Context, l store.Learning, observed time.Time
 		msg := store.SyncMessage{LearningID: l.ID, From: srcID, TaskID: r.TaskID, Urgency: r.Urgency, Relevance: r.Relevance,
 			Score: round2(c.Score), Message: clip(r.Message, s.cfg.MaxMessage), DecidedBy: by, State: store.SyncHeld,
 			Reason: reasonOf(c, by), CreatedAt: s.o.Now().UTC()}
-		s.send(ctx, m, msg, observed)
+		s.send(ctx, m, msg, c.Allowed, observed)
 	}
 }
 
@@ -445,11 +453,14 @@ type RelayDecision struct {
 
 // send stores msg (held) after the SyncerRelay hooks, then dispatches the
 // recipient's held messages as its rate allows.
-func (s *Syncer) send(ctx context.Context, m *member, msg store.SyncMessage, observed time.Time) {
+func (s *Syncer) send(ctx context.Context, m *member, msg store.SyncMessage, allowed []string, observed time.Time) {
 	d := RelayDecision{LearningID: msg.LearningID, From: msg.From, To: msg.TaskID, Urgency: msg.Urgency, Message: msg.Message, Reason: msg.Reason}
 	v := s.o.Hooks.Decide(ctx, hooks.SyncerRelay, msg.TaskID, &d, func() error {
 		if urgencyRank(d.Urgency) >= len(urgencies) {
 			return fmt.Errorf("urgency %q is not blocking, helpful or fyi", d.Urgency)
+		}
+		if !slices.Contains(allowed, d.Urgency) {
+			return fmt.Errorf("urgency %q is above what the thresholds allow this task (%s)", d.Urgency, strings.Join(allowed, ", "))
 		}
 		if strings.TrimSpace(d.Message) == "" {
 			return errors.New("the message is empty")
@@ -582,8 +593,14 @@ func injection(h store.SyncMessage) executor.Injection {
 		Text:  h.Message, Urgent: h.Urgency == Blocking, Quiet: h.Urgency != Blocking}
 }
 
-// drop marks a held message ignored.
+// drop marks a held message ignored. Only the loop calls it.
 func (s *Syncer) drop(ctx context.Context, h store.SyncMessage, reason, detail string) {
+	delete(s.latency, h.ID)
+	s.ignoreMessage(ctx, h, reason, detail)
+}
+
+// ignoreMessage records a message as ignored; it touches no loop state.
+func (s *Syncer) ignoreMessage(ctx context.Context, h store.SyncMessage, reason, detail string) {
 	_, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 		sm.State, sm.Note = store.SyncIgnored, reason+": "+detail
 		return []event.Event{event.New(s.o.Now().UTC(), sm.From, event.SyncIgnored{LearningID: sm.LearningID, To: string(sm.TaskID),
@@ -593,7 +610,6 @@ func (s *Syncer) drop(ctx context.Context, h store.SyncMessage, reason, detail s
 		s.log.Warn("dropping a held sync message", "message", h.ID, "err", err)
 		return
 	}
-	delete(s.latency, h.ID)
 	s.count(func(st *api.SyncerStats) { st.Ignored[reason]++ })
 	s.o.Hooks.Notify(hooks.SyncerIgnored, h.From, &h)
 }
