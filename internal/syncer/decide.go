@@ -267,11 +267,16 @@ func (p ModelPass) Extract(ctx context.Context, id task.ID, digest string) ([]kn
 	return knowledge.ParseModelLearnings(resp.Message.Text())
 }
 
-// extractTurn runs the turn-end model pass on a task's last turn.
-func (s *Syncer) extractTurn(ctx context.Context, id task.ID) {
+// extractTurn runs the turn-end model pass on a task's last turn. The
+// task's tags are taken now: the reply may come after it finished.
+func (s *Syncer) extractTurn(ctx context.Context, id task.ID, turn int) {
 	digest := s.x.TurnDigest(string(id))
 	if strings.TrimSpace(digest) == "" {
 		return
+	}
+	var tags []string
+	if m := s.members[id]; m != nil {
+		tags = m.t.Tags
 	}
 	s.inflight[id] = true
 	observed := s.o.Now()
@@ -286,6 +291,12 @@ func (s *Syncer) extractTurn(ctx context.Context, id task.ID) {
 				return
 			}
 			for _, c := range cs {
+				c.Turn = turn
+				for _, t := range tags {
+					if !strings.HasPrefix(t, "group:") && !slices.Contains(c.Tags, t) {
+						c.Tags = append(c.Tags, t)
+					}
+				}
 				l, err := s.store(ctx, id, c)
 				if err != nil {
 					s.log.Warn("storing a learning", "task_id", id, "err", err)

@@ -408,7 +408,7 @@ func (s *Syncer) observe(ctx context.Context, e event.Event) {
 		s.onDelivered(ctx, e, p)
 	case event.TurnEnded:
 		if s.cfg.LLMExtract && s.o.Extractor != nil && !s.inflight[e.TaskID] {
-			s.extractTurn(ctx, e.TaskID)
+			s.extractTurn(ctx, e.TaskID, p.Turn)
 		}
 	}
 	for _, c := range s.x.Observe(string(e.TaskID), e.Payload) {
