@@ -77,3 +77,35 @@ func Follow(ctx context.Context, bus *Bus, log Log, q Query, fn func(Event) erro
 		}
 	}
 }
+
+// Feed runs Follow in a goroutine that delivers the events to the returned
+// channel (of capacity size) until ctx ends or stop is called; a follow
+// error other than the end of ctx is passed to onErr (nil: ignored). The
+// channel is closed when the goroutine ends. stop ends it and waits for
+// it: the caller that owns the loop calls stop before returning.
+func Feed(ctx context.Context, bus *Bus, log Log, q Query, size int, onErr func(error)) (<-chan Event, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch := make(chan Event, size)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		err := Follow(ctx, bus, log, q, func(e Event) error {
+			select {
+			case ch <- e:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		if err != nil && ctx.Err() == nil && onErr != nil {
+			onErr(err)
+		}
+	}()
+	return ch, func() {
+		cancel()
+		for range ch { // let the goroutine end
+		}
+		<-done
+	}
+}

@@ -187,11 +187,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.mu.Lock()
 			w.st.Restarts++
 			w.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(time.Second):
-			}
+		}
+		// A crash, or the bus feed ending (the log unreadable): start
+		// again after a pause, not in a spin.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
 		}
 	}
 }
@@ -209,33 +211,10 @@ func (w *Watcher) loopSafe(ctx context.Context) (crashed bool) {
 
 // loop follows the bus and the clock until ctx ends.
 func (w *Watcher) loop(ctx context.Context) {
-	lctx, cancel := context.WithCancel(ctx)
-	evs := make(chan event.Event, 256)
-	var follow sync.WaitGroup
-	follow.Add(1)
-	go func() {
-		defer follow.Done()
-		defer close(evs)
-		q := event.Query{AfterID: -1, Filter: event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}}}
-		err := event.Follow(lctx, w.o.Bus, w.o.Store, q, func(e event.Event) error {
-			select {
-			case evs <- e:
-				return nil
-			case <-lctx.Done():
-				return lctx.Err()
-			}
-		})
-		if err != nil && lctx.Err() == nil {
-			w.log.Warn("following the event bus", "err", err)
-		}
-	}()
-	defer func() {
-		cancel()
-		for range evs { // let the follower end
-		}
-		follow.Wait()
-	}()
-	w.adoptRunning(lctx)
+	q := event.Query{AfterID: -1, Filter: event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}}}
+	evs, stop := event.Feed(ctx, w.o.Bus, w.o.Store, q, 256, func(err error) { w.log.Warn("following the event bus", "err", err) })
+	defer stop()
+	w.adoptRunning(ctx)
 	tick := time.NewTicker(w.cfg.Interval)
 	defer tick.Stop()
 	for {

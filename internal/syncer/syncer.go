@@ -244,11 +244,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 		}
 		if crashed {
 			s.count(func(st *api.SyncerStats) { st.Restarts++ })
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(time.Second):
-			}
+		}
+		// A crash, or the bus feed ending (the log unreadable): start
+		// again after a pause, not in a spin.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
 		}
 	}
 }
@@ -266,33 +268,10 @@ func (s *Syncer) loopSafe(ctx context.Context) (crashed bool) {
 
 // loop follows the bus and the clock until ctx ends.
 func (s *Syncer) loop(ctx context.Context) {
-	lctx, cancel := context.WithCancel(ctx)
-	evs := make(chan event.Event, 256)
-	var follow sync.WaitGroup
-	follow.Add(1)
-	go func() {
-		defer follow.Done()
-		defer close(evs)
-		q := event.Query{AfterID: -1, Filter: event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}}}
-		err := event.Follow(lctx, s.o.Bus, s.o.Store, q, func(e event.Event) error {
-			select {
-			case evs <- e:
-				return nil
-			case <-lctx.Done():
-				return lctx.Err()
-			}
-		})
-		if err != nil && lctx.Err() == nil {
-			s.log.Warn("following the event bus", "err", err)
-		}
-	}()
-	defer func() {
-		cancel()
-		for range evs { // let the follower end
-		}
-		follow.Wait()
-	}()
-	s.adoptRunning(lctx)
+	q := event.Query{AfterID: -1, Filter: event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}}}
+	evs, stop := event.Feed(ctx, s.o.Bus, s.o.Store, q, 256, func(err error) { s.log.Warn("following the event bus", "err", err) })
+	defer stop()
+	s.adoptRunning(ctx)
 	tick := time.NewTicker(s.cfg.Interval)
 	defer tick.Stop()
 	for {
