@@ -297,9 +297,6 @@ func describeSync(p event.Payload) (string, bool) {
 			about += ", decided by " + p.DecidedBy
 		}
 		s := fmt.Sprintf("sync from %s (%s) #%d: %q", dash(p.From), about, p.LearningID, truncate(p.Message, 90))
-		if p.Held {
-			s += " (held)"
-		}
 		if p.LatencyMs > 0 {
 			s += "; queued " + millis(p.LatencyMs) + " after the learning"
 		}

@@ -33,8 +33,9 @@ type LearningExtracted struct {
 func (LearningExtracted) EventKind() Kind { return KindLearningExtracted }
 
 // SyncMessageSent (SyncMessageSent): a learning of another task was
-// relayed to this one. Held says it waits for the task's rate limit or
-// cooldown; otherwise InjectionID is the message in its queue.
+// relayed to this one: InjectionID is the message in its queue. (A message
+// held for the task's rate limit or cooldown is recorded when it is
+// queued.)
 type SyncMessageSent struct {
 	MessageID   int64   `json:"message_id"`
 	LearningID  int64   `json:"learning_id"`
@@ -46,7 +47,6 @@ type SyncMessageSent struct {
 	Reason      string  `json:"reason,omitempty"`
 	DecidedBy   string  `json:"decided_by"` // persona | rules | hook
 	InjectionID int64   `json:"injection_id,omitempty"`
-	Held        bool    `json:"held,omitempty"`
 	// LatencyMs is the time from the learning's observation to the
 	// message entering the task's queue.
 	LatencyMs int64 `json:"latency_ms,omitempty"`

@@ -30,6 +30,9 @@ type Learning struct {
 	// Merged, on a learning just recorded, says it joined an existing one
 	// (the same normalized text, or similar enough) instead of adding one.
 	Merged bool `json:"merged,omitempty"`
+	// Repeat, on a learning just recorded, says the task was a source of
+	// it already: nothing was added.
+	Repeat bool `json:"-"`
 	// Turn is the source's turn, for the events of a recording.
 	Turn int `json:"-"`
 	// Similarity, on a learning to record, is how similar (0 to 1, see

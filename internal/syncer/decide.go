@@ -23,6 +23,8 @@ type Decision struct {
 	Summary    string      `json:"learning-summary"`
 	Recipients []Recipient `json:"recipients"`
 	SkipReason string      `json:"skip-reason,omitempty"`
+	// Dropped counts the reply's recipients left out as invalid.
+	Dropped int `json:"-"`
 }
 
 // Recipient is one task that should hear a learning.
@@ -45,9 +47,11 @@ const maxDecisionReply = 16 << 10
 // ParseDecision reads the syncer persona's reply: one JSON object, alone or
 // in a ```json fence, with recipients (task-id, relevance, urgency,
 // message) and a skip-reason when there are none. Recipients must be
-// among the candidates (never the source, never a task not offered);
-// anything else in a recipient is an error saying what was wrong, and the
-// caller falls back to the rules. A task named twice keeps its first entry.
+// among the candidates (never the source, never a task not offered), with
+// a known relevance and urgency and a message: an entry that is not is
+// left out (counted in Dropped), and when no entry is usable the reply is
+// an error saying what was wrong, and the caller falls back to the rules.
+// A task named twice keeps its first entry.
 func ParseDecision(reply string, candidates []Candidate, maxMessage int) (Decision, error) {
 	if len(reply) > maxDecisionReply {
 		return Decision{}, fmt.Errorf("the reply is %d bytes; a decision is under %d", len(reply), maxDecisionReply)
@@ -73,19 +77,25 @@ func ParseDecision(reply string, candidates []Candidate, maxMessage int) (Decisi
 	}
 	d := Decision{Source: task.ID(clip(raw.Source, 40)), Summary: clip(oneLine(raw.Summary), 300), SkipReason: clip(oneLine(cmpOr(raw.Skip, raw.Skip2)), 300)}
 	seen := map[task.ID]bool{}
+	var bad []error
 	for i, r := range *raw.Recipients {
 		id := task.ID(strings.TrimSpace(cmpOr(r.TaskID, r.TaskID2)))
 		rel, urg := strings.ToLower(strings.TrimSpace(r.Relevance)), strings.ToLower(strings.TrimSpace(r.Urgency))
 		msg := strings.TrimSpace(r.Message)
+		var err error
 		switch {
 		case !slices.ContainsFunc(candidates, func(c Candidate) bool { return c.TaskID == id }):
-			return Decision{}, fmt.Errorf("recipient %d: %q is not one of the candidate tasks", i+1, clip(string(id), 20))
+			err = fmt.Errorf("recipient %d: %q is not one of the candidate tasks", i+1, clip(string(id), 20))
 		case !slices.Contains(relevances, rel):
-			return Decision{}, fmt.Errorf("recipient %d: relevance %q is not high, medium or low", i+1, clip(rel, 20))
+			err = fmt.Errorf("recipient %d: relevance %q is not high, medium or low", i+1, clip(rel, 20))
 		case urgencyRank(urg) >= len(urgencies):
-			return Decision{}, fmt.Errorf("recipient %d: urgency %q is not blocking, helpful or fyi", i+1, clip(urg, 20))
+			err = fmt.Errorf("recipient %d: urgency %q is not blocking, helpful or fyi", i+1, clip(urg, 20))
 		case msg == "":
-			return Decision{}, fmt.Errorf("recipient %d: the message is empty", i+1)
+			err = fmt.Errorf("recipient %d: the message is empty", i+1)
+		}
+		if err != nil {
+			bad = append(bad, err)
+			continue
 		}
 		if seen[id] {
 			continue
@@ -93,6 +103,11 @@ func ParseDecision(reply string, candidates []Candidate, maxMessage int) (Decisi
 		seen[id] = true
 		d.Recipients = append(d.Recipients, Recipient{TaskID: id, Relevance: rel, Urgency: urg, Message: clip(msg, maxMessage)})
 	}
+	if len(bad) > 0 && len(d.Recipients) == 0 {
+		// Nothing usable: the rules decide instead.
+		return Decision{}, errors.Join(bad...)
+	}
+	d.Dropped = len(bad)
 	return d, nil
 }
 
@@ -128,14 +143,16 @@ func rulesDecision(l store.Learning, ev Evaluation, maxMessage int) Decision {
 	return d
 }
 
-// rulesUrgency: a resolved error that touches the candidate's work is
-// blocking (it is about to hit it), helpful otherwise; a recorded or
+// rulesUrgency: a resolved error is blocking for a task that touched the
+// same files or directories (it is about to hit it), helpful otherwise; a recorded or
 // model-found learning is helpful; a discovery or a statement is fyi,
 // helpful when clearly relevant.
 func rulesUrgency(l store.Learning, c Candidate) string {
 	switch knowledge.Kind(l.Kind) {
 	case knowledge.ErrorResolution:
-		if c.Score >= 0.4 || slices.Contains(c.Relations, "same-files") {
+		// Only a task working on the same files is about to hit it; to
+		// others a fixed error is worth knowing, not an interruption.
+		if slices.Contains(c.Relations, "same-files") {
 			return Blocking
 		}
 		return Helpful

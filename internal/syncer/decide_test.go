@@ -72,8 +72,8 @@ func TestParseDecision(t *testing.T) {
 		{name: "bad urgency", reply: one(`"task-id": "t-bbbb2", "relevance": "high", "urgency": "asap", "message": "m"`), err: `urgency "asap"`},
 		{name: "empty message", reply: one(`"task-id": "t-bbbb2", "relevance": "high", "urgency": "fyi"`), err: "the message is empty"},
 		{name: "blank message", reply: one(`"task-id": "t-bbbb2", "relevance": "high", "urgency": "fyi", "message": " \n\t"`), err: "the message is empty"},
-		{name: "one bad recipient spoils it", reply: `{"recipients": [
-			{"task-id": "t-bbbb2", "relevance": "high", "urgency": "blocking", "message": "ok"},
+		{name: "every recipient bad", reply: `{"recipients": [
+			{"task-id": "t-zzzz9", "relevance": "high", "urgency": "blocking", "message": "ok"},
 			{"task-id": "t-cccc3", "relevance": "high", "urgency": "now", "message": "ok"}]}`, err: "recipient 2:"},
 		{name: "huge reply", reply: `{"recipients": [], "skip-reason": "` + strings.Repeat("x", maxDecisionReply) + `"}`, err: "a decision is under"},
 	} {
@@ -151,6 +151,20 @@ func abs(n int) int {
 	return n
 }
 
+// A bad entry is left out; the good ones stand (one invented task id does
+// not hand the decision to the rules, which would tell every candidate).
+func TestParseDecisionKeepsTheGoodRecipients(t *testing.T) {
+	t.Parallel()
+	cands := []Candidate{{TaskID: "t-bbbb2"}, {TaskID: "t-cccc3"}}
+	d, err := ParseDecision(`{"recipients": [
+		{"task-id": "t-bbbb2", "relevance": "high", "urgency": "blocking", "message": "ok"},
+		{"task-id": "t-zzzz9", "relevance": "high", "urgency": "blocking", "message": "invented"},
+		{"task-id": "t-cccc3", "relevance": "high", "urgency": "now", "message": "bad urgency"}]}`, cands, 600)
+	if err != nil || len(d.Recipients) != 1 || d.Recipients[0].TaskID != "t-bbbb2" || d.Dropped != 2 {
+		t.Fatalf("ParseDecision = %+v, %v; want t-bbbb2 alone, 2 dropped", d, err)
+	}
+}
+
 func TestRulesDecision(t *testing.T) {
 	t.Parallel()
 	ev := Evaluation{Source: Candidate{TaskID: "t-aaaa1", Description: "Implement JWT token validation endpoint"}, Candidates: []Candidate{
@@ -163,8 +177,8 @@ func TestRulesDecision(t *testing.T) {
 		kind knowledge.Kind
 		want map[task.ID]string // urgency per recipient
 	}{
-		// A resolved error is blocking for those working near it.
-		{kind: knowledge.ErrorResolution, want: map[task.ID]string{"t-bbbb2": Blocking, "t-cccc3": Blocking, "t-eeee5": Helpful}},
+		// A resolved error is blocking for those working on the same files.
+		{kind: knowledge.ErrorResolution, want: map[task.ID]string{"t-bbbb2": Helpful, "t-cccc3": Blocking, "t-eeee5": Helpful}},
 		{kind: knowledge.Explicit, want: map[task.ID]string{"t-bbbb2": Helpful, "t-cccc3": Helpful, "t-eeee5": Helpful}},
 		{kind: knowledge.Model, want: map[task.ID]string{"t-bbbb2": Helpful, "t-cccc3": Helpful, "t-eeee5": Helpful}},
 		{kind: knowledge.Discovery, want: map[task.ID]string{"t-bbbb2": Helpful, "t-eeee5": FYI}},

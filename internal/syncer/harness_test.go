@@ -237,7 +237,9 @@ func (h *harness) messages(q store.SyncQuery) []store.SyncMessage {
 func (h *harness) waitQueued(n int) {
 	h.t.Helper()
 	waitFor(h.t, fmt.Sprintf("%d queued sync messages", n), func() bool {
-		return len(h.messages(store.SyncQuery{States: []store.SyncState{store.SyncQueued, store.SyncDelivered}})) == n
+		// Marked queued before the injection, which records its id.
+		ms := h.messages(store.SyncQuery{States: []store.SyncState{store.SyncQueued, store.SyncDelivered}})
+		return len(ms) == n && !slices.ContainsFunc(ms, func(m store.SyncMessage) bool { return m.InjectionID == 0 })
 	})
 }
 

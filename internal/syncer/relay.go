@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -48,6 +46,9 @@ func (s *Syncer) learned(ctx context.Context, e event.Event, c knowledge.Candida
 		if err != nil {
 			s.log.Warn("storing a learning", "task_id", e.TaskID, "err", err)
 			return
+		}
+		if l.Repeat {
+			return // the task said it before: evaluated then
 		}
 	}
 	s.count(func(st *api.SyncerStats) {
@@ -146,6 +147,7 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 	}
 	ev := Evaluation{Learning: view(l), Source: Candidate{TaskID: src.t.ID, Description: clip(src.t.Description, 300), Tags: src.t.Tags}}
 	r := s.recent(l.ID)
+	a := newAbout(l, src)
 	for id, m := range s.members {
 		if r != nil && m.running {
 			r.offered[id] = true // considered now: not a late joiner at a later sweep
@@ -153,7 +155,7 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 		if skip[id] || !m.running || m.t.NoSupervision || (only != nil && !only[id]) {
 			continue
 		}
-		c := s.candidate(l, src, m)
+		c := s.candidateOf(a, m)
 		if len(c.Allowed) == 0 {
 			continue
 		}
@@ -195,19 +197,30 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 	}
 	s.count(func(st *api.SyncerStats) { st.PersonaCalls++ })
 	s.job(ctx, func(ctx context.Context) func(context.Context) {
+		// At most maxDecisions persona calls at once; the others wait
+		// their turn (a sweep may evaluate many learnings together).
+		select {
+		case s.decisions <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
 		d, err := s.o.Decider.Decide(ctx, ev)
+		<-s.decisions
 		return func(ctx context.Context) {
 			by := "persona"
 			if err != nil {
 				s.degrade(err)
 				d, by = rulesDecision(l, ev, s.cfg.MaxMessage), "rules"
 			} else {
-				s.recover()
+				s.healthy()
 			}
 			s.relay(ctx, l, observed, ev, d, by)
 		}
 	})
 }
+
+// maxDecisions bounds the syncer persona's calls in flight.
+const maxDecisions = 4
 
 // maxCandidates bounds the candidates put before the persona.
 const maxCandidates = 20
@@ -232,13 +245,32 @@ func (s *Syncer) degrade(err error) {
 	})
 }
 
-func (s *Syncer) recover() {
+func (s *Syncer) healthy() {
 	s.count(func(st *api.SyncerStats) { st.Degraded, st.DegradedReason = false, "" })
 }
 
 // candidate scores m for learning l from src, and says which urgencies
 // the thresholds allow it.
 func (s *Syncer) candidate(l store.Learning, src, m *member) Candidate {
+	return s.candidateOf(newAbout(l, src), m)
+}
+
+// about is what scoring needs of a learning and its source, computed once
+// per evaluation rather than once per candidate.
+type about struct {
+	l        store.Learning
+	src      *member
+	terms    []string        // the learning's content terms
+	files    map[string]bool // the files it names
+	srcFiles map[string]bool // those and the source's changed files
+}
+
+func newAbout(l store.Learning, src *member) *about {
+	return &about{l: l, src: src, terms: learningTerms(l), files: fileSet(l.Files, nil), srcFiles: fileSet(l.Files, src.files)}
+}
+
+func (s *Syncer) candidateOf(a *about, m *member) Candidate {
+	src := a.src
 	c := Candidate{TaskID: m.t.ID, Description: clip(m.t.Description, 300), Tags: m.t.Tags, Focus: m.focus}
 	if s.cfg.SameParent && src.t.ParentID != "" && src.t.ParentID == m.t.ParentID {
 		c.Relations = append(c.Relations, "same-parent")
@@ -246,13 +278,16 @@ func (s *Syncer) candidate(l store.Learning, src, m *member) Candidate {
 	if s.cfg.SharedTags && len(sharedTags(src.t.Tags, m.t.Tags)) > 0 {
 		c.Relations = append(c.Relations, "shared-tags")
 	}
-	if s.cfg.SameFiles && overlap(fileSet(l.Files, src.files), m.files) {
+	if s.cfg.SameFiles && overlap(a.srcFiles, m.files) {
 		c.Relations = append(c.Relations, "same-files")
 	}
 	if s.cfg.SameGroup && sameGroup(src.t.Tags, m.t.Tags) {
 		c.Relations = append(c.Relations, "same-group")
 	}
-	c.Score = Score(l, m.t, m.focus, m.files, c.related())
+	if m.terms == nil {
+		m.terms = taskTerms(m.t, m.focus, m.files)
+	}
+	c.Score = score(a.l, a.terms, a.files, m.t, m.terms, m.files, c.related())
 	sameParent := slices.Contains(c.Relations, "same-parent")
 	for _, u := range urgencies {
 		if c.Score < s.cfg.MinRelevance {
@@ -340,7 +375,17 @@ func overlap(a, b map[string]bool) bool {
 // (up to 0.5), a shared topic tag (0.2), a shared file (0.3) or directory
 // (0.15), and a relationship (0.1).
 func Score(l store.Learning, t task.Task, focus string, files map[string]bool, related bool) float64 {
-	lt := knowledge.Terms(strings.Join([]string{l.Summary, l.Detail, strings.Join(l.Tags, " "), strings.Join(l.Files, " ")}, " "))
+	return score(l, learningTerms(l), fileSet(l.Files, nil), t, taskTerms(t, focus, files), files, related)
+}
+
+// learningTerms are the content terms of a learning's text, tags and files.
+func learningTerms(l store.Learning) []string {
+	return knowledge.Terms(strings.Join([]string{l.Summary, l.Detail, strings.Join(l.Tags, " "), strings.Join(l.Files, " ")}, " "))
+}
+
+// taskTerms are the content terms of a task's description, tags, focus
+// and changed files.
+func taskTerms(t task.Task, focus string, files map[string]bool) []string {
 	var b strings.Builder
 	b.WriteString(t.Description)
 	b.WriteString(" ")
@@ -351,7 +396,11 @@ func Score(l store.Learning, t task.Task, focus string, files map[string]bool, r
 		b.WriteString(" ")
 		b.WriteString(f)
 	}
-	ct := knowledge.Terms(b.String())
+	return knowledge.Terms(b.String())
+}
+
+// score is Score with the terms and file sets computed.
+func score(l store.Learning, lt []string, lf map[string]bool, t task.Task, ct []string, files map[string]bool, related bool) float64 {
 	score := 0.0
 	if len(lt) > 0 {
 		n := 0
@@ -365,7 +414,6 @@ func Score(l store.Learning, t task.Task, focus string, files map[string]bool, r
 	if len(sharedTags(l.Tags, t.Tags)) > 0 {
 		score += 0.2
 	}
-	lf := fileSet(l.Files, nil)
 	switch {
 	case sharesFile(lf, files):
 		score += 0.3
@@ -504,206 +552,18 @@ func (s *Syncer) send(ctx context.Context, m *member, msg store.SyncMessage, all
 // reach its model together at its next turn boundary; a blocking one
 // interrupts the turn in flight. Held messages past their time to live
 // are dropped; beyond the backlog cap, the least urgent are.
-func (s *Syncer) dispatch(ctx context.Context, id task.ID, now time.Time) {
-	m := s.members[id]
-	if m == nil || m.held == 0 {
-		return
-	}
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
-	if err != nil {
-		s.log.Warn("reading held sync messages", "task_id", id, "err", err)
-		return
-	}
-	slices.SortStableFunc(held, func(a, b store.SyncMessage) int { return urgencyRank(a.Urgency) - urgencyRank(b.Urgency) })
-	keep := held[:0]
-	for _, h := range held {
-		switch {
-		case now.Sub(h.CreatedAt) > s.cfg.PendingTTL:
-			s.drop(ctx, h, "stale", fmt.Sprintf("held longer than %s", s.cfg.PendingTTL))
-		case len(keep) >= s.cfg.MaxPending:
-			s.drop(ctx, h, "backlog-full", fmt.Sprintf("more than %d messages held for the task", s.cfg.MaxPending))
-		case s.forgotten(ctx, h.LearningID):
-			s.drop(ctx, h, "forgotten", "the learning was forgotten (knowledge forget)")
-		default:
-			keep = append(keep, h)
-		}
-	}
-	m.held = len(keep)
-	if len(keep) == 0 || !m.running {
-		return
-	}
-	cut := now.Add(-time.Minute)
-	m.sent = slices.DeleteFunc(m.sent, func(t time.Time) bool { return t.Before(cut) })
-	budget := s.cfg.MaxPerMinute - len(m.sent)
-	cooling := !m.lastSent.IsZero() && now.Sub(m.lastSent) < s.cfg.Cooldown
-	n := 0
-	for _, h := range keep {
-		if budget <= 0 {
-			break
-		}
-		if cooling && h.Urgency != Blocking {
-			continue
-		}
-		if !s.queue(ctx, m, h, now) {
-			continue
-		}
-		budget--
-		n++
-	}
-	if n > 0 {
-		m.lastSent = now
-	}
-}
-
 // forgotten says whether a learning was removed from the store.
-func (s *Syncer) forgotten(ctx context.Context, id int64) bool {
-	_, err := s.o.Store.GetLearning(ctx, id)
-	return errors.Is(err, store.ErrNotFound)
-}
-
 // queue puts one held message into the task's injection queue.
-func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now time.Time) bool {
-	inj, err := s.o.Actions.Inject(ctx, injection(h))
-	if err != nil {
-		s.log.Warn("queueing a sync message", "task_id", h.TaskID, "err", err)
-		return false
-	}
-	lat := s.latency[h.ID]
-	delete(s.latency, h.ID)
-	_, _, err = s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
-		at := now.UTC()
-		sm.State, sm.InjectionID, sm.QueuedAt = store.SyncQueued, inj.ID, &at
-		return []event.Event{event.New(at, sm.TaskID, event.SyncMessageSent{MessageID: sm.ID, LearningID: sm.LearningID,
-			From: string(sm.From), Urgency: sm.Urgency, Relevance: sm.Relevance, Score: sm.Score, Message: sm.Message,
-			Reason: sm.Reason, DecidedBy: sm.DecidedBy, InjectionID: inj.ID, LatencyMs: lat})}, nil
-	})
-	if err != nil {
-		s.log.Warn("recording a queued sync message", "task_id", h.TaskID, "err", err)
-	}
-	m.held--
-	m.sent = append(m.sent, now)
-	s.count(func(st *api.SyncerStats) { st.Sent++ })
-	return true
-}
-
 // injection renders a sync message for the executor's door.
-func injection(h store.SyncMessage) executor.Injection {
-	return executor.Injection{TaskID: h.TaskID, Kind: engine.Sync, Source: "syncer",
-		Attrs: map[string]string{"from": string(h.From), "urgency": h.Urgency, "learning": fmt.Sprint(h.LearningID)},
-		Text:  h.Message, Urgent: h.Urgency == Blocking, Quiet: h.Urgency != Blocking}
-}
-
 // drop marks a held message ignored. Only the loop calls it.
-func (s *Syncer) drop(ctx context.Context, h store.SyncMessage, reason, detail string) {
-	delete(s.latency, h.ID)
-	s.ignoreMessage(ctx, h, reason, detail)
-}
-
 // ignoreMessage records a message as ignored; it touches no loop state.
-func (s *Syncer) ignoreMessage(ctx context.Context, h store.SyncMessage, reason, detail string) {
-	_, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
-		sm.State, sm.Note = store.SyncIgnored, reason+": "+detail
-		return []event.Event{event.New(s.o.Now().UTC(), sm.From, event.SyncIgnored{LearningID: sm.LearningID, To: string(sm.TaskID),
-			MessageID: sm.ID, Reason: reason, Detail: detail})}, nil
-	})
-	if err != nil {
-		s.log.Warn("dropping a held sync message", "message", h.ID, "err", err)
-		return
-	}
-	s.count(func(st *api.SyncerStats) { st.Ignored[reason]++ })
-	s.o.Hooks.Notify(hooks.SyncerIgnored, h.From, &h)
-}
-
 // dropHeld drops every message held for a task.
-func (s *Syncer) dropHeld(ctx context.Context, id task.ID, reason, detail string) {
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
-	if err != nil {
-		return
-	}
-	for _, h := range held {
-		s.drop(ctx, h, reason, detail)
-	}
-}
-
 // ignore records that a learning was not relayed (to anyone, or to one
 // task).
-func (s *Syncer) ignore(ctx context.Context, source task.ID, p event.SyncIgnored) {
-	if _, err := s.o.Store.AppendEvents(ctx, event.New(s.o.Now().UTC(), source, p)); err != nil {
-		s.log.Warn("recording an ignored learning", "err", err)
-	}
-	s.count(func(st *api.SyncerStats) { st.Ignored[p.Reason]++ })
-	s.o.Hooks.Notify(hooks.SyncerIgnored, source, &p)
-}
-
 // onDelivered marks the sync messages among a receipt's injections
 // delivered.
-func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Delivered) {
-	for i, id := range p.InjectionIDs {
-		if i < len(p.Kinds) && p.Kinds[i] != string(engine.Sync) {
-			continue
-		}
-		ms, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{InjectionID: id})
-		if err != nil {
-			continue
-		}
-		for _, m := range ms {
-			if m.State != store.SyncQueued {
-				continue
-			}
-			at := e.Time.UTC()
-			dm, _, err := s.o.Store.UpdateSyncMessage(ctx, m.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
-				sm.State, sm.DeliveredAt = store.SyncDelivered, &at
-				return []event.Event{event.New(at, sm.TaskID, event.SyncDelivered{MessageID: sm.ID, LearningID: sm.LearningID,
-					From: string(sm.From), Urgency: sm.Urgency, InjectionID: id, Turn: p.Turn,
-					LatencyMs: at.Sub(sm.CreatedAt).Milliseconds()})}, nil
-			})
-			if err != nil {
-				continue
-			}
-			s.count(func(st *api.SyncerStats) { st.Delivered++ })
-			s.o.Hooks.Notify(hooks.SyncerDelivered, dm.TaskID, &dm)
-		}
-	}
-}
-
 // sweep dispatches held messages whose time came, and offers recent
 // learnings to tasks that started running after they were evaluated.
-func (s *Syncer) sweep(ctx context.Context, now time.Time) {
-	s.count(func(st *api.SyncerStats) { st.Sweeps++; st.LastSweep = now.UTC() })
-	for id, m := range s.members {
-		if m.held > 0 {
-			s.dispatch(ctx, id, now)
-		}
-	}
-	keep := s.recentList[:0]
-	for _, r := range s.recentList {
-		if now.Sub(r.at) > s.cfg.PendingTTL {
-			continue
-		}
-		keep = append(keep, r)
-	}
-	s.recentList = keep
-	for _, r := range s.recentList {
-		if now.Sub(r.evaluated) < s.cfg.Cooldown {
-			continue
-		}
-		late := map[task.ID]bool{}
-		for id, m := range s.members {
-			if m.running && !r.offered[id] {
-				late[id] = true
-			}
-		}
-		if len(late) == 0 {
-			continue
-		}
-		l, err := s.o.Store.GetLearning(ctx, r.id)
-		if err != nil {
-			continue // forgotten
-		}
-		s.evaluate(ctx, l, now, late)
-	}
-}
-
 // focusOf summarizes a tool call: its name and main argument.
 func focusOf(p event.ToolCall) string {
 	var args map[string]any

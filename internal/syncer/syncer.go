@@ -138,12 +138,14 @@ type Syncer struct {
 	x          *knowledge.Extractor
 	recentList []*recentLearning
 	inflight   map[task.ID]bool // tasks whose turn-end model pass runs
+	lastID     int64            // the last event handled, where a restarted loop goes on
 	// latency is, per held message, the time from its learning's
 	// observation to its creation (ms), reported when it is queued.
 	latency map[int64]int64
 
-	results chan func(ctx context.Context)
-	jobs    sync.WaitGroup
+	results   chan func(ctx context.Context)
+	jobs      sync.WaitGroup
+	decisions chan struct{} // a semaphore: the persona calls in flight
 
 	mu sync.Mutex
 	st api.SyncerStats
@@ -161,6 +163,9 @@ type member struct {
 	lastSent time.Time
 	// held counts its messages waiting for the rate limit or cooldown.
 	held int
+	// terms caches the content terms of its description, tags, focus and
+	// files for scoring; nil when one of them changed.
+	terms []string
 }
 
 // recentLearning is a learning the sweep offers to tasks that joined
@@ -197,7 +202,7 @@ func New(o Options) *Syncer {
 	}
 	s := &Syncer{o: o, cfg: o.Config, log: o.Logger.With("component", "syncer"),
 		members: map[task.ID]*member{}, x: knowledge.NewExtractor(o.Config.Extract), inflight: map[task.ID]bool{}, latency: map[int64]int64{},
-		results: make(chan func(context.Context), 64)}
+		results: make(chan func(context.Context), 64), decisions: make(chan struct{}, maxDecisions)}
 	s.st.Enabled = c.Enabled
 	s.st.Learnings, s.st.Ignored = map[string]uint64{}, map[string]uint64{}
 	return s
@@ -268,10 +273,15 @@ func (s *Syncer) loopSafe(ctx context.Context) (crashed bool) {
 
 // loop follows the bus and the clock until ctx ends.
 func (s *Syncer) loop(ctx context.Context) {
+	// After a restart of the loop, go on from the last event handled.
 	q := event.Query{AfterID: -1, Filter: event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}}}
+	if s.lastID > 0 {
+		q.AfterID = s.lastID
+	}
 	evs, stop := event.Feed(ctx, s.o.Bus, s.o.Store, q, 256, func(err error) { s.log.Warn("following the event bus", "err", err) })
 	defer stop()
 	s.adoptRunning(ctx)
+	s.reconcile(ctx, s.o.Now()) // messages held before a restart
 	tick := time.NewTicker(s.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -283,6 +293,9 @@ func (s *Syncer) loop(ctx context.Context) {
 				return
 			}
 			s.safely(func() { s.observe(ctx, e) })
+			if e.ID > 0 {
+				s.lastID = e.ID
+			}
 		case fn := <-s.results:
 			s.safely(func() { fn(ctx) })
 		case now := <-tick.C:
@@ -338,18 +351,6 @@ func (s *Syncer) adoptRunning(ctx context.Context) {
 			s.members[t.ID] = newMember(t)
 		}
 	}
-	// Messages held before a restart (or a crash between storing and
-	// queueing one) go out at the next sweep.
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{States: []store.SyncState{store.SyncHeld}})
-	if err != nil {
-		s.log.Warn("reading held sync messages", "err", err)
-		return
-	}
-	for _, h := range held {
-		if m := s.members[h.TaskID]; m != nil {
-			m.held++
-		}
-	}
 }
 
 func newMember(t task.Task) *member {
@@ -374,14 +375,15 @@ func (s *Syncer) observe(ctx context.Context, e event.Event) {
 		}
 		m = newMember(t)
 		m.running = true
+		m.held = s.heldOf(ctx, e.TaskID)
 		s.members[e.TaskID] = m
 	}
 	switch p := e.Payload.(type) {
 	case event.ToolCall:
-		m.focus = focusOf(p)
+		m.focus, m.terms = focusOf(p), nil
 	case event.FileChanged:
-		if len(m.files) < maxFiles {
-			m.files[p.Path] = true
+		if len(m.files) < maxFiles && !m.files[p.Path] {
+			m.files[p.Path], m.terms = true, nil
 		}
 	case event.Delivered:
 		s.onDelivered(ctx, e, p)
@@ -401,9 +403,7 @@ const maxFiles = 500
 func (s *Syncer) onStatus(ctx context.Context, id task.ID, m *member, ts event.TaskStatus) {
 	switch {
 	case ts.To.Terminal():
-		if m != nil {
-			s.dropHeld(ctx, id, "recipient-finished", "the task "+string(ts.To))
-		}
+		s.dropHeld(ctx, id, "recipient-finished", "the task "+string(ts.To))
 		delete(s.members, id)
 		s.x.Forget(string(id))
 	case ts.To == task.Running:
@@ -413,9 +413,10 @@ func (s *Syncer) onStatus(ctx context.Context, id task.ID, m *member, ts event.T
 		}
 		if m == nil {
 			m = newMember(t)
+			m.held = s.heldOf(ctx, id)
 			s.members[id] = m
 		}
-		m.t, m.running = t, true
+		m.t, m.running, m.terms = t, true, nil
 		if m.held > 0 {
 			s.dispatch(ctx, id, s.o.Now())
 		}

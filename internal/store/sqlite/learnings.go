@@ -157,7 +157,12 @@ func (w *wtx) mergeLearning(id int64, l store.Learning) (store.Learning, error) 
 	if err != nil {
 		return l, err
 	}
-	if n, err := res.RowsAffected(); err == nil && n > 0 && l.CreatedAt.After(cur.UpdatedAt) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return l, err
+	}
+	cur.Repeat = n == 0
+	if n > 0 && l.CreatedAt.After(cur.UpdatedAt) {
 		cur.UpdatedAt = l.CreatedAt // a source was added, later than the last
 	}
 	if _, err := w.exec(`UPDATE learnings SET detail = ?, tags = ?, files = ?, updated_at = ? WHERE id = ?`,

@@ -213,8 +213,10 @@ CREATE TABLE sync_messages (
 CREATE UNIQUE INDEX sync_messages_once ON sync_messages (learning_id, task_id);
 CREATE INDEX sync_messages_task ON sync_messages (task_id, id);
 CREATE INDEX sync_messages_source ON sync_messages (source_id, id);
-CREATE INDEX sync_messages_injection ON sync_messages (injection_id) WHERE injection_id > 0;
-CREATE INDEX sync_messages_open ON sync_messages (state) WHERE state IN ('held', 'queued');
+-- Plain indexes: a partial one cannot serve the store's parameterized
+-- queries (injection_id = ?, state IN (?)).
+CREATE INDEX sync_messages_injection ON sync_messages (injection_id);
+CREATE INDEX sync_messages_state ON sync_messages (state, task_id);
 `,
 }
 
