@@ -473,17 +473,19 @@ func (s *Syncer) relay(ctx context.Context, l store.Learning, observed time.Time
 		}
 		msg := store.SyncMessage{LearningID: l.ID, From: srcID, TaskID: r.TaskID, Urgency: r.Urgency, Relevance: r.Relevance,
 			Score: round2(c.Score), Message: clip(r.Message, s.cfg.MaxMessage), DecidedBy: by, State: store.SyncHeld,
-			Reason: reasonOf(c, by), CreatedAt: s.o.Now().UTC()}
+			Reason: reasonOf(c), CreatedAt: s.o.Now().UTC()}
 		s.send(ctx, m, msg, c.Allowed, observed)
 	}
 }
 
-func reasonOf(c Candidate, by string) string {
+// reasonOf says why a candidate heard a learning (who decided is the
+// message's DecidedBy).
+func reasonOf(c Candidate) string {
 	rel := "relevant"
 	if len(c.Relations) > 0 {
 		rel = strings.Join(c.Relations, ", ")
 	}
-	return fmt.Sprintf("%s; score %.2f; decided by %s", rel, c.Score, by)
+	return fmt.Sprintf("%s; score %.2f", rel, c.Score)
 }
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
