@@ -1,11 +1,13 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -42,4 +44,19 @@ func DecodeObject(reply string, v any) error {
 		return errors.New("the reply has more after its JSON object")
 	}
 	return nil
+}
+
+// Ask sends one question (a user message under system) at temperature 0
+// and returns the complete response: the one-shot call of the internal
+// personas (the watcher's judgement, the syncer's decision, the turn-end
+// learning pass). A positive timeout bounds it.
+func Ask(ctx context.Context, c Client, model, system, question string, maxTokens int, timeout time.Duration) (*Response, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	zero := 0.0
+	return c.Complete(ctx, &Request{Model: model, System: system, MaxTokens: maxTokens, Temperature: &zero,
+		Messages: []Message{UserText(question)}})
 }

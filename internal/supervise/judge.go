@@ -113,14 +113,7 @@ func (j ModelJudge) Judge(ctx context.Context, s Snapshot) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
-	if j.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, j.Timeout)
-		defer cancel()
-	}
-	zero := 0.0
-	resp, err := c.Complete(ctx, &llm.Request{Model: model, System: j.System, MaxTokens: 500, Temperature: &zero,
-		Messages: []llm.Message{llm.UserText(Prompt(s))}})
+	resp, err := llm.Ask(ctx, c, model, j.System, Prompt(s), 500, j.Timeout)
 	if err != nil {
 		return Verdict{}, err
 	}

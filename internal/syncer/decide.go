@@ -197,14 +197,7 @@ func (d ModelDecider) Decide(ctx context.Context, ev Evaluation) (Decision, erro
 	if err != nil {
 		return Decision{}, err
 	}
-	if d.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
-		defer cancel()
-	}
-	zero := 0.0
-	resp, err := c.Complete(ctx, &llm.Request{Model: model, System: d.System, MaxTokens: 800, Temperature: &zero,
-		Messages: []llm.Message{llm.UserText(Prompt(ev))}})
+	resp, err := llm.Ask(ctx, c, model, d.System, Prompt(ev), 800, d.Timeout)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -267,14 +260,7 @@ func (p ModelPass) Extract(ctx context.Context, id task.ID, digest string) ([]kn
 	if err != nil {
 		return nil, err
 	}
-	if p.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
-		defer cancel()
-	}
-	zero := 0.0
-	resp, err := c.Complete(ctx, &llm.Request{Model: model, System: knowledge.ModelPrompt, MaxTokens: 800, Temperature: &zero,
-		Messages: []llm.Message{llm.UserText("Task " + string(id) + "'s last turn:\n" + digest)}})
+	resp, err := llm.Ask(ctx, c, model, knowledge.ModelPrompt, "Task "+string(id)+"'s last turn:\n"+digest, 800, p.Timeout)
 	if err != nil {
 		return nil, err
 	}
