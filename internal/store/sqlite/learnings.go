@@ -239,12 +239,51 @@ func (s *Store) Learnings(ctx context.Context, q store.LearningQuery) ([]store.L
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading learnings: %w", err)
 	}
-	for i := range out {
-		if out[i].Sources, err = s.readSources(ctx, out[i].ID); err != nil {
-			return nil, err
-		}
+	if err := s.readAllSources(ctx, out); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// readAllSources fills in the sources of ls with one query per hundred
+// learnings, not one per learning.
+func (s *Store) readAllSources(ctx context.Context, ls []store.Learning) error {
+	const chunk = 100
+	at := make(map[int64]int, len(ls))
+	for i, l := range ls {
+		at[l.ID] = i
+	}
+	for lo := 0; lo < len(ls); lo += chunk {
+		part := ls[lo:min(lo+chunk, len(ls))]
+		args := make([]any, len(part))
+		for i, l := range part {
+			args[i] = l.ID
+		}
+		rows, err := s.rdb.QueryContext(ctx, `SELECT learning_id, task_id, kind, at FROM learning_sources WHERE learning_id IN (?`+
+			strings.Repeat(", ?", len(part)-1)+`) ORDER BY rowid`, args...)
+		if err != nil {
+			return fmt.Errorf("reading the sources of learnings: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id  int64
+				src store.LearningSource
+				t   int64
+			)
+			if err := rows.Scan(&id, &src.TaskID, &src.Kind, &t); err != nil {
+				rows.Close()
+				return fmt.Errorf("reading the sources of learnings: %w", err)
+			}
+			src.At = fromNanos(t)
+			l := &ls[at[id]]
+			l.Sources = append(l.Sources, src)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("reading the sources of learnings: %w", err)
+		}
+	}
+	return nil
 }
 
 // GetLearning implements store.Store.
