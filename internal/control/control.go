@@ -23,6 +23,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Defaults fill in what a create request leaves out.
@@ -144,24 +145,17 @@ func (c *Control) listOptions(statuses []task.Status, all bool) store.ListOption
 // Pause holds a task: a queued task is not dispatched, a running one stops at
 // its next boundary (once the runtime exists) keeping its conversation.
 func (c *Control) Pause(ctx context.Context, ref, reason string) (task.Task, error) {
-	return c.move(ctx, ref, task.Paused, orDefault(reason, "paused by user"))
+	return c.move(ctx, ref, task.Paused, words.Or(reason, "paused by user"))
 }
 
 // Resume puts a paused task back in the queue.
 func (c *Control) Resume(ctx context.Context, ref, reason string) (task.Task, error) {
-	return c.move(ctx, ref, task.Queued, orDefault(reason, "resumed by user"))
+	return c.move(ctx, ref, task.Queued, words.Or(reason, "resumed by user"))
 }
 
 // Cancel stops a task for good.
 func (c *Control) Cancel(ctx context.Context, ref, reason string) (task.Task, error) {
-	return c.move(ctx, ref, task.Cancelled, orDefault(reason, "cancelled by user"))
-}
-
-func orDefault(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
+	return c.move(ctx, ref, task.Cancelled, words.Or(reason, "cancelled by user"))
 }
 
 func (c *Control) move(ctx context.Context, ref string, to task.Status, reason string) (task.Task, error) {

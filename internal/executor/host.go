@@ -15,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // host is the executor's side of one run.
@@ -161,7 +162,7 @@ func (h *host) rebase(ctx context.Context, p store.Injection) error {
 		attrs = map[string]string{}
 	}
 	maps.Copy(attrs, reply.Attrs)
-	attrs["outcome"] = cmpOr(attrs["outcome"], "done")
+	attrs["outcome"] = words.Or(attrs["outcome"], "done")
 	if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Rebase, Source: p.Source, Attrs: attrs, Text: reply.Text}); err != nil {
 		return fmt.Errorf("storing the rebase's outcome: %w", err)
 	}
@@ -183,7 +184,7 @@ func (h *host) escalate(ctx context.Context, p store.Injection) error {
 	h.mu.Lock()
 	turn := h.latest.Usage.Iterations
 	h.mu.Unlock()
-	by := cmpOr(p.Attrs["by"], p.Source)
+	by := words.Or(p.Attrs["by"], p.Source)
 	if _, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], p.Attrs["reason"], by, turn, false); err != nil {
 		var fe *control.FinishedError
 		switch {

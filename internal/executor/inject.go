@@ -11,6 +11,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Injection is a message for a task, given to Inject.
@@ -68,7 +69,7 @@ func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, 
 	if inj.Kind == engine.Pause && !e.isRunning(t.ID) {
 		// Pause at once, unless the scheduler started the task meanwhile:
 		// the store serializes this check with its start.
-		reason := cmpOr(inj.Text, "paused by "+cmpOr(inj.Source, "user"))
+		reason := words.Or(inj.Text, "paused by "+words.Or(inj.Source, "user"))
 		move := control.Transition(task.Paused, reason, e.now())
 		_, _, err := e.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
 			if t.Status == task.Running {
@@ -83,7 +84,7 @@ func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, 
 			return store.Injection{}, err
 		}
 	}
-	stored, _, err := e.st.Enqueue(ctx, store.Injection{TaskID: t.ID, Source: cmpOr(inj.Source, "user"), Kind: string(inj.Kind),
+	stored, _, err := e.st.Enqueue(ctx, store.Injection{TaskID: t.ID, Source: words.Or(inj.Source, "user"), Kind: string(inj.Kind),
 		Attrs: inj.Attrs, Text: inj.Text, Urgent: inj.Urgent, CreatedAt: e.now()},
 		func(s store.Injection) []event.Event {
 			return []event.Event{event.New(s.CreatedAt, s.TaskID, event.TaskMessage{InjectionID: s.ID, Source: s.Source,
@@ -117,17 +118,10 @@ func (e *Executor) wakeIfWaiting(ctx context.Context, id task.ID) {
 	e.wakeIfPending(ctx, id)
 }
 
-func cmpOr(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
-}
-
 // Pause pauses a task: a running one at its next boundary (its status
 // changes then), any other at once.
 func (e *Executor) Pause(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	if _, err := e.Inject(ctx, Injection{TaskID: id, Kind: engine.Pause, Source: "user", Text: cmpOr(reason, "paused by user")}); err != nil {
+	if _, err := e.Inject(ctx, Injection{TaskID: id, Kind: engine.Pause, Source: "user", Text: words.Or(reason, "paused by user")}); err != nil {
 		return task.Task{}, err
 	}
 	return e.st.GetTask(ctx, id)
@@ -137,7 +131,7 @@ func (e *Executor) Pause(ctx context.Context, id task.ID, reason string) (task.T
 // conversation. A task paused for its own budget is granted the same budget
 // again (the limit it reached moves up by its size).
 func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	reason = cmpOr(reason, "resumed by user")
+	reason = words.Or(reason, "resumed by user")
 	move := control.Transition(task.Queued, reason, e.now())
 	cfg := e.cfg
 	t, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
@@ -166,7 +160,7 @@ func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.
 // Cancel stops a task for good; a running one is stopped at once, its
 // processes killed.
 func (e *Executor) Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	t, _, err := e.st.UpdateTask(ctx, id, control.Transition(task.Cancelled, cmpOr(reason, "cancelled by user"), e.now()))
+	t, _, err := e.st.UpdateTask(ctx, id, control.Transition(task.Cancelled, words.Or(reason, "cancelled by user"), e.now()))
 	if err != nil {
 		return task.Task{}, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // This file holds the Watcher's collaborators as small in-memory fakes and
@@ -162,7 +163,7 @@ func (a *fakeActions) Escalate(_ context.Context, id task.ID, to, reason, by str
 	if a.escalateErr != nil {
 		return executor.Escalation{}, a.escalateErr
 	}
-	return executor.Escalation{TaskID: id, From: "junior", To: cmpOr(to, "senior")}, nil
+	return executor.Escalation{TaskID: id, From: "junior", To: words.Or(to, "senior")}, nil
 }
 
 func (a *fakeActions) Cancel(_ context.Context, id task.ID, reason string) (task.Task, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // rung is how far up the ladder a task is.
@@ -461,7 +462,7 @@ func (w *Watcher) onJudged(ctx context.Context, wt *watched, j judged) {
 	wt.lastJudge = w.o.Now()
 	if j.err != nil {
 		w.st.Tier2Failures++
-		w.setDegraded(true, "tier 2 failed: "+clip(j.err.Error(), 200))
+		w.setDegraded(true, "tier 2 failed: "+words.Clip(j.err.Error(), 200))
 		if j.finding != nil && wt.finding != nil && wt.rung < paused && w.ready(wt) {
 			w.advance(ctx, wt, wt.finding, nil)
 		}
