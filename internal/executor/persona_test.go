@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -57,8 +58,10 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 		personas []string
 		notes    []engine.Injection
 	)
-	release := make(chan struct{})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var enter sync.Once
 	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		enter.Do(func() { close(entered) })
 		select { // the escalations are made before the first boundary
 		case <-release:
 		case <-ctx.Done():
@@ -94,7 +97,13 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.start()
-	e.waitStatus(tk.ID, task.Running)
+	// Running is stored before the run selects the persona; the engine is
+	// entered after, so persona.selected is in the log before any escalation.
+	select {
+	case <-entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the run never reached its engine")
+	}
 	for _, want := range []string{"mid", "senior"} {
 		esc, err := e.ex.Escalate(context.Background(), tk.ID, "", "stuck", "watcher")
 		if err != nil || esc.To != want || esc.Applied {
