@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // fakeEngine runs fn for every run; it stands for any engine.
@@ -51,13 +51,10 @@ type env struct {
 	done   chan error
 }
 
-func newEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run) engine.Outcome) *env {
+func newExecEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run) engine.Outcome) *env {
 	t.Helper()
 	var bus *event.Bus
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.OpenStore(t, sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
 	bus = event.NewBus(event.Options{Buffer: 1024}, 0)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.DefaultEngine = "fake"
@@ -66,7 +63,6 @@ func newEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run)
 	e.ex = New(Options{Store: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
 	t.Cleanup(func() {
 		e.stop()
-		st.Close()
 		bus.Close()
 	})
 	return e
@@ -170,7 +166,7 @@ func TestConcurrencyCapAndPriority(t *testing.T) {
 		order   []string
 	)
 	release := make(chan struct{})
-	e := newEnv(t, Config{MaxConcurrent: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{MaxConcurrent: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		mu.Lock()
 		running++
 		peak = max(peak, running)
@@ -212,7 +208,7 @@ func TestConcurrencyCapAndPriority(t *testing.T) {
 func TestDependenciesHoldDispatch(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
-	e := newEnv(t, Config{MaxConcurrent: 4}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{MaxConcurrent: 4}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		mu.Lock()
 		order = append(order, r.Task.Description)
 		mu.Unlock()
@@ -234,7 +230,7 @@ func TestDependenciesHoldDispatch(t *testing.T) {
 func TestPauseResumeContinues(t *testing.T) {
 	runs := 0
 	var mu sync.Mutex
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		mu.Lock()
 		runs++
 		n := runs
@@ -274,7 +270,7 @@ func TestPauseResumeContinues(t *testing.T) {
 }
 
 func TestPauseQueuedTaskAtOnce(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	tk := e.create("not yet", 2)
@@ -286,7 +282,7 @@ func TestPauseQueuedTaskAtOnce(t *testing.T) {
 
 func TestCancelStopsRun(t *testing.T) {
 	stopped := make(chan struct{})
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		<-ctx.Done()
 		close(stopped)
 		return engine.Outcome{Status: engine.Stopped}
@@ -311,7 +307,7 @@ func TestCancelStopsRun(t *testing.T) {
 }
 
 func TestWaitingTaskWokenByMessage(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		inbox, _ := r.Host.Inbox(ctx)
 		if len(inbox) == 0 {
 			return engine.Outcome{Status: engine.Waiting, Reason: "which file?"}
@@ -336,7 +332,7 @@ func TestWaitingTaskWokenByMessage(t *testing.T) {
 }
 
 func TestUrgentInjectionSignalsRun(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		select {
 		case <-r.Host.Interrupts():
 			return engine.Outcome{Status: engine.Completed, Reason: "interrupted"}
@@ -356,7 +352,7 @@ func TestUrgentInjectionSignalsRun(t *testing.T) {
 }
 
 func TestInjectValidates(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	tk := e.create("x", 2)
@@ -377,7 +373,7 @@ func TestInjectValidates(t *testing.T) {
 }
 
 func TestShutdownRequeuesRunningTasks(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		<-ctx.Done()
 		return engine.Outcome{Status: engine.Stopped}
 	})
@@ -392,7 +388,7 @@ func TestShutdownRequeuesRunningTasks(t *testing.T) {
 }
 
 func TestBudgetsPauseAndHoldDispatch(t *testing.T) {
-	e := newEnv(t, Config{FleetUSD: 1}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{FleetUSD: 1}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		for turn := 1; ; turn++ {
 			if stop := r.Host.Allow(ctx); stop != nil {
 				return engine.Outcome{Status: stop.Status, Reason: stop.Reason}
@@ -425,7 +421,7 @@ func TestBudgetsPauseAndHoldDispatch(t *testing.T) {
 }
 
 func TestTaskBudgetResumeGrantsMore(t *testing.T) {
-	e := newEnv(t, Config{MaxIterations: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{MaxIterations: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		for turn := 1; turn < 100; turn++ {
 			if stop := r.Host.Allow(ctx); stop != nil {
 				return engine.Outcome{Status: stop.Status, Reason: stop.Reason}
@@ -458,7 +454,7 @@ func TestTaskBudgetResumeGrantsMore(t *testing.T) {
 func TestEngineNotReadyKeepsTasksQueued(t *testing.T) {
 	var mu sync.Mutex
 	ready := errors.New("set ANTHROPIC_API_KEY")
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	e.ex.engines["fake"].(*fakeEngine).ready = func() error {
@@ -486,7 +482,7 @@ func TestEngineNotReadyKeepsTasksQueued(t *testing.T) {
 }
 
 func TestUnknownEngineFails(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	tk, err := e.ctl.Create(context.Background(), task.Spec{Description: "x", Engine: "nope", Repo: e.dir})
@@ -500,7 +496,7 @@ func TestUnknownEngineFails(t *testing.T) {
 }
 
 func TestEnginePanicFailsTask(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome { panic("boom") })
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome { panic("boom") })
 	tk := e.create("x", 2)
 	e.start()
 	e.waitStatus(tk.ID, task.Failed)
@@ -509,7 +505,7 @@ func TestEnginePanicFailsTask(t *testing.T) {
 // A reply sent the moment a task starts waiting must wake it, however the
 // reply and the end of the run interleave.
 func TestReplyRacingTheWaitIsNotLost(t *testing.T) {
-	e := newEnv(t, Config{MaxConcurrent: 64}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{MaxConcurrent: 64}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		inbox, _ := r.Host.Inbox(ctx)
 		if len(inbox) == 0 {
 			return engine.Outcome{Status: engine.Waiting, Reason: "q"}

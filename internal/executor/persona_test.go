@@ -60,7 +60,7 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 	)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var enter sync.Once
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		enter.Do(func() { close(entered) })
 		select { // the escalations are made before the first boundary
 		case <-release:
@@ -161,7 +161,7 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 // waiting by a stopped run and overtaken by a later change is dropped, not
 // applied backwards.
 func TestEscalateStoppedTaskAtOnce(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	e.ex.personas = &chainPersonas{}

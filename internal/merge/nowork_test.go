@@ -73,7 +73,7 @@ func newWorld(t *testing.T, seed int64) *world {
 	strategy := []string{merge.Rebase, merge.Merge, merge.Squash}[rng.Intn(3)]
 	cfg := merge.Config{Strategy: strategy, MaxSendBacks: rng.Intn(3), Cleanup: rng.Intn(2) == 0, Retry: 50 * time.Millisecond}
 	w := &world{t: t, rng: rng, strategy: strategy, maxTasks: 4 + rng.Intn(3)}
-	w.e = newEnv(t, cfg)
+	w.e = newMergeEnv(t, cfg)
 	w.e.start()
 	w.logf("config %+v, up to %d tasks", cfg, w.maxTasks)
 	return w
