@@ -106,17 +106,18 @@ func (e *env) get(id task.ID) task.Task {
 // waitStatus waits until the task reaches status s.
 func (e *env) waitStatus(id task.ID, s task.Status) task.Task {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		tk := e.get(id)
-		if tk.Status == s {
-			return tk
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("task %s is %s (%s), want %s", id, tk.Status, tk.CloseReason, s)
-		}
-		time.Sleep(5 * time.Millisecond)
+	return e.waitTask(id, string(s), func(tk task.Task) bool { return tk.Status == s })
+}
+
+// waitTask waits until the stored task satisfies cond, looking again after
+// each of its events.
+func (e *env) waitTask(id task.ID, what string, cond func(task.Task) bool) task.Task {
+	e.t.Helper()
+	var tk task.Task
+	if !testkit.WaitOnBus(e.bus, event.Filter{TaskID: id}, func() bool { tk = e.get(id); return cond(tk) }) {
+		e.t.Fatalf("task %s is %s (%s), want %s", id, tk.Status, tk.CloseReason, what)
 	}
+	return tk
 }
 
 // boundaries loops like an engine: at every boundary it delivers what waits
@@ -165,13 +166,14 @@ func TestConcurrencyCapAndPriority(t *testing.T) {
 		peak    int
 		order   []string
 	)
-	release := make(chan struct{})
+	release, started := make(chan struct{}), make(chan string, 5)
 	e := newExecEnv(t, Config{MaxConcurrent: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		mu.Lock()
 		running++
 		peak = max(peak, running)
 		order = append(order, r.Task.Description)
 		mu.Unlock()
+		started <- r.Task.Description
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -188,10 +190,13 @@ func TestConcurrencyCapAndPriority(t *testing.T) {
 	e.start()
 	// The first two start together; the rest as slots free up.
 	var first []string
-	for deadline := time.Now().Add(10 * time.Second); len(first) < 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		mu.Lock()
-		first = slices.Clone(order)
-		mu.Unlock()
+	for len(first) < 2 {
+		select {
+		case d := <-started:
+			first = append(first, d)
+		case <-time.After(testkit.WaitLimit):
+			t.Fatalf("only %v started", first)
+		}
 	}
 	close(release)
 	for _, id := range ids {
@@ -298,9 +303,7 @@ func TestCancelStopsRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run was not stopped")
 	}
-	for len(e.ex.Running()) > 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, "the run to end", func() bool { return len(e.ex.Running()) == 0 })
 	if got := e.get(tk.ID); got.Status != task.Cancelled || got.CloseReason != "wrong idea" {
 		t.Errorf("task is %s (%s)", got.Status, got.CloseReason)
 	}
@@ -407,6 +410,9 @@ func TestBudgetsPauseAndHoldDispatch(t *testing.T) {
 		t.Errorf("usage %+v, want 3 calls before the $1 fleet budget stopped it", got.Usage)
 	}
 	b := e.create("next", 2)
+	// Nothing signals that a task was not dispatched: give the scheduler,
+	// which the creation woke, time to do it wrongly. A slow machine can
+	// only make this pass when it should not, never fail when it should not.
 	time.Sleep(100 * time.Millisecond)
 	if s := e.get(b.ID).Status; s != task.Queued {
 		t.Errorf("a task was dispatched over the fleet budget: %s", s)
@@ -441,11 +447,7 @@ func TestTaskBudgetResumeGrantsMore(t *testing.T) {
 	if _, err := e.ex.Resume(context.Background(), tk.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	p = e.waitStatus(tk.ID, task.Paused)
-	for p.Usage.Iterations != 4 {
-		time.Sleep(5 * time.Millisecond)
-		p = e.waitStatus(tk.ID, task.Paused)
-	}
+	p = e.waitTask(tk.ID, "paused after 4 calls", func(tk task.Task) bool { return tk.Status == task.Paused && tk.Usage.Iterations == 4 })
 	if p.Budget.MaxIterations != 4 {
 		t.Errorf("budget after resume %+v, want 4 calls", p.Budget)
 	}
@@ -464,10 +466,7 @@ func TestEngineNotReadyKeepsTasksQueued(t *testing.T) {
 	}
 	tk := e.create("needs a model", 2)
 	e.start()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.ex.Held() == "" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, "the dispatcher to hold", func() bool { return e.ex.Held() != "" })
 	if held := e.ex.Held(); !strings.Contains(held, "engine fake is not ready: set ANTHROPIC_API_KEY") {
 		t.Errorf("Held() = %q", held)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -627,9 +628,7 @@ func TestCancelDuringGate(t *testing.T) {
 	tk, w := e.newTask("task")
 	e.write(w.Path, "task.txt", "task\n")
 	e.complete(tk.ID, "task")
-	for !exists(hit) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, "the gate to start", func() bool { return exists(hit) })
 	start := time.Now()
 	ent, err := e.q.Cancel(e.ctx, tk.ID, "the user changed their mind")
 	if err != nil {

@@ -313,7 +313,7 @@ func (w *world) checkUserEdit() {
 // first one waits for the user's dirty checkout.
 func (w *world) settle() {
 	w.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(waitFor)
 	for {
 		open, err := w.e.st.ListMerges(w.e.ctx, store.MergeQuery{Open: true})
 		if err != nil {

@@ -6,10 +6,12 @@ package testkit
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 )
 
@@ -43,4 +45,27 @@ func OpenStore(t testing.TB, opts sqlite.Options) *sqlite.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// WaitOnBus returns true once cond holds, checking it at once and again
+// after every event on bus that passes f: for conditions on what the store
+// holds, which changes only with a published event. It returns false when
+// cond has not held within WaitLimit, or the bus closed first; the caller
+// fails the test with what it knows.
+func WaitOnBus(bus *event.Bus, f event.Filter, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	defer cancel()
+	sub := bus.Subscribe(f) // before the first check: no event is missed
+	defer func() { sub.Close() }()
+	for !cond() {
+		if _, err := sub.Next(ctx); err != nil {
+			if !errors.Is(err, event.ErrLagged) || ctx.Err() != nil {
+				return cond()
+			}
+			// Events were dropped for this reader: read on from now.
+			sub.Close()
+			sub = bus.Subscribe(f)
+		}
+	}
+	return true
 }
