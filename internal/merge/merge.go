@@ -67,9 +67,17 @@ type Config struct {
 // kind is "rebase" (a conflict) or "message" (a failed gate).
 type Injector func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error
 
+// Store is the merge queue's entries and the tasks they carry.
+type Store interface {
+	store.MergeQueue
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
+}
+
 // Options wires a Queue.
 type Options struct {
-	Store     store.Store
+	Store     Store
 	Worktrees *worktree.Manager
 	Config    Config
 	Inject    Injector
@@ -85,7 +93,7 @@ type Options struct {
 
 // Queue is the merge queue. Its methods are safe for concurrent use.
 type Queue struct {
-	st       store.Store
+	st       Store
 	wt       *worktree.Manager
 	cfg      Config
 	inject   Injector
