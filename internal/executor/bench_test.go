@@ -104,7 +104,7 @@ func newBenchEnv(tb testing.TB, script *llmtest.Script, maxConcurrent int) *benc
 	}
 	e := &benchEnv{tb: tb, st: st, bus: bus, dir: dir, marks: marks,
 		ctl: control.New(st, time.Now, rand.Reader, control.Defaults{Priority: 2, Engine: agent.Name}, log)}
-	e.ex = New(Options{Store: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
+	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
 		Config: Config{MaxConcurrent: maxConcurrent, MaxIterations: 1_000_000}})
 	tb.Cleanup(func() {
 		e.stop()

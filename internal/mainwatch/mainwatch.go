@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -78,9 +79,21 @@ type Config struct {
 	Debounce time.Duration
 }
 
+// Store is what the Watcher reads of tasks, their worktrees and the event
+// log, and the events it records.
+type Store interface {
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	GetWorktree(ctx context.Context, id task.ID) (store.Worktree, error)
+	ListWorktrees(ctx context.Context, repo string) ([]store.Worktree, error)
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
+	LastEventID(ctx context.Context) (int64, error)
+}
+
 // Options wires a Watcher.
 type Options struct {
-	Store     store.Store
+	Store     Store
 	Worktrees *worktree.Manager
 	Config    Config
 	// Inject sends a notice (an inject.Rebase injection) through the
@@ -97,7 +110,7 @@ const Source = inject.FromMainWatcher
 
 // Watcher is the MainWatcher. Its methods are safe for concurrent use.
 type Watcher struct {
-	st     store.Store
+	st     Store
 	wt     *worktree.Manager
 	cfg    Config
 	inject func(ctx context.Context, n inject.Injection) error

@@ -69,9 +69,17 @@ type Config struct {
 // inject.Message (a failed gate).
 type Injector func(ctx context.Context, inj inject.Injection) error
 
+// Store is the merge queue's entries and the tasks they carry.
+type Store interface {
+	store.MergeQueue
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
+}
+
 // Options wires a Queue.
 type Options struct {
-	Store     store.Store
+	Store     Store
 	Worktrees *worktree.Manager
 	Config    Config
 	Inject    Injector
@@ -87,7 +95,7 @@ type Options struct {
 
 // Queue is the merge queue. Its methods are safe for concurrent use.
 type Queue struct {
-	st       store.Store
+	st       Store
 	wt       *worktree.Manager
 	cfg      Config
 	inject   Injector
