@@ -164,8 +164,8 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		},
 		// Blocking rebase requests are carried out by the main watcher at
 		// the task's turn boundary.
-		Rebase: func(ctx context.Context, t task.Task, req inject.Injection) executor.RebaseReply {
-			r := rt.mw.PerformRebase(ctx, t, req.Attrs)
+		Rebase: func(ctx context.Context, t task.Task, _ inject.Injection) executor.RebaseReply {
+			r := rt.mw.PerformRebase(ctx, t)
 			return executor.RebaseReply{Text: r.Text, Outcome: r.Outcome, Pause: r.Pause}
 		},
 		Personas: rt.ps,

@@ -162,7 +162,7 @@ type Reply struct {
 // boundary (the executor calls it while none of t's tools runs): it
 // rebases the branch onto main as it is now, logs RebaseCompleted or
 // RebaseConflict, and says what to tell the task.
-func (w *Watcher) PerformRebase(ctx context.Context, t task.Task, attrs map[string]string) Reply {
+func (w *Watcher) PerformRebase(ctx context.Context, t task.Task) Reply {
 	start := w.now()
 	wt, err := w.st.GetWorktree(ctx, t.ID)
 	if err != nil {

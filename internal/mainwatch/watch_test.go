@@ -380,7 +380,7 @@ func TestPerformRebase(t *testing.T) {
 	main := e.commit(e.repo, "x", map[string]string{"a.txt": "main's\n"})
 	ctx := context.Background()
 
-	r := e.w.PerformRebase(ctx, ok, nil)
+	r := e.w.PerformRebase(ctx, ok)
 	if r.Outcome != "rebased" || r.Pause != "" || !strings.Contains(r.Text, "carried over") {
 		t.Fatalf("ok: %+v", r)
 	}
@@ -388,7 +388,7 @@ func TestPerformRebase(t *testing.T) {
 		t.Errorf("ok after the rebase: HEAD %s (want %s), b.txt %q", head, main, e.read(wok.Path, "b.txt"))
 	}
 	before := e.git(wbad.Path, "rev-parse", "HEAD")
-	r = e.w.PerformRebase(ctx, bad, nil)
+	r = e.w.PerformRebase(ctx, bad)
 	if r.Outcome != "conflict" || r.Pause == "" || !strings.Contains(r.Text, "a.txt") || !strings.Contains(r.Text, "Nothing was changed") {
 		t.Fatalf("bad: %+v", r)
 	}
@@ -406,12 +406,12 @@ func TestPerformRebase(t *testing.T) {
 		t.Errorf("completed events %+v", done)
 	}
 	// Again: up to date.
-	if r := e.w.PerformRebase(ctx, ok, nil); r.Outcome != "up_to_date" {
+	if r := e.w.PerformRebase(ctx, ok); r.Outcome != "up_to_date" {
 		t.Errorf("second rebase: %+v", r)
 	}
 	// A worktree not on its branch is refused with the reason.
 	e.git(wok.Path, "checkout", "-q", "--detach")
-	if r := e.w.PerformRebase(ctx, ok, nil); r.Outcome != "failed" || !strings.Contains(r.Text, "detached HEAD") {
+	if r := e.w.PerformRebase(ctx, ok); r.Outcome != "failed" || !strings.Contains(r.Text, "detached HEAD") {
 		t.Errorf("detached: %+v", r)
 	}
 }
