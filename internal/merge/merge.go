@@ -27,6 +27,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -63,9 +64,10 @@ type Config struct {
 	Retry time.Duration
 }
 
-// Injector sends a task a message through the executor's injection door.
-// kind is "rebase" (a conflict) or "message" (a failed gate).
-type Injector func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error
+// Injector sends a task a message through the executor's injection door:
+// from inject.FromMergeQueue, of kind inject.Rebase (a conflict) or
+// inject.Message (a failed gate).
+type Injector func(ctx context.Context, inj inject.Injection) error
 
 // Store is the merge queue's entries and the tasks they carry.
 type Store interface {
