@@ -11,9 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -26,8 +25,9 @@ import (
 // executor's door as a fake that records what it is given.
 
 var (
-	_ Store   = (*sqlite.Store)(nil)
-	_ Actions = (*fakeActions)(nil)
+	_ Store     = (*sqlite.Store)(nil)
+	_ Knowledge = (*sqlite.Store)(nil)
+	_ Actions   = (*fakeActions)(nil)
 )
 
 // fakeActions records the injections the Syncer queues.
@@ -38,23 +38,23 @@ type fakeActions struct {
 	// err, when set, is Inject's error.
 	err error // guarded by mu
 	// onInject, when set, is told of every injection (benchmarks).
-	onInject func(inj executor.Injection, at time.Time)
+	onInject func(inj inject.Injection, at time.Time)
 }
 
 // injected is one call of Inject: what was asked, the ID it got and when.
 type injected struct {
-	executor.Injection
+	inject.Injection
 	ID int64
 	At time.Time
 }
 
-func (a *fakeActions) Inject(_ context.Context, inj executor.Injection) (store.Injection, error) {
+func (a *fakeActions) Inject(_ context.Context, inj inject.Injection) (inject.Injection, error) {
 	at := time.Now()
 	a.mu.Lock()
 	if a.err != nil {
 		err := a.err
 		a.mu.Unlock()
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
 	a.nextID++
 	id := a.nextID
@@ -64,8 +64,9 @@ func (a *fakeActions) Inject(_ context.Context, inj executor.Injection) (store.I
 	if on != nil {
 		on(inj, at)
 	}
-	return store.Injection{ID: id, TaskID: inj.TaskID, Source: inj.Source, Kind: string(inj.Kind), Attrs: inj.Attrs,
-		Text: inj.Text, Urgent: inj.Urgent, CreatedAt: at}, nil
+	stored := inj
+	stored.ID, stored.Quiet, stored.CreatedAt = id, false, at
+	return stored, nil
 }
 
 // to returns the injections sent to a task, in order.
@@ -147,7 +148,7 @@ func newHarness(t testing.TB, bubble bool) *harness {
 // start runs a Syncer with cfg; opt may change its options.
 func (h *harness) start(cfg Config, opt func(*Options)) *Syncer {
 	h.t.Helper()
-	o := Options{Config: cfg, Store: h.st, Bus: h.bus, Actions: h.act}
+	o := Options{Config: cfg, Store: h.st, Knowledge: h.st, Bus: h.bus, Actions: h.act}
 	if opt != nil {
 		opt(&o)
 	}
@@ -349,7 +350,7 @@ func (a *agent) deliver(ids []int64, kinds []string) {
 func (a *agent) syncs() []injected {
 	var out []injected
 	for _, i := range a.h.act.to(a.id) {
-		if i.Kind == engine.Sync {
+		if i.Kind == inject.Sync {
 			out = append(out, i)
 		}
 	}
