@@ -78,7 +78,7 @@ func TestSendAndMoves(t *testing.T) {
 	if _, err := c.Cancel(ctx, string(tk.ID), "done with it"); err != nil {
 		t.Fatal(err)
 	}
-	var fin *control.FinishedError
+	var fin *task.FinishedError
 	if _, err := c.Send(ctx, string(tk.ID), "too late", false); !errors.As(err, &fin) {
 		t.Errorf("message to a cancelled task error = %v, want *FinishedError", err)
 	}
@@ -112,7 +112,7 @@ func TestRecoverLeavesWaitingAndPausedAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range to {
-			if _, _, err := st.UpdateTask(ctx, tk.ID, control.Transition(s, "", t0)); err != nil {
+			if _, _, err := st.UpdateTask(ctx, tk.ID, store.Transition(s, "", t0)); err != nil {
 				t.Fatal(err)
 			}
 		}

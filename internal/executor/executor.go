@@ -27,7 +27,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -381,7 +380,7 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 	if t.ResumePending {
 		reason = "resumed after a daemon restart"
 	}
-	move := control.Transition(task.Running, reason, now)
+	move := store.Transition(task.Running, reason, now)
 	// Not abandoned when ctx ends: a write the store commits after the
 	// caller gave up would leave a task running with no run.
 	uctx, cancelUpdate := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
@@ -516,7 +515,7 @@ func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Stat
 		to = task.Failed
 		out.Reason = fmt.Sprintf("engine returned an unknown outcome %q: %s", out.Status, out.Reason)
 	}
-	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(to, out.Reason, e.now())); err != nil {
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(to, out.Reason, e.now())); err != nil {
 		e.logMove(id, to, err)
 		return ""
 	}
@@ -537,7 +536,7 @@ func (e *Executor) logMove(id task.ID, to task.Status, err error) {
 func (e *Executor) requeue(id task.ID, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
-	move := control.Transition(task.Queued, reason, e.now())
+	move := store.Transition(task.Queued, reason, e.now())
 	_, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
 		evs, err := move(t)
 		t.ResumePending = err == nil
@@ -551,7 +550,7 @@ func (e *Executor) requeue(id task.ID, reason string) {
 // finishEarly ends a task that could not start.
 func (e *Executor) finishEarly(ctx context.Context, id task.ID, to task.Status, reason string) {
 	e.log.Warn("task not started", "task_id", id, "to", to, "reason", reason)
-	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(to, reason, e.now())); err != nil {
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(to, reason, e.now())); err != nil {
 		e.logMove(id, to, err)
 	}
 }
@@ -562,7 +561,7 @@ func (e *Executor) wakeIfPending(ctx context.Context, id task.ID) {
 	if err != nil || len(pending) == 0 {
 		return
 	}
-	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(task.Queued, "a message arrived", e.now())); err != nil {
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Queued, "a message arrived", e.now())); err != nil {
 		var te *task.TransitionError
 		if !errors.As(err, &te) {
 			e.log.Error("waking a waiting task", "task_id", id, "err", err)

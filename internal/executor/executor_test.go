@@ -370,7 +370,7 @@ func TestInjectValidates(t *testing.T) {
 	if _, err := e.ex.Cancel(context.Background(), tk.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	var fin *control.FinishedError
+	var fin *task.FinishedError
 	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Text: "hello"}); !errors.As(err, &fin) {
 		t.Errorf("finished task: %v", err)
 	}

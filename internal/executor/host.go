@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -185,7 +184,7 @@ func (h *host) escalate(ctx context.Context, p store.Injection) error {
 	h.mu.Unlock()
 	by := cmpOr(p.Attrs["by"], p.Source)
 	if _, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], p.Attrs["reason"], by, turn, false); err != nil {
-		var fe *control.FinishedError
+		var fe *task.FinishedError
 		switch {
 		case errors.As(err, &fe):
 			return err

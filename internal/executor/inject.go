@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -32,7 +31,7 @@ type Injection struct {
 var errStartedMeanwhile = errors.New("the task started meanwhile")
 
 // MaxInjectionLen bounds an injection's text.
-const MaxInjectionLen = control.MaxMessageLen
+const MaxInjectionLen = 100_000
 
 // Inject is the one door for every message to a task. The message is stored
 // in the task's durable queue before Inject returns and is delivered at the
@@ -63,13 +62,13 @@ func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, 
 		return store.Injection{}, err
 	}
 	if t.Status.Terminal() {
-		return store.Injection{}, &control.FinishedError{ID: t.ID, Status: t.Status}
+		return store.Injection{}, &task.FinishedError{ID: t.ID, Status: t.Status}
 	}
 	if inj.Kind == engine.Pause && !e.isRunning(t.ID) {
 		// Pause at once, unless the scheduler started the task meanwhile:
 		// the store serializes this check with its start.
 		reason := cmpOr(inj.Text, "paused by "+cmpOr(inj.Source, "user"))
-		move := control.Transition(task.Paused, reason, e.now())
+		move := store.Transition(task.Paused, reason, e.now())
 		_, _, err := e.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
 			if t.Status == task.Running {
 				return nil, errStartedMeanwhile
@@ -138,7 +137,7 @@ func (e *Executor) Pause(ctx context.Context, id task.ID, reason string) (task.T
 // again (the limit it reached moves up by its size).
 func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.Task, error) {
 	reason = cmpOr(reason, "resumed by user")
-	move := control.Transition(task.Queued, reason, e.now())
+	move := store.Transition(task.Queued, reason, e.now())
 	cfg := e.cfg
 	t, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
 		if t.Status != task.Paused {
@@ -166,7 +165,7 @@ func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.
 // Cancel stops a task for good; a running one is stopped at once, its
 // processes killed.
 func (e *Executor) Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	t, _, err := e.st.UpdateTask(ctx, id, control.Transition(task.Cancelled, cmpOr(reason, "cancelled by user"), e.now()))
+	t, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Cancelled, cmpOr(reason, "cancelled by user"), e.now()))
 	if err != nil {
 		return task.Task{}, err
 	}

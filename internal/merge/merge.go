@@ -25,7 +25,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -254,7 +253,7 @@ func (q *Queue) Enqueue(ctx context.Context, id task.ID) (store.MergeEntry, erro
 	if t.Status == task.Paused {
 		// Merging before the entry exists: a worker that takes the entry
 		// at once must not find the task paused.
-		if _, _, err := q.st.UpdateTask(ctx, id, control.Transition(task.Merging, "its work is in the merge queue", q.now())); err != nil {
+		if _, _, err := q.st.UpdateTask(ctx, id, store.Transition(task.Merging, "its work is in the merge queue", q.now())); err != nil {
 			return store.MergeEntry{}, err
 		}
 	}
@@ -302,7 +301,7 @@ func (q *Queue) Complete(ctx context.Context, id task.ID, summary string, auto b
 		return false
 	}
 	move := func(to task.Status, reason string) {
-		if _, _, err := q.st.UpdateTask(ctx, id, control.Transition(to, reason, q.now())); err != nil {
+		if _, _, err := q.st.UpdateTask(ctx, id, store.Transition(to, reason, q.now())); err != nil {
 			q.log.Warn("moving a completed task", "task_id", id, "to", to, "err", err)
 		}
 	}
@@ -415,7 +414,7 @@ func (q *Queue) Cancel(ctx context.Context, id task.ID, reason string) (store.Me
 }
 
 func (q *Queue) moveTask(ctx context.Context, id task.ID, to task.Status, reason string) {
-	if _, _, err := q.st.UpdateTask(ctx, id, control.Transition(to, reason, q.now())); err != nil {
+	if _, _, err := q.st.UpdateTask(ctx, id, store.Transition(to, reason, q.now())); err != nil {
 		q.log.Warn("moving a task", "task_id", id, "to", to, "err", err)
 	}
 }

@@ -423,7 +423,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		amb *store.AmbiguousError
 		tr  *task.TransitionError
 		cyc *store.CycleError
-		fin *control.FinishedError
+		fin *task.FinishedError
 	)
 	e := api.Error{Message: err.Error()}
 	code := http.StatusInternalServerError

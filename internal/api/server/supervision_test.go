@@ -19,7 +19,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -82,7 +81,7 @@ func (f *fakeSupervision) Stats(context.Context) (api.SupervisionStats, error) {
 func (f *fakeSupervision) Nudge(_ context.Context, ref, text string) (store.Injection, error) {
 	f.record("nudge " + ref + " " + text)
 	if ref == "t-done00" {
-		return store.Injection{}, &control.FinishedError{ID: "t-done00", Status: task.Completed}
+		return store.Injection{}, &task.FinishedError{ID: "t-done00", Status: task.Completed}
 	}
 	return store.Injection{ID: 9, TaskID: task.ID(ref), Source: "user", Kind: "nudge", Text: text, CreatedAt: t0}, nil
 }
