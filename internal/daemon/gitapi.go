@@ -9,12 +9,12 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -23,13 +23,13 @@ import (
 // wire types, and the refusals of the current state marked as such
 // (server.RefusedError) by looking at that state, never at error text.
 type gitAPI struct {
-	ctl *control.Control
+	ctl *tasks.Service
 	wt  *worktree.Manager
 	mq  *merge.Queue
 	mw  *mainwatch.Watcher
 }
 
-func newGitAPI(ctl *control.Control, rt *runtime) server.Git {
+func newGitAPI(ctl *tasks.Service, rt *runtime) server.Git {
 	return &gitAPI{ctl: ctl, wt: rt.wt, mq: rt.mq, mw: rt.mw}
 }
 

@@ -10,9 +10,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/config"
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
@@ -21,13 +19,14 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
 
 // newWatcher builds the Watcher from the configuration: tier 2 is the
 // watcher persona on its tier, when that persona is enabled and a model
 // is configured.
 func newWatcher(cfg config.Watcher, set *persona.Set, models func(llm.Tier) (llm.Client, string, error),
-	st store.Store, bus *event.Bus, ex *executor.Executor, hs *hooks.Runner, log *slog.Logger) *supervise.Watcher {
+	st store.Store, bus *event.Bus, ex *tasks.Service, hs *hooks.Runner, log *slog.Logger) *supervise.Watcher {
 	p, ok := set.Get("watcher")
 	tier2 := cfg.Tier2 && ok && p.Enabled
 	var (
@@ -94,7 +93,7 @@ type supervision struct {
 	}
 	w  *supervise.Watcher
 	sy *syncer.Syncer
-	ex *executor.Executor
+	ex *tasks.Service
 	st store.Store
 }
 
@@ -170,6 +169,5 @@ func (s supervision) Nudge(ctx context.Context, ref, text string) (store.Injecti
 	if err != nil {
 		return store.Injection{}, err
 	}
-	return s.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Nudge, Source: "user", Text: text,
-		Attrs: map[string]string{"severity": "hint"}})
+	return s.ex.Nudge(ctx, id, text)
 }

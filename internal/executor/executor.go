@@ -573,3 +573,6 @@ func dayStart(t time.Time) time.Time {
 	y, m, d := t.UTC().Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
+
+// Engines returns the names of the engines tasks may name, sorted.
+func (e *Executor) Engines() []string { return e.engineNames() }

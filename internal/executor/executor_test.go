@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"io"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -43,7 +41,7 @@ type env struct {
 	t   *testing.T
 	st  *sqlite.Store
 	bus *event.Bus
-	ctl *control.Control
+	ctl creator
 	ex  *Executor
 	dir string
 
@@ -62,7 +60,7 @@ func newEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.DefaultEngine = "fake"
 	e := &env{t: t, st: st, bus: bus, dir: t.TempDir(),
-		ctl: control.New(st, time.Now, rand.Reader, control.Defaults{Priority: 2, Engine: "fake"}, log)}
+		ctl: creator{st: st, engine: "fake"}}
 	e.ex = New(Options{Store: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
 	t.Cleanup(func() {
 		e.stop()

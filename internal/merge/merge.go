@@ -66,9 +66,30 @@ type Config struct {
 // kind is "rebase" (a conflict) or "message" (a failed gate).
 type Injector func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error
 
+// Tasks changes a task's status for the queue: the tasks service, the one
+// place where a task's life changes, implements it.
+type Tasks interface {
+	Move(ctx context.Context, id task.ID, to task.Status, reason string) (task.Task, error)
+}
+
+// storeTasks moves statuses in the store directly, for a queue wired
+// without a Tasks (its tests).
+type storeTasks struct {
+	st  store.Store
+	now func() time.Time
+}
+
+func (s storeTasks) Move(ctx context.Context, id task.ID, to task.Status, reason string) (task.Task, error) {
+	t, _, err := s.st.UpdateTask(ctx, id, store.Transition(to, reason, s.now()))
+	return t, err
+}
+
 // Options wires a Queue.
 type Options struct {
-	Store     store.Store
+	Store store.Store
+	// Tasks moves the queue's tasks (merging, paused, completed); nil
+	// moves them in Store.
+	Tasks     Tasks
 	Worktrees *worktree.Manager
 	Config    Config
 	Inject    Injector
@@ -85,6 +106,7 @@ type Options struct {
 // Queue is the merge queue. Its methods are safe for concurrent use.
 type Queue struct {
 	st       store.Store
+	tasks    Tasks
 	wt       *worktree.Manager
 	cfg      Config
 	inject   Injector
@@ -121,8 +143,11 @@ func New(o Options) *Queue {
 	if o.Config.Remote == "" {
 		o.Config.Remote = "origin"
 	}
+	if o.Tasks == nil {
+		o.Tasks = storeTasks{st: o.Store, now: o.Now}
+	}
 	return &Queue{
-		st: o.Store, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
+		st: o.Store, tasks: o.Tasks, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
 		log: o.Logger.With("component", "merge"), lookPath: o.LookPath, landed: o.Landed,
 		kick:    make(chan struct{}, 1),
 		workers: map[string]bool{},
@@ -253,7 +278,7 @@ func (q *Queue) Enqueue(ctx context.Context, id task.ID) (store.MergeEntry, erro
 	if t.Status == task.Paused {
 		// Merging before the entry exists: a worker that takes the entry
 		// at once must not find the task paused.
-		if _, _, err := q.st.UpdateTask(ctx, id, store.Transition(task.Merging, "its work is in the merge queue", q.now())); err != nil {
+		if _, err := q.tasks.Move(ctx, id, task.Merging, "its work is in the merge queue"); err != nil {
 			return store.MergeEntry{}, err
 		}
 	}
@@ -301,7 +326,7 @@ func (q *Queue) Complete(ctx context.Context, id task.ID, summary string, auto b
 		return false
 	}
 	move := func(to task.Status, reason string) {
-		if _, _, err := q.st.UpdateTask(ctx, id, store.Transition(to, reason, q.now())); err != nil {
+		if _, err := q.tasks.Move(ctx, id, to, reason); err != nil {
 			q.log.Warn("moving a completed task", "task_id", id, "to", to, "err", err)
 		}
 	}
@@ -414,7 +439,7 @@ func (q *Queue) Cancel(ctx context.Context, id task.ID, reason string) (store.Me
 }
 
 func (q *Queue) moveTask(ctx context.Context, id task.ID, to task.Status, reason string) {
-	if _, _, err := q.st.UpdateTask(ctx, id, store.Transition(to, reason, q.now())); err != nil {
+	if _, err := q.tasks.Move(ctx, id, to, reason); err != nil {
 		q.log.Warn("moving a task", "task_id", id, "to", to, "err", err)
 	}
 }
