@@ -202,7 +202,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer endStreams()
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(svc, rt),
+			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },

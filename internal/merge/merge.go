@@ -66,6 +66,14 @@ type Config struct {
 // kind is "rebase" (a conflict) or "message" (a failed gate).
 type Injector func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error
 
+// RefusedError is a request the task's state refuses, with the reason for
+// the user: the task is still in flight, it has no branch to merge, its
+// entry closed already.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
 // Tasks changes a task's status for the queue: the tasks service, the one
 // place where a task's life changes, implements it.
 type Tasks interface {
@@ -268,10 +276,10 @@ func (q *Queue) Enqueue(ctx context.Context, id task.ID) (store.MergeEntry, erro
 	}
 	switch t.Status {
 	case task.Queued, task.Running, task.Waiting:
-		return store.MergeEntry{}, fmt.Errorf("task %s is %s; its work is enqueued for merge when it completes", id, t.Status)
+		return store.MergeEntry{}, &RefusedError{fmt.Errorf("task %s is %s; its work is enqueued for merge when it completes", id, t.Status)}
 	}
 	if _, err := q.wt.Get(ctx, id); errors.Is(err, store.ErrNotFound) {
-		return store.MergeEntry{}, fmt.Errorf("task %s has no worktree: it never ran in one, so there is no branch to merge", id)
+		return store.MergeEntry{}, &RefusedError{fmt.Errorf("task %s has no worktree: it never ran in one, so there is no branch to merge", id)}
 	} else if err != nil {
 		return store.MergeEntry{}, err
 	}
@@ -422,7 +430,7 @@ func (q *Queue) Cancel(ctx context.Context, id task.ID, reason string) (store.Me
 	}
 	e, _, err = q.st.UpdateMerge(ctx, e.ID, func(m *store.MergeEntry) ([]event.Event, error) {
 		if !m.State.Open() {
-			return nil, fmt.Errorf("task %s's merge #%d is already %s; nothing to cancel", m.TaskID, m.ID, m.State)
+			return nil, &RefusedError{fmt.Errorf("task %s's merge #%d is already %s; nothing to cancel", m.TaskID, m.ID, m.State)}
 		}
 		now := q.now().UTC()
 		m.State, m.Detail, m.FinishedAt = store.MergeCancelled, reason, &now
