@@ -1,5 +1,6 @@
 // Package daemon is Neuraphage's composition root: it builds the store, the
-// event bus, the task control plane and the API server, and owns their lives.
+// event bus, the tasks service, the runtime that runs tasks and the API
+// server, wires them together, and owns their lives.
 //
 // Run holds a lock file so that one daemon serves a home; a lock left by a
 // crashed daemon is released by the kernel, so its stale pid file and socket are

@@ -32,7 +32,7 @@ const EngineName = "workflow"
 // Options wires a Service.
 type Options struct {
 	Store store.Store
-	// Create stores a new task (control.Create).
+	// Create stores a new task whose spec is checked already (tasks.Service.Add).
 	Create func(ctx context.Context, spec task.Spec) (task.Task, error)
 	// Depend makes id wait for blocker.
 	Depend func(ctx context.Context, id, blocker task.ID) error

@@ -21,7 +21,8 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
 
-// Tasks is the task control plane the server needs.
+// Tasks is what the server needs of the tasks service: life changes act on
+// a task the server resolved; reads take the reference as typed.
 type Tasks interface {
 	Create(ctx context.Context, spec task.Spec) (task.Task, error)
 	Resolve(ctx context.Context, ref string) (task.ID, error)
