@@ -129,7 +129,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Commit: rt.wt.Commit,
 	})
 	rt.ex = executor.New(executor.Options{
-		Store: st, Bus: bus, Engines: []engine.Engine{native, rt.wf.Engine()}, Logger: log,
+		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, rt.wf.Engine()}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,

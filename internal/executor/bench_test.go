@@ -101,7 +101,7 @@ func newBenchEnv(tb testing.TB, script *llmtest.Script, maxConcurrent int) *benc
 	}
 	e := &benchEnv{tb: tb, st: st, bus: bus, dir: dir, marks: marks,
 		ctl: creator{st: st, engine: agent.Name}}
-	e.ex = New(Options{Store: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
+	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
 		Config: Config{MaxConcurrent: maxConcurrent, MaxIterations: 1_000_000}})
 	tb.Cleanup(func() {
 		e.stop()

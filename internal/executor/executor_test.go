@@ -61,7 +61,7 @@ func newEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run)
 	cfg.DefaultEngine = "fake"
 	e := &env{t: t, st: st, bus: bus, dir: t.TempDir(),
 		ctl: creator{st: st, engine: "fake"}}
-	e.ex = New(Options{Store: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
+	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
 	t.Cleanup(func() {
 		e.stop()
 		st.Close()

@@ -46,14 +46,14 @@ func (h *host) Emit(ps ...event.Payload) {
 	if len(logged) == 0 {
 		return
 	}
-	if err := h.e.st.EmitEvents(context.Background(), logged...); err != nil {
+	if err := h.e.runSt.EmitEvents(context.Background(), logged...); err != nil {
 		h.e.log.Warn("recording observations", "task_id", h.id, "err", err)
 	}
 }
 
 // Conversation implements engine.Host.
 func (h *host) Conversation(ctx context.Context) ([]llm.Message, error) {
-	entries, err := h.e.st.Conversation(ctx, h.id, 0)
+	entries, err := h.e.runSt.Conversation(ctx, h.id, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 	for i, p := range s.Events {
 		evs[i] = event.New(now, h.id, p)
 	}
-	t, _, err := h.e.st.Checkpoint(ctx, cp, evs...)
+	t, _, err := h.e.runSt.Checkpoint(ctx, cp, evs...)
 	if err != nil {
 		return task.Task{}, fmt.Errorf("storing turn %d: %w", s.Turn, err)
 	}
@@ -304,7 +304,7 @@ func isBudgetPause(t task.Task) bool {
 
 // RecordLearning implements engine.Host.
 func (h *host) RecordLearning(ctx context.Context, l engine.Learning) error {
-	_, _, err := h.e.st.RecordLearning(ctx, store.Learning{TaskID: h.id, Summary: l.Summary, Detail: l.Detail, Tags: l.Tags, CreatedAt: h.e.now()},
+	_, _, err := h.e.runSt.RecordLearning(ctx, store.Learning{TaskID: h.id, Summary: l.Summary, Detail: l.Detail, Tags: l.Tags, CreatedAt: h.e.now()},
 		func(sl store.Learning) []event.Event {
 			return []event.Event{event.New(sl.CreatedAt, h.id, event.Learning{Turn: l.Turn, LearningID: sl.ID, Summary: sl.Summary, Tags: sl.Tags})}
 		})

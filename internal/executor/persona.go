@@ -58,7 +58,7 @@ func (e *Executor) selectPersona(ctx context.Context, t task.Task) task.Task {
 	}
 	ev := sel.Event
 	now := e.now()
-	n, err := e.st.ConversationLen(ctx, t.ID)
+	n, err := e.runSt.ConversationLen(ctx, t.ID)
 	if err != nil {
 		e.log.Warn("recording the persona chosen", "task_id", t.ID, "err", err)
 		return t
@@ -85,7 +85,7 @@ func (e *Executor) selectPersona(ctx context.Context, t task.Task) task.Task {
 			return mutate(tk)
 		}
 	}
-	stored, _, err := e.st.Checkpoint(ctx, cp, event.New(now, t.ID, ev))
+	stored, _, err := e.runSt.Checkpoint(ctx, cp, event.New(now, t.ID, ev))
 	if err != nil {
 		e.log.Warn("recording the persona chosen", "task_id", t.ID, "err", err)
 		return t
@@ -229,7 +229,7 @@ var errSuperseded = errors.New("superseded by a later change of persona")
 
 // record appends an event about a task, logging a failure.
 func (e *Executor) record(ctx context.Context, id task.ID, p event.Payload) {
-	if _, err := e.st.AppendEvents(ctx, event.New(e.now(), id, p)); err != nil {
+	if _, err := e.runSt.AppendEvents(ctx, event.New(e.now(), id, p)); err != nil {
 		e.log.Warn("recording an event", "task_id", id, "kind", p.EventKind(), "err", err)
 	}
 }

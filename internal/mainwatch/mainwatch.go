@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -90,9 +91,21 @@ type Notice struct {
 	Source string
 }
 
+// Store is what the Watcher reads of tasks, their worktrees and the event
+// log, and the events it records.
+type Store interface {
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	GetWorktree(ctx context.Context, id task.ID) (store.Worktree, error)
+	ListWorktrees(ctx context.Context, repo string) ([]store.Worktree, error)
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
+	LastEventID(ctx context.Context) (int64, error)
+}
+
 // Options wires a Watcher.
 type Options struct {
-	Store     store.Store
+	Store     Store
 	Worktrees *worktree.Manager
 	Config    Config
 	// Inject sends a notice through the executor's one door.
@@ -107,7 +120,7 @@ const Source = "main-watcher"
 
 // Watcher is the MainWatcher. Its methods are safe for concurrent use.
 type Watcher struct {
-	st     store.Store
+	st     Store
 	wt     *worktree.Manager
 	cfg    Config
 	inject func(ctx context.Context, n Notice) error

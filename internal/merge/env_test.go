@@ -106,8 +106,10 @@ func withLookPath(f func(string) (string, error)) envOption {
 	return func(o *merge.Options) { o.LookPath = f }
 }
 
+// withStore wraps the whole store the environment uses (queue, worktree
+// manager and the test itself): newEnv hands the options a store.Store.
 func withStore(wrap func(store.Store) store.Store) envOption {
-	return func(o *merge.Options) { o.Store = wrap(o.Store) }
+	return func(o *merge.Options) { o.Store = wrap(o.Store.(store.Store)) }
 }
 
 // newEnv makes the environment; the queue is not running (start runs it).
@@ -140,7 +142,7 @@ func newEnv(t testing.TB, cfg merge.Config, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&e.opts)
 	}
-	e.st = e.opts.Store
+	e.st = e.opts.Store.(store.Store)
 	e.newQueue()
 	t.Cleanup(func() {
 		e.stop()

@@ -83,7 +83,7 @@ type Tasks interface {
 // storeTasks moves statuses in the store directly, for a queue wired
 // without a Tasks (its tests).
 type storeTasks struct {
-	st  store.Store
+	st  Store
 	now func() time.Time
 }
 
@@ -92,9 +92,17 @@ func (s storeTasks) Move(ctx context.Context, id task.ID, to task.Status, reason
 	return t, err
 }
 
+// Store is the merge queue's entries and the tasks they carry.
+type Store interface {
+	store.MergeQueue
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
+}
+
 // Options wires a Queue.
 type Options struct {
-	Store store.Store
+	Store Store
 	// Tasks moves the queue's tasks (merging, paused, completed); nil
 	// moves them in Store.
 	Tasks     Tasks
@@ -113,7 +121,7 @@ type Options struct {
 
 // Queue is the merge queue. Its methods are safe for concurrent use.
 type Queue struct {
-	st       store.Store
+	st       Store
 	tasks    Tasks
 	wt       *worktree.Manager
 	cfg      Config

@@ -31,7 +31,7 @@ func (s *Syncer) dispatch(ctx context.Context, id task.ID, now time.Time) {
 	if m == nil || m.held == 0 {
 		return
 	}
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
+	held, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
 	if err != nil {
 		s.log.Warn("reading held sync messages", "task_id", id, "err", err)
 		return
@@ -83,7 +83,7 @@ func (s *Syncer) dispatch(ctx context.Context, id task.ID, now time.Time) {
 
 // forgotten says whether a learning was removed from the store.
 func (s *Syncer) forgotten(ctx context.Context, id int64) bool {
-	_, err := s.o.Store.GetLearning(ctx, id)
+	_, err := s.o.Knowledge.GetLearning(ctx, id)
 	return errors.Is(err, store.ErrNotFound)
 }
 
@@ -96,7 +96,7 @@ var errNotHeld = errors.New("the message is no longer held")
 // learning kept in the store whatever happens.
 func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now time.Time) bool {
 	at := now.UTC()
-	if _, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+	if _, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 		if sm.State != store.SyncHeld {
 			return nil, errNotHeld
 		}
@@ -111,7 +111,7 @@ func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now 
 	inj, err := s.o.Actions.Inject(ctx, injection(h))
 	if err != nil {
 		s.log.Warn("queueing a sync message", "task_id", h.TaskID, "err", err)
-		if _, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+		if _, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 			sm.State, sm.QueuedAt = store.SyncHeld, nil
 			return nil, nil
 		}); err != nil {
@@ -121,7 +121,7 @@ func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now 
 	}
 	lat := s.latency[h.ID]
 	delete(s.latency, h.ID)
-	_, _, err = s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+	_, _, err = s.o.Knowledge.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 		sm.InjectionID = inj.ID
 		return []event.Event{event.New(at, sm.TaskID, event.SyncMessageSent{MessageID: sm.ID, LearningID: sm.LearningID,
 			From: string(sm.From), Urgency: sm.Urgency, Relevance: sm.Relevance, Score: sm.Score, Message: sm.Message,
@@ -151,7 +151,7 @@ func (s *Syncer) drop(ctx context.Context, h store.SyncMessage, reason, detail s
 
 // ignoreMessage records a message as ignored; it touches no loop state.
 func (s *Syncer) ignoreMessage(ctx context.Context, h store.SyncMessage, reason, detail string) {
-	_, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+	_, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 		if sm.State != store.SyncHeld {
 			return nil, errNotHeld
 		}
@@ -171,7 +171,7 @@ func (s *Syncer) ignoreMessage(ctx context.Context, h store.SyncMessage, reason,
 
 // dropHeld drops every message held for a task.
 func (s *Syncer) dropHeld(ctx context.Context, id task.ID, reason, detail string) {
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
+	held, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
 	if err != nil {
 		return
 	}
@@ -187,7 +187,7 @@ func (s *Syncer) dropHeld(ctx context.Context, id task.ID, reason, detail string
 // excepted): a task the Syncer starts tracking may have some from before
 // a restart.
 func (s *Syncer) heldOf(ctx context.Context, id task.ID) int {
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
+	held, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
 	if err != nil {
 		s.log.Warn("reading held sync messages", "task_id", id, "err", err)
 		return 0
@@ -212,7 +212,7 @@ func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Deliver
 		if i < len(p.Kinds) && p.Kinds[i] != string(engine.Sync) {
 			continue
 		}
-		ms, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{InjectionID: id})
+		ms, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{InjectionID: id})
 		if err != nil {
 			continue
 		}
@@ -221,7 +221,7 @@ func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Deliver
 				continue
 			}
 			at := e.Time.UTC()
-			dm, _, err := s.o.Store.UpdateSyncMessage(ctx, m.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+			dm, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, m.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 				sm.State, sm.DeliveredAt = store.SyncDelivered, &at
 				return []event.Event{event.New(at, sm.TaskID, event.SyncDelivered{MessageID: sm.ID, LearningID: sm.LearningID,
 					From: string(sm.From), Urgency: sm.Urgency, InjectionID: id, Turn: p.Turn,
@@ -269,7 +269,7 @@ func (s *Syncer) sweep(ctx context.Context, now time.Time) {
 		if len(late) == 0 {
 			continue
 		}
-		l, err := s.o.Store.GetLearning(ctx, r.id)
+		l, err := s.o.Knowledge.GetLearning(ctx, r.id)
 		if err != nil {
 			continue // forgotten
 		}
@@ -282,7 +282,7 @@ func (s *Syncer) sweep(ctx context.Context, now time.Time) {
 // finished (or is gone) or the message is past its time to live; kept for
 // a task that is queued or paused, until it runs again.
 func (s *Syncer) reconcile(ctx context.Context, now time.Time) {
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{States: []store.SyncState{store.SyncHeld}})
+	held, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{States: []store.SyncState{store.SyncHeld}})
 	if err != nil {
 		s.log.Warn("reading held sync messages", "err", err)
 		return

@@ -26,8 +26,9 @@ import (
 // executor's door as a fake that records what it is given.
 
 var (
-	_ Store   = (*sqlite.Store)(nil)
-	_ Actions = (*fakeActions)(nil)
+	_ Store     = (*sqlite.Store)(nil)
+	_ Knowledge = (*sqlite.Store)(nil)
+	_ Actions   = (*fakeActions)(nil)
 )
 
 // fakeActions records the injections the Syncer queues.
@@ -147,7 +148,7 @@ func newHarness(t testing.TB, bubble bool) *harness {
 // start runs a Syncer with cfg; opt may change its options.
 func (h *harness) start(cfg Config, opt func(*Options)) *Syncer {
 	h.t.Helper()
-	o := Options{Config: cfg, Store: h.st, Bus: h.bus, Actions: h.act}
+	o := Options{Config: cfg, Store: h.st, Knowledge: h.st, Bus: h.bus, Actions: h.act}
 	if opt != nil {
 		opt(&o)
 	}

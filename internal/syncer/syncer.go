@@ -95,26 +95,32 @@ type Actions interface {
 	Inject(ctx context.Context, inj executor.Injection) (store.Injection, error)
 }
 
-// Store is what the Syncer reads and records.
+// Store is what the Syncer reads of tasks and of the event log, and the
+// events it records.
 type Store interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	ListTasks(ctx context.Context, o store.ListOptions) ([]task.Task, error)
 	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
 	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
+}
+
+// Knowledge is where the Syncer keeps the learnings it relays and the
+// messages that carried them.
+type Knowledge interface {
 	RecordLearning(ctx context.Context, l store.Learning, record func(store.Learning) []event.Event) (store.Learning, []event.Event, error)
 	Learnings(ctx context.Context, q store.LearningQuery) ([]store.Learning, error)
 	GetLearning(ctx context.Context, id int64) (store.Learning, error)
-	AddSyncMessage(ctx context.Context, m store.SyncMessage, record func(store.SyncMessage) []event.Event) (store.SyncMessage, []event.Event, error)
-	UpdateSyncMessage(ctx context.Context, id int64, mut func(*store.SyncMessage) ([]event.Event, error)) (store.SyncMessage, []event.Event, error)
-	SyncMessages(ctx context.Context, q store.SyncQuery) ([]store.SyncMessage, error)
+	store.SyncMessageLog
 }
 
 // Options configure a Syncer.
 type Options struct {
-	Config  Config
-	Store   Store
-	Bus     *event.Bus
-	Actions Actions
+	Config Config
+	// Store and Knowledge are the store (two roles of it).
+	Store     Store
+	Knowledge Knowledge
+	Bus       *event.Bus
+	Actions   Actions
 	// Decider is the syncer persona; nil decides by the rules alone.
 	Decider Decider
 	// Extractor is the turn-end model pass; nil (or Config.LLMExtract

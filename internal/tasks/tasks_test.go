@@ -37,7 +37,7 @@ func newControl(t *testing.T, randomness []byte) (*tasks.Service, *sqlite.Store)
 		Now: func() time.Time { return t0 }, Rand: bytes.NewReader(randomness), Logger: log})
 	bus := event.NewBus(event.Options{Buffer: 64}, 0)
 	t.Cleanup(bus.Close)
-	ex := executor.New(executor.Options{Store: st, Bus: bus, Engines: []engine.Engine{idle{}}, Logger: log})
+	ex := executor.New(executor.Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{idle{}}, Logger: log})
 	svc.Bind(tasks.Runtime{Runner: ex})
 	return svc, st
 }

@@ -29,9 +29,16 @@ import (
 // EngineName is the engine of workflow tasks.
 const EngineName = "workflow"
 
+// Store is what a workflow reads of tasks and logs of their phases.
+type Store interface {
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+}
+
 // Options wires a Service.
 type Options struct {
-	Store store.Store
+	Store Store
 	// Create stores a new task whose spec is checked already (tasks.Service.Add).
 	Create func(ctx context.Context, spec task.Spec) (task.Task, error)
 	// Depend makes id wait for blocker.
