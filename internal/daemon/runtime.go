@@ -13,6 +13,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/providers"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
@@ -30,6 +31,7 @@ import (
 // runtime is what runs tasks: the executor, the worktrees they run in and
 // the merge queue that lands their work.
 type runtime struct {
+	svc   *tasks.Service
 	ex    *executor.Executor
 	wt    *worktree.Manager
 	mq    *merge.Queue
@@ -41,11 +43,19 @@ type runtime struct {
 	sy    *syncer.Syncer
 }
 
+// send is the door for the merge queue's, the main watcher's and the
+// workflows' injections, which they build themselves: the tasks service,
+// which hands them to the executor.
+func (rt *runtime) send(ctx context.Context, inj inject.Injection) error {
+	_, err := rt.svc.Inject(ctx, inj)
+	return err
+}
+
 // newRuntime builds the engines, the worktree manager, the merge queue and
 // the executor from the configuration, each acting on tasks through svc,
 // and binds svc to them.
 func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, svc *tasks.Service, st store.Store, bus *event.Bus, log *slog.Logger) (*runtime, error) {
-	rt := &runtime{}
+	rt := &runtime{svc: svc}
 	hs := make([]hooks.Hook, len(cfg.Hooks))
 	for i, h := range cfg.Hooks {
 		hs[i] = hooks.Hook{Point: hooks.Point(h.On), Command: h.Command, Timeout: h.Timeout()}
@@ -87,11 +97,9 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			MaxSendBacks: m.MaxSendBacks, PR: m.PR, Remote: m.Remote, Cleanup: m.Cleanup,
 			AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
 		},
-		// The queue tells a task about a conflict or a failed gate.
-		Inject: func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error {
-			_, err := svc.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Kind(kind), Source: "merge-queue", Attrs: attrs, Text: text})
-			return err
-		},
+		// The queue tells a task about a conflict or a failed gate through
+		// the executor's one door.
+		Inject: rt.send,
 		// A landing moves main: the main watcher looks at once.
 		Landed: func(repo, _, _ string) { rt.mw.Notify(repo) },
 	})
@@ -104,11 +112,8 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			Fetch: mw.Fetch, Remote: mw.Remote, NotifyUnrelated: mw.NotifyUnrelated,
 			PauseOnConflict: mw.OnConflict == "pause",
 		},
-		Inject: func(ctx context.Context, n mainwatch.Notice) error {
-			_, err := svc.Inject(ctx, executor.Injection{TaskID: n.TaskID, Kind: engine.Rebase, Source: n.Source,
-				Attrs: n.Attrs, Text: n.Text, Urgent: n.Urgent, Quiet: n.Quiet})
-			return err
-		},
+		// Notices go through the executor's one door.
+		Inject: rt.send,
 	})
 	// Workflow tasks: their phases are child tasks on their branch.
 	rt.wf = workflow.New(workflow.Options{
@@ -122,10 +127,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			_, err := svc.Resume(ctx, id, "the workflow's order is in place")
 			return err
 		},
-		Inject: func(ctx context.Context, id task.ID, text string, attrs map[string]string) error {
-			_, err := svc.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Message, Source: "workflow", Attrs: attrs, Text: text})
-			return err
-		},
+		Inject: rt.send,
 		Commit: rt.wt.Commit,
 	})
 	rt.ex = executor.New(executor.Options{
@@ -149,9 +151,9 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Complete: svc.Completed,
 		// Blocking rebase requests are carried out by the main watcher at
 		// the task's turn boundary.
-		Rebase: func(ctx context.Context, t task.Task, req store.Injection) executor.RebaseReply {
-			r := rt.mw.PerformRebase(ctx, t, req.Attrs)
-			return executor.RebaseReply{Text: r.Text, Attrs: map[string]string{"outcome": r.Outcome}, Pause: r.Pause}
+		Rebase: func(ctx context.Context, t task.Task, _ inject.Injection) executor.RebaseReply {
+			r := rt.mw.PerformRebase(ctx, t)
+			return executor.RebaseReply{Text: r.Text, Outcome: r.Outcome, Pause: r.Pause}
 		},
 		Personas: rt.ps,
 		// New tasks start informed: the knowledge store's relevant

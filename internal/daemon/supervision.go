@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -164,10 +165,10 @@ func (s supervision) Stats(context.Context) (api.SupervisionStats, error) {
 }
 
 // Nudge implements server.Supervision: the user's nudge, through the door.
-func (s supervision) Nudge(ctx context.Context, ref, text string) (store.Injection, error) {
+func (s supervision) Nudge(ctx context.Context, ref, text string) (inject.Injection, error) {
 	id, err := s.ctl.Resolve(ctx, ref)
 	if err != nil {
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
 	return s.ex.Nudge(ctx, id, text)
 }

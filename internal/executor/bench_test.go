@@ -18,6 +18,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/agent"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/anthropic"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -248,7 +249,7 @@ func BenchmarkInjectionLatencyWaiting(b *testing.B) {
 		hit := e.marks.expect(text)
 		b.StartTimer()
 		start := time.Now()
-		if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Message, Source: "user", Text: text}); err != nil {
+		if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Message, Source: "user", Text: text}); err != nil {
 			b.Fatal(err)
 		}
 		select {
@@ -284,7 +285,7 @@ func BenchmarkInjectionLatencyRunning(b *testing.B) {
 		turnMs += float64(second.Time.Sub(first.Time).Microseconds()) / 1000
 		b.StartTimer()
 		start := time.Now()
-		inj, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Message, Source: "user", Text: fmt.Sprintf("note %d", i)})
+		inj, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Message, Source: "user", Text: fmt.Sprintf("note %d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}

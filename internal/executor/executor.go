@@ -29,6 +29,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -91,10 +92,10 @@ type Options struct {
 	// executor always does.
 	Complete func(ctx context.Context, id task.ID, summary string) bool
 	// Rebase performs a blocking rebase request (a rebase injection with
-	// urgency "blocking") at the task's turn boundary, while none of its
+	// urgency inject.Blocking) at the task's turn boundary, while none of its
 	// tools runs, and says what to tell the task. Nil leaves such requests
 	// to be shown to the model as they are.
-	Rebase func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
+	Rebase func(ctx context.Context, t task.Task, req inject.Injection) RebaseReply
 	// Personas gives tasks their persona: chosen when a task first starts,
 	// changed by Escalate. Nil leaves tasks as they were created.
 	Personas Personas
@@ -107,10 +108,11 @@ type Options struct {
 
 // RebaseReply is the outcome of a blocking rebase, for the task.
 type RebaseReply struct {
-	// Text tells the model what happened; Attrs are added to the
-	// request's attributes ("outcome": rebased, up_to_date, conflict, ...).
-	Text  string
-	Attrs map[string]string
+	// Text tells the model what happened.
+	Text string
+	// Outcome is the rebase's (rebased, up_to_date, conflict, failed); ""
+	// is inject.Done. The model sees it with the request's attributes.
+	Outcome inject.Outcome
 	// Pause, when set, pauses the task with this reason after the rebase
 	// (a conflict, with on_conflict: pause).
 	Pause string
@@ -133,7 +135,7 @@ type Executor struct {
 	now      func() time.Time
 	dir      func(ctx context.Context, t task.Task) (Workspace, error)
 	complete func(ctx context.Context, id task.ID, summary string) bool
-	rebase   func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
+	rebase   func(ctx context.Context, t task.Task, req inject.Injection) RebaseReply
 	personas Personas
 	brief    func(ctx context.Context, t task.Task)
 

@@ -37,19 +37,21 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
-// Urgency is how strongly a task is told to rebase.
-type Urgency string
+// Urgency is how strongly a task is told to rebase: the urgency its
+// notice carries.
+type Urgency = inject.Urgency
 
 // The urgencies.
 const (
-	FYI      Urgency = "fyi"
-	Helpful  Urgency = "helpful"
-	Blocking Urgency = "blocking"
+	FYI      = inject.FYI
+	Helpful  = inject.Helpful
+	Blocking = inject.Blocking
 )
 
 // Config configures the watcher (supervision.main_watcher).
@@ -77,20 +79,6 @@ type Config struct {
 	Debounce time.Duration
 }
 
-// Notice is a message for a task, sent through the executor's door.
-type Notice struct {
-	TaskID task.ID
-	Text   string
-	Attrs  map[string]string
-	// Urgent interrupts the task's turn in flight (blocking rebases).
-	Urgent bool
-	// Quiet leaves a task that waits for its user waiting: it reads the
-	// notice when it next runs.
-	Quiet bool
-	// Source is who asked: "main-watcher", or "user" for `task rebase`.
-	Source string
-}
-
 // Store is what the Watcher reads of tasks, their worktrees and the event
 // log, and the events it records.
 type Store interface {
@@ -108,22 +96,24 @@ type Options struct {
 	Store     Store
 	Worktrees *worktree.Manager
 	Config    Config
-	// Inject sends a notice through the executor's one door.
-	Inject func(ctx context.Context, n Notice) error
+	// Inject sends a notice (an inject.Rebase injection) through the
+	// executor's one door. A blocking one is urgent; the others are quiet:
+	// a task that waits for its user reads them when it next runs.
+	Inject func(ctx context.Context, n inject.Injection) error
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
 // Source is the sender of the watcher's notices.
-const Source = "main-watcher"
+const Source = inject.FromMainWatcher
 
 // Watcher is the MainWatcher. Its methods are safe for concurrent use.
 type Watcher struct {
 	st     Store
 	wt     *worktree.Manager
 	cfg    Config
-	inject func(ctx context.Context, n Notice) error
+	inject func(ctx context.Context, n inject.Injection) error
 	log    *slog.Logger
 	now    func() time.Time
 

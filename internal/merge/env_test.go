@@ -18,6 +18,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git/gittest"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -46,10 +47,13 @@ type injector struct {
 	calls []injection
 }
 
-func (i *injector) inject(_ context.Context, id task.ID, kind, text string, attrs map[string]string) error {
+func (i *injector) inject(_ context.Context, inj inject.Injection) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.calls = append(i.calls, injection{Task: id, Kind: kind, Text: text, Attrs: attrs})
+	if inj.Source != inject.FromMergeQueue {
+		return fmt.Errorf("injection from %q, want the merge queue", inj.Source)
+	}
+	i.calls = append(i.calls, injection{Task: inj.TaskID, Kind: string(inj.Kind), Text: inj.Text, Attrs: inj.Attrs})
 	return nil
 }
 

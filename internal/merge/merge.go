@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -62,9 +63,10 @@ type Config struct {
 	Retry time.Duration
 }
 
-// Injector sends a task a message through the executor's injection door.
-// kind is "rebase" (a conflict) or "message" (a failed gate).
-type Injector func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error
+// Injector sends a task a message through the executor's injection door:
+// from inject.FromMergeQueue, of kind inject.Rebase (a conflict) or
+// inject.Message (a failed gate).
+type Injector func(ctx context.Context, inj inject.Injection) error
 
 // RefusedError is a request the task's state refuses, with the reason for
 // the user: the task is still in flight, it has no branch to merge, its

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -64,27 +65,6 @@ type ListOptions struct {
 	ParentID task.ID
 	// Limit caps the result; 0 means no cap.
 	Limit int
-}
-
-// Injection is a message waiting in a task's durable queue to be delivered at
-// the task's next turn boundary.
-type Injection struct {
-	ID     int64   `json:"id"`
-	TaskID task.ID `json:"task_id"`
-	// Source says who sent it: "user", "watcher", "syncer", a task ID, ...
-	Source string `json:"source"`
-	// Kind is what the message is: one of the engine.Kind names ("message",
-	// "nudge", "sync", "rebase", "interjection", "pause"). Empty is stored
-	// as "message".
-	Kind string `json:"kind"`
-	// Attrs are the kind's attributes (severity, urgency, from, ...), shown
-	// in the wrapper the model sees.
-	Attrs map[string]string `json:"attrs,omitempty"`
-	Text  string            `json:"text"`
-	// Urgent injections interrupt the turn in flight.
-	Urgent      bool       `json:"urgent,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
 }
 
 // Counts summarizes the store for status displays.
@@ -150,10 +130,12 @@ type Dependencies interface {
 // InjectionQueue is the per-task durable queue of injections.
 type InjectionQueue interface {
 	// Enqueue adds inj to its task's queue with an event built from its ID by
-	// record, and returns the stored injection and committed events.
-	Enqueue(ctx context.Context, inj Injection, record func(Injection) []event.Event) (Injection, []event.Event, error)
-	// Pending returns a task's undelivered injections in queue order.
-	Pending(ctx context.Context, id task.ID) ([]Injection, error)
+	// record, and returns the stored injection and committed events. An
+	// empty Kind is stored as inject.Message; Quiet is not stored.
+	Enqueue(ctx context.Context, inj inject.Injection, record func(inject.Injection) []event.Event) (inject.Injection, []event.Event, error)
+	// Pending returns a task's undelivered injections in queue order, their
+	// typed fields parsed (an unknown stored kind reads as inject.Message).
+	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
 	// MarkDelivered records that injections were delivered at the given time.
 	MarkDelivered(ctx context.Context, ids []int64, at time.Time, evs ...event.Event) ([]event.Event, error)
 }

@@ -12,9 +12,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -132,25 +132,25 @@ func recordedOf[P event.Payload](s *fakeStore, id task.ID) []P {
 // fakeActions records what the Watcher does to tasks.
 type fakeActions struct {
 	mu          sync.Mutex
-	nextID      int64             // guarded by mu
-	injected    []store.Injection // guarded by mu
-	escalations []string          // guarded by mu: "id|reason|by"
-	cancels     []string          // guarded by mu: "id|reason"
+	nextID      int64              // guarded by mu
+	injected    []inject.Injection // guarded by mu
+	escalations []string           // guarded by mu: "id|reason|by"
+	cancels     []string           // guarded by mu: "id|reason"
 	// escalateErr, when set, is Escalate's error; panicFor makes Inject
 	// panic for that task.
 	escalateErr error   // guarded by mu
 	panicFor    task.ID // guarded by mu
 }
 
-func (a *fakeActions) Inject(_ context.Context, inj executor.Injection) (store.Injection, error) {
+func (a *fakeActions) Inject(_ context.Context, inj inject.Injection) (inject.Injection, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if inj.TaskID == a.panicFor {
 		panic("fake actions: injecting blew up")
 	}
 	a.nextID++
-	s := store.Injection{ID: a.nextID, TaskID: inj.TaskID, Source: inj.Source, Kind: string(inj.Kind),
-		Attrs: inj.Attrs, Text: inj.Text, Urgent: inj.Urgent}
+	s := inj
+	s.ID, s.Quiet = a.nextID, false
 	a.injected = append(a.injected, s)
 	return s, nil
 }
@@ -173,12 +173,12 @@ func (a *fakeActions) Cancel(_ context.Context, id task.ID, reason string) (task
 }
 
 // of returns the injections of one kind sent to a task.
-func (a *fakeActions) of(id task.ID, k engine.Kind) []store.Injection {
+func (a *fakeActions) of(id task.ID, k inject.Kind) []inject.Injection {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []store.Injection
+	var out []inject.Injection
 	for _, s := range a.injected {
-		if s.TaskID == id && s.Kind == string(k) {
+		if s.TaskID == id && s.Kind == k {
 			out = append(out, s)
 		}
 	}
@@ -389,15 +389,15 @@ func (a *agent) edit(path, text string) {
 func (a *agent) deliver(ids ...int64) {
 	kinds := make([]string, len(ids))
 	for i := range kinds {
-		kinds[i] = string(engine.Nudge)
+		kinds[i] = string(inject.Nudge)
 	}
 	a.h.pub(a.id, event.Delivered{Turn: a.turn + 1, InjectionIDs: ids, Kinds: kinds, LatencyMs: make([]int64, len(ids))})
 }
 
 // lastNudge returns the last nudge injected to the agent's task.
-func (a *agent) lastNudge() store.Injection {
+func (a *agent) lastNudge() inject.Injection {
 	a.h.t.Helper()
-	ns := a.h.act.of(a.id, engine.Nudge)
+	ns := a.h.act.of(a.id, inject.Nudge)
 	if len(ns) == 0 {
 		a.h.t.Fatalf("task %s was never nudged", a.id)
 	}
@@ -407,7 +407,7 @@ func (a *agent) lastNudge() store.Injection {
 // severities returns the severities of the nudges sent to the task.
 func (a *agent) severities() []string {
 	var out []string
-	for _, n := range a.h.act.of(a.id, engine.Nudge) {
+	for _, n := range a.h.act.of(a.id, inject.Nudge) {
 		out = append(out, n.Attrs["severity"])
 	}
 	return out

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -87,8 +87,8 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 	if len(msgs) == 0 {
 		return
 	}
-	inj, err := s.o.Actions.Inject(ctx, executor.Injection{TaskID: t.ID, Kind: engine.Sync, Source: "syncer",
-		Attrs: map[string]string{"from": "knowledge", "urgency": FYI}, Text: clip(b.String(), executor.MaxInjectionLen), Quiet: true})
+	inj, err := s.o.Actions.Inject(ctx, inject.Injection{TaskID: t.ID, Kind: inject.Sync, Source: inject.FromSyncer, Urgency: inject.FYI,
+		Attrs: map[string]string{"from": "knowledge"}, Text: clip(b.String(), executor.MaxInjectionLen), Quiet: true})
 	if err != nil {
 		s.log.Warn("briefing a new task", "task_id", t.ID, "err", err)
 		for _, m := range msgs {

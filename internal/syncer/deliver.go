@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -137,9 +136,9 @@ func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now 
 }
 
 // injection renders a sync message for the executor's door.
-func injection(h store.SyncMessage) executor.Injection {
-	return executor.Injection{TaskID: h.TaskID, Kind: engine.Sync, Source: "syncer",
-		Attrs: map[string]string{"from": string(h.From), "urgency": h.Urgency, "learning": fmt.Sprint(h.LearningID)},
+func injection(h store.SyncMessage) inject.Injection {
+	return inject.Injection{TaskID: h.TaskID, Kind: inject.Sync, Source: inject.FromSyncer, Urgency: inject.Urgency(h.Urgency),
+		Attrs: map[string]string{"from": string(h.From), "learning": fmt.Sprint(h.LearningID)},
 		Text:  h.Message, Urgent: h.Urgency == Blocking, Quiet: h.Urgency != Blocking}
 }
 
@@ -209,7 +208,7 @@ func (s *Syncer) ignore(ctx context.Context, source task.ID, p event.SyncIgnored
 // delivered.
 func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Delivered) {
 	for i, id := range p.InjectionIDs {
-		if i < len(p.Kinds) && p.Kinds[i] != string(engine.Sync) {
+		if i < len(p.Kinds) && p.Kinds[i] != string(inject.Sync) {
 			continue
 		}
 		ms, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{InjectionID: id})

@@ -12,9 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -39,23 +38,23 @@ type fakeActions struct {
 	// err, when set, is Inject's error.
 	err error // guarded by mu
 	// onInject, when set, is told of every injection (benchmarks).
-	onInject func(inj executor.Injection, at time.Time)
+	onInject func(inj inject.Injection, at time.Time)
 }
 
 // injected is one call of Inject: what was asked, the ID it got and when.
 type injected struct {
-	executor.Injection
+	inject.Injection
 	ID int64
 	At time.Time
 }
 
-func (a *fakeActions) Inject(_ context.Context, inj executor.Injection) (store.Injection, error) {
+func (a *fakeActions) Inject(_ context.Context, inj inject.Injection) (inject.Injection, error) {
 	at := time.Now()
 	a.mu.Lock()
 	if a.err != nil {
 		err := a.err
 		a.mu.Unlock()
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
 	a.nextID++
 	id := a.nextID
@@ -65,8 +64,9 @@ func (a *fakeActions) Inject(_ context.Context, inj executor.Injection) (store.I
 	if on != nil {
 		on(inj, at)
 	}
-	return store.Injection{ID: id, TaskID: inj.TaskID, Source: inj.Source, Kind: string(inj.Kind), Attrs: inj.Attrs,
-		Text: inj.Text, Urgent: inj.Urgent, CreatedAt: at}, nil
+	stored := inj
+	stored.ID, stored.Quiet, stored.CreatedAt = id, false, at
+	return stored, nil
 }
 
 // to returns the injections sent to a task, in order.
@@ -377,7 +377,7 @@ func (a *agent) deliver(ids []int64, kinds []string) {
 func (a *agent) syncs() []injected {
 	var out []injected
 	for _, i := range a.h.act.to(a.id) {
-		if i.Kind == engine.Sync {
+		if i.Kind == inject.Sync {
 			out = append(out, i)
 		}
 	}

@@ -31,8 +31,8 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -50,11 +50,13 @@ const (
 	Never      Policy = "never"
 )
 
-// The urgencies of a sync message, most urgent first.
+// The urgencies of a sync message, most urgent first: the names of the
+// injection's urgencies (a held message keeps its urgency by name; it
+// becomes an inject.Urgency at the door).
 const (
-	Blocking = "blocking"
-	Helpful  = "helpful"
-	FYI      = "fyi"
+	Blocking = string(inject.Blocking)
+	Helpful  = string(inject.Helpful)
+	FYI      = string(inject.FYI)
 )
 
 // Urgencies lists the urgencies, most urgent first.
@@ -92,7 +94,7 @@ type Config struct {
 
 // Actions is the executor's door.
 type Actions interface {
-	Inject(ctx context.Context, inj executor.Injection) (store.Injection, error)
+	Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error)
 }
 
 // Store is what the Syncer reads of tasks and of the event log, and the

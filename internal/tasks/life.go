@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -47,19 +47,19 @@ func (s *Service) Cancel(ctx context.Context, id task.ID, reason string) (task.T
 // Send queues the user's message for task id, delivered at its next turn
 // boundary; an urgent one interrupts the turn in flight. A finished task
 // takes none (*task.FinishedError).
-func (s *Service) Send(ctx context.Context, id task.ID, text string, urgent bool) (store.Injection, error) {
-	return s.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Message, Source: "user", Text: text, Urgent: urgent})
+func (s *Service) Send(ctx context.Context, id task.ID, text string, urgent bool) (inject.Injection, error) {
+	return s.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Message, Source: inject.FromUser, Text: text, Urgent: urgent})
 }
 
 // Nudge queues the user's nudge (a hint) for task id.
-func (s *Service) Nudge(ctx context.Context, id task.ID, text string) (store.Injection, error) {
-	return s.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Nudge, Source: "user", Text: text,
+func (s *Service) Nudge(ctx context.Context, id task.ID, text string) (inject.Injection, error) {
+	return s.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Nudge, Source: inject.FromUser, Text: text,
 		Attrs: map[string]string{"severity": "hint"}})
 }
 
 // Inject queues any message for a task through the executor's one door:
 // supervisors', the merge queue's, the main watcher's and workflows'.
-func (s *Service) Inject(ctx context.Context, inj executor.Injection) (store.Injection, error) {
+func (s *Service) Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error) {
 	return s.rt.Runner.Inject(ctx, inj)
 }
 

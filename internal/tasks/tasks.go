@@ -25,6 +25,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -48,7 +49,7 @@ type Store interface {
 type Records interface {
 	Blockers(ctx context.Context, id task.ID) ([]task.ID, error)
 	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
-	Pending(ctx context.Context, id task.ID) ([]store.Injection, error)
+	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
 	Conversation(ctx context.Context, id task.ID, from int) ([]store.Entry, error)
 	Costs(ctx context.Context, q store.CostQuery) ([]store.CostRow, error)
 }
@@ -60,7 +61,7 @@ type Runner interface {
 	Pause(ctx context.Context, id task.ID, reason string) (task.Task, error)
 	Resume(ctx context.Context, id task.ID, reason string) (task.Task, error)
 	Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error)
-	Inject(ctx context.Context, inj executor.Injection) (store.Injection, error)
+	Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error)
 	Escalate(ctx context.Context, id task.ID, to, reason, by string) (executor.Escalation, error)
 	// Engines names the engines a task may name.
 	Engines() []string
@@ -219,7 +220,7 @@ type Detail struct {
 	Task      task.Task
 	Readiness task.Readiness
 	Blockers  []task.ID
-	Pending   []store.Injection
+	Pending   []inject.Injection
 }
 
 // Get returns the task ref names, with its details.

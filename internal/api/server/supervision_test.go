@@ -20,7 +20,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -78,12 +78,12 @@ func (f *fakeSupervision) Stats(context.Context) (api.SupervisionStats, error) {
 	return sampleStats, nil
 }
 
-func (f *fakeSupervision) Nudge(_ context.Context, ref, text string) (store.Injection, error) {
+func (f *fakeSupervision) Nudge(_ context.Context, ref, text string) (inject.Injection, error) {
 	f.record("nudge " + ref + " " + text)
 	if ref == "t-done00" {
-		return store.Injection{}, &task.FinishedError{ID: "t-done00", Status: task.Completed}
+		return inject.Injection{}, &task.FinishedError{ID: "t-done00", Status: task.Completed}
 	}
-	return store.Injection{ID: 9, TaskID: task.ID(ref), Source: "user", Kind: "nudge", Text: text, CreatedAt: t0}, nil
+	return inject.Injection{ID: 9, TaskID: task.ID(ref), Source: "user", Kind: "nudge", Text: text, CreatedAt: t0}, nil
 }
 
 var _ server.Supervision = (*fakeSupervision)(nil)
@@ -202,8 +202,8 @@ func (emptySupervision) Diagnoses(context.Context, string, int) ([]event.Event, 
 func (emptySupervision) Stats(context.Context) (api.SupervisionStats, error) {
 	return api.SupervisionStats{}, nil
 }
-func (emptySupervision) Nudge(context.Context, string, string) (store.Injection, error) {
-	return store.Injection{}, errors.New("not reached")
+func (emptySupervision) Nudge(context.Context, string, string) (inject.Injection, error) {
+	return inject.Injection{}, errors.New("not reached")
 }
 
 func TestSupervisionErrors(t *testing.T) {

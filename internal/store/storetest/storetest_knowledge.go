@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -190,7 +191,7 @@ func testCounts(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	for _, text := range []string{"one", "two"} {
-		if _, _, err := s.Enqueue(ctx, store.Injection{TaskID: a.ID, Source: "user", Text: text, CreatedAt: t0}, nil); err != nil {
+		if _, _, err := s.Enqueue(ctx, inject.Injection{TaskID: a.ID, Source: "user", Text: text, CreatedAt: t0}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
