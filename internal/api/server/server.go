@@ -16,6 +16,8 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervise"
+	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -58,11 +60,13 @@ type Personas interface {
 type Supervision interface {
 	// Health returns the Watcher's view of one task (ref), or of every
 	// task it watches (ref "").
-	Health(ctx context.Context, ref string) ([]api.TaskHealth, error)
+	Health(ctx context.Context, ref string) ([]supervise.Health, error)
 	// Diagnoses returns the newest watcher.* events, oldest first, of
 	// one task or all (ref ""), at most limit (0: a default).
 	Diagnoses(ctx context.Context, ref string, limit int) ([]event.Event, error)
-	Stats(ctx context.Context) (api.SupervisionStats, error)
+	// Stats returns the Watcher's counters and the Syncer's (nil when
+	// there is no Syncer).
+	Stats(ctx context.Context) (supervise.Stats, *syncer.Stats, error)
 	// Nudge sends the user's nudge through the one door.
 	Nudge(ctx context.Context, ref, text string) (store.Injection, error)
 }
