@@ -14,10 +14,10 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor/supervisortest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -27,72 +27,11 @@ import (
 
 var (
 	_ Store   = (*sqlite.Store)(nil)
-	_ Actions = (*fakeActions)(nil)
+	_ Actions = (*supervisortest.Actions)(nil)
 )
 
-// fakeActions records the injections the Syncer queues.
-type fakeActions struct {
-	mu       sync.Mutex
-	nextID   int64      // guarded by mu
-	injected []injected // guarded by mu
-	// err, when set, is Inject's error.
-	err error // guarded by mu
-	// onInject, when set, is told of every injection (benchmarks).
-	onInject func(inj executor.Injection, at time.Time)
-}
-
-// injected is one call of Inject: what was asked, the ID it got and when.
-type injected struct {
-	executor.Injection
-	ID int64
-	At time.Time
-}
-
-func (a *fakeActions) Inject(_ context.Context, inj executor.Injection) (store.Injection, error) {
-	at := time.Now()
-	a.mu.Lock()
-	if a.err != nil {
-		err := a.err
-		a.mu.Unlock()
-		return store.Injection{}, err
-	}
-	a.nextID++
-	id := a.nextID
-	a.injected = append(a.injected, injected{Injection: inj, ID: id, At: at})
-	on := a.onInject
-	a.mu.Unlock()
-	if on != nil {
-		on(inj, at)
-	}
-	return store.Injection{ID: id, TaskID: inj.TaskID, Source: inj.Source, Kind: string(inj.Kind), Attrs: inj.Attrs,
-		Text: inj.Text, Urgent: inj.Urgent, CreatedAt: at}, nil
-}
-
-// to returns the injections sent to a task, in order.
-func (a *fakeActions) to(id task.ID) []injected {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []injected
-	for _, i := range a.injected {
-		if i.TaskID == id {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// fail makes Inject fail with err (nil: succeed again).
-func (a *fakeActions) fail(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.err = err
-}
-
-func (a *fakeActions) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.injected)
-}
+// injected is one injection the Syncer queued.
+type injected = supervisortest.Injected
 
 // baseConfig is the Syncer's default configuration (config.DefaultSyncer,
 // converted).
@@ -113,7 +52,7 @@ type harness struct {
 	bubble bool
 	bus    *event.Bus
 	st     *sqlite.Store
-	act    *fakeActions
+	act    *supervisortest.Actions
 	s      *Syncer
 
 	cancel context.CancelFunc
@@ -131,7 +70,7 @@ func newHarness(t testing.TB, bubble bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, bubble: bubble, bus: bus, st: st, act: &fakeActions{}, done: make(chan error, 1)}
+	h := &harness{t: t, bubble: bubble, bus: bus, st: st, act: &supervisortest.Actions{}, done: make(chan error, 1)}
 	t.Cleanup(func() {
 		if err := h.stop(); err != nil {
 			t.Errorf("Run = %v, want nil", err)
@@ -375,7 +314,7 @@ func (a *agent) deliver(ids []int64, kinds []string) {
 // syncs returns the sync injections sent to the agent's task.
 func (a *agent) syncs() []injected {
 	var out []injected
-	for _, i := range a.h.act.to(a.id) {
+	for _, i := range a.h.act.To(a.id) {
 		if i.Kind == engine.Sync {
 			out = append(out, i)
 		}
