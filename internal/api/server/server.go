@@ -76,15 +76,15 @@ type Knowledge interface {
 	// Learnings returns learnings: the best matches of search (full
 	// text, any word) or, without one, the oldest first; of one task's
 	// (ref) or all; at most limit (0: all).
-	Learnings(ctx context.Context, search, ref string, limit int) ([]api.Learning, error)
+	Learnings(ctx context.Context, search, ref string, limit int) ([]store.Learning, error)
 	// Learning returns one learning with the messages that relayed it;
 	// store.ErrNotFound (wrapped) when there is none.
-	Learning(ctx context.Context, id int64) (api.Learning, error)
+	Learning(ctx context.Context, id int64) (store.Learning, []store.SyncMessage, error)
 	// Forget deletes a learning and returns what it was.
-	Forget(ctx context.Context, id int64) (api.Learning, error)
+	Forget(ctx context.Context, id int64) (store.Learning, error)
 	// SyncMessages returns the newest sync messages to one task (ref) or
 	// all, oldest first, at most limit (0: a default).
-	SyncMessages(ctx context.Context, ref string, limit int) ([]api.SyncMessage, error)
+	SyncMessages(ctx context.Context, ref string, limit int) ([]store.SyncMessage, error)
 }
 
 // Config wires a Server.
