@@ -36,7 +36,7 @@ var (
 	sampleLearning  = api.Learning{ID: 7, Kind: "error-resolution", Summary: "the JWT library rejects tokens without an iat claim", Tags: []string{"auth", "jwt"}, Files: []string{"auth/jwt.go"}, Sources: []api.LearningSource{{TaskID: "t-4k2x9", Kind: "error-resolution", At: t0}}, CreatedAt: t0, UpdatedAt: t0}
 	relayedLearning = func() api.Learning { l := sampleLearning; l.Relayed = []api.SyncMessage{sampleSyncMsg}; return l }()
 	// What the Knowledge returns: the samples' domain forms.
-	storeSyncMsg = store.SyncMessage{ID: 3, LearningID: 7, From: "t-4k2x9", TaskID: "t-ui000", Urgency: "blocking", Relevance: "high", Score: 0.8, Message: "tokens need an iat claim", Reason: "shared tags: auth", DecidedBy: "persona", State: store.SyncDelivered, InjectionID: 11, CreatedAt: t0, DeliveredAt: &delivered}
+	storeSyncMsg  = store.SyncMessage{ID: 3, LearningID: 7, From: "t-4k2x9", TaskID: "t-ui000", Urgency: "blocking", Relevance: "high", Score: 0.8, Message: "tokens need an iat claim", Reason: "shared tags: auth", DecidedBy: "persona", State: store.SyncDelivered, InjectionID: 11, CreatedAt: t0, DeliveredAt: &delivered}
 	storeLearning = store.Learning{ID: 7, TaskID: "t-4k2x9", Kind: "error-resolution", Summary: "the JWT library rejects tokens without an iat claim", Tags: []string{"auth", "jwt"}, Files: []string{"auth/jwt.go"}, Sources: []store.LearningSource{{TaskID: "t-4k2x9", Kind: "error-resolution", At: t0}}, CreatedAt: t0, UpdatedAt: t0}
 )
 
