@@ -15,9 +15,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of Stats.Started; nil means time.Now.
 	Now func() time.Time
-	// Backoff returns the pause before the loop's nth start after a crash
-	// or the end of its feed (n from 1, reset by a loop that ran a full
-	// Backoff without ending); nil means one second every time.
+	// Backoff returns the pause before the loop starts again after a crash
+	// or the end of its feed: n counts the loops in a row that ended
+	// within the last pause of starting (from 1; a loop that ran longer
+	// starts the count again). nil means one second every time.
 	Backoff func(n int) time.Duration
 	// Results is the capacity of the channel that hands jobs' results to
 	// the loop; 0 means 64.
@@ -86,7 +87,10 @@ func (r *Runtime) Run(ctx context.Context, loop func(ctx context.Context)) error
 		r.st.Running = false
 		r.mu.Unlock()
 	}()
-	n := 0
+	var (
+		n     int           // loops in a row that ended soon after they started
+		pause time.Duration // the last pause
+	)
 	for {
 		began := time.Now()
 		crashed := r.runLoop(ctx, loop)
@@ -98,12 +102,11 @@ func (r *Runtime) Run(ctx context.Context, loop func(ctx context.Context)) error
 			r.st.Restarts++
 			r.mu.Unlock()
 		}
-		n++
-		pause := r.o.Backoff(n)
-		if time.Since(began) > pause {
-			n = 1 // it ran a while: a fresh failure, not a series
-			pause = r.o.Backoff(n)
+		if n > 0 && time.Since(began) > pause {
+			n = 0 // it ran a while: a fresh failure, not a series
 		}
+		n++
+		pause = r.o.Backoff(n)
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
