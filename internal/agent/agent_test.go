@@ -13,6 +13,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/agent/tool"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/anthropic"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -149,12 +150,12 @@ default:
     - tool_calls: [{name: glob, input: {pattern: "*"}}]
     - tool_calls: [{name: complete_task, input: {summary: done}}]
 `)
-	h.host.inject(engine.Injection{ID: 7, Kind: engine.Nudge, Source: "watcher", Attrs: map[string]string{"severity": "high"},
-		Text: "you are looping", At: time.Now()})
+	h.host.inject(inject.Injection{ID: 7, Kind: inject.Nudge, Source: "watcher", Attrs: map[string]string{"severity": "high"},
+		Text: "you are looping", CreatedAt: time.Now()})
 	h.host.onCommit = func(s engine.Step) {
 		// A user message arrives while the first turn is stored.
 		if s.Call != nil && h.host.delivered[8] == 0 && len(h.host.inbox) == 0 {
-			h.host.inject(engine.Injection{ID: 8, Kind: engine.Message, Source: "user", Text: "also add a test", At: time.Now()})
+			h.host.inject(inject.Injection{ID: 8, Kind: inject.Message, Source: "user", Text: "also add a test", CreatedAt: time.Now()})
 		}
 	}
 	if out := h.run(context.Background()); out.Status != engine.Completed {
@@ -209,7 +210,7 @@ default:
 		for len(h.srv.Requests()) < 2 {
 			time.Sleep(5 * time.Millisecond)
 		}
-		h.host.inject(engine.Injection{ID: 1, Kind: engine.Message, Source: "user", Text: "stop and wrap up", Urgent: true, At: time.Now()})
+		h.host.inject(inject.Injection{ID: 1, Kind: inject.Message, Source: "user", Text: "stop and wrap up", Urgent: true, CreatedAt: time.Now()})
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -239,8 +240,8 @@ default:
   steps:
     - tool_calls: [{name: complete_task, input: {summary: done}}]
 `)
-	h.host.inject(engine.Injection{ID: 3, Kind: engine.Message, Source: "user", Text: "later", At: time.Now()})
-	h.host.inject(engine.Injection{ID: 4, Kind: engine.Pause, Source: "user", Text: "lunch", At: time.Now()})
+	h.host.inject(inject.Injection{ID: 3, Kind: inject.Message, Source: "user", Text: "later", CreatedAt: time.Now()})
+	h.host.inject(inject.Injection{ID: 4, Kind: inject.Pause, Source: "user", Text: "lunch", CreatedAt: time.Now()})
 	out := h.run(context.Background())
 	if out.Status != engine.Paused || out.Reason != "lunch" {
 		t.Fatalf("outcome = %+v, want paused: lunch", out)

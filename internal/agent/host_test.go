@@ -9,6 +9,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -18,7 +19,7 @@ import (
 type memHost struct {
 	mu         sync.Mutex
 	msgs       []llm.Message
-	inbox      []engine.Injection
+	inbox      []inject.Injection
 	delivered  map[int64]int // injection ID → times delivered
 	events     []event.Payload
 	commits    int
@@ -64,7 +65,7 @@ func (h *memHost) Commit(_ context.Context, s engine.Step) (task.Task, error) {
 	}
 	for _, inj := range s.Delivered {
 		h.delivered[inj.ID]++
-		h.inbox = slices.DeleteFunc(h.inbox, func(i engine.Injection) bool { return i.ID == inj.ID })
+		h.inbox = slices.DeleteFunc(h.inbox, func(i inject.Injection) bool { return i.ID == inj.ID })
 	}
 	if s.Replace {
 		h.msgs = slices.Clone(s.Messages)
@@ -108,7 +109,7 @@ func (h *memHost) UrgentWaiting(context.Context) bool {
 	return false
 }
 
-func (h *memHost) Inbox(context.Context) ([]engine.Injection, error) {
+func (h *memHost) Inbox(context.Context) ([]inject.Injection, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.inbox), nil
@@ -132,7 +133,7 @@ func (h *memHost) RecordLearning(_ context.Context, l engine.Learning) error {
 func (h *memHost) Now() time.Time { return h.now() }
 
 // inject queues an injection, signalling an interrupt when it is urgent.
-func (h *memHost) inject(inj engine.Injection) {
+func (h *memHost) inject(inj inject.Injection) {
 	h.mu.Lock()
 	h.inbox = append(h.inbox, inj)
 	h.mu.Unlock()

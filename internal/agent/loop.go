@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/agent/tool"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -167,11 +168,11 @@ func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
 		return l.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), true
 	}
 	var (
-		pauses, shown []engine.Injection
+		pauses, shown []inject.Injection
 		parts         []llm.Part
 	)
 	for _, inj := range inbox {
-		if inj.Kind == engine.Pause {
+		if inj.Kind == inject.Pause {
 			pauses = append(pauses, inj)
 			continue
 		}
@@ -219,12 +220,12 @@ func (l *loop) adopt(t task.Task) error {
 	return nil
 }
 
-func receipt(turn int, injs []engine.Injection, now time.Time) event.Delivered {
+func receipt(turn int, injs []inject.Injection, now time.Time) event.Delivered {
 	d := event.Delivered{Turn: turn}
 	for _, inj := range injs {
 		d.InjectionIDs = append(d.InjectionIDs, inj.ID)
 		d.Kinds = append(d.Kinds, string(inj.Kind))
-		d.LatencyMs = append(d.LatencyMs, max(0, now.Sub(inj.At).Milliseconds()))
+		d.LatencyMs = append(d.LatencyMs, max(0, now.Sub(inj.CreatedAt).Milliseconds()))
 	}
 	return d
 }

@@ -39,7 +39,7 @@ func (a *app) newDemoCmd() *cobra.Command {
 		Long: `Demo shows Neuraphage at work with no API key and no network. It makes a
 scratch git repository and a scratch NEURAPHAGE_HOME, starts the scripted model
 server (the Anthropic wire format over real HTTP) and a daemon in this process,
-and runs three tasks at once through the API as the CLI would. Each task works
+and runs eight agents through the API as the CLI would, three at once first. Each task works
 in its own git worktree on its own branch. The agents really read, write and
 edit files and run commands through their tools; one asks its user a question
 and the demo answers it; a message is delivered to another at its next turn
@@ -125,7 +125,7 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 	// landing): the main watcher rebases the tasks it concerns itself.
 	cfg.Supervision.MainWatcher.NotificationUrgency = "blocking"
 
-	fmt.Fprintf(out, "Neuraphage demo: three agents on one repository, offline\n")
+	fmt.Fprintf(out, "Neuraphage demo: eight agents on one repository, offline\n")
 	fmt.Fprintf(out, "  repository  %s (a scratch git repository)\n", repo)
 	fmt.Fprintf(out, "  home        %s\n", home)
 	fmt.Fprintf(out, "  model       the scripted model server at %s (Anthropic wire format; no key, no network)\n\n", url)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -97,7 +98,7 @@ type Detail struct {
 	Task      task.Task
 	Readiness task.Readiness
 	Blockers  []task.ID
-	Pending   []store.Injection
+	Pending   []inject.Injection
 }
 
 // Get returns the task ref names, with its details.
@@ -197,28 +198,28 @@ const MaxMessageLen = 100_000
 // messages through the executor instead (executor.Inject), which also wakes
 // a waiting task and interrupts for urgent ones; this is the plain queueing
 // for a control plane without one.
-func (c *Control) Send(ctx context.Context, ref, text string, urgent bool) (store.Injection, error) {
+func (c *Control) Send(ctx context.Context, ref, text string, urgent bool) (inject.Injection, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return store.Injection{}, &task.InvalidError{Field: "message", Msg: "must not be empty"}
+		return inject.Injection{}, &task.InvalidError{Field: "message", Msg: "must not be empty"}
 	}
 	if len(text) > MaxMessageLen {
-		return store.Injection{}, &task.InvalidError{Field: "message", Msg: fmt.Sprintf("is %d bytes; at most %d", len(text), MaxMessageLen)}
+		return inject.Injection{}, &task.InvalidError{Field: "message", Msg: fmt.Sprintf("is %d bytes; at most %d", len(text), MaxMessageLen)}
 	}
 	id, err := c.store.ResolveTask(ctx, ref)
 	if err != nil {
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
 	t, err := c.store.GetTask(ctx, id)
 	if err != nil {
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
 	if t.Status.Terminal() {
-		return store.Injection{}, &FinishedError{ID: id, Status: t.Status}
+		return inject.Injection{}, &FinishedError{ID: id, Status: t.Status}
 	}
-	inj, _, err := c.store.Enqueue(ctx, store.Injection{TaskID: id, Source: "user", Kind: "message", Text: text, Urgent: urgent, CreatedAt: c.now()},
-		func(inj store.Injection) []event.Event {
-			return []event.Event{event.New(inj.CreatedAt, id, event.TaskMessage{InjectionID: inj.ID, Source: inj.Source, Kind: inj.Kind, Urgent: inj.Urgent, Text: inj.Text})}
+	inj, _, err := c.store.Enqueue(ctx, inject.Injection{TaskID: id, Source: inject.FromUser, Kind: inject.Message, Text: text, Urgent: urgent, CreatedAt: c.now()},
+		func(inj inject.Injection) []event.Event {
+			return []event.Event{event.New(inj.CreatedAt, id, event.TaskMessage{InjectionID: inj.ID, Source: string(inj.Source), Kind: string(inj.Kind), Urgent: inj.Urgent, Text: inj.Text})}
 		})
 	return inj, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/providers"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
@@ -41,6 +42,14 @@ type runtime struct {
 	wf    *workflow.Service
 	sv    *supervise.Watcher
 	sy    *syncer.Syncer
+}
+
+// send is the executor's one door for the merge queue, the main watcher and
+// the workflows, which build their injections themselves. It reads rt.ex
+// when called: they are built before the executor.
+func (rt *runtime) send(ctx context.Context, inj inject.Injection) error {
+	_, err := rt.ex.Inject(ctx, inj)
+	return err
 }
 
 // newRuntime builds the engines, the worktree manager, the merge queue and
@@ -90,10 +99,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		},
 		// The queue tells a task about a conflict or a failed gate through
 		// the executor's one door.
-		Inject: func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error {
-			_, err := rt.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Kind(kind), Source: "merge-queue", Attrs: attrs, Text: text})
-			return err
-		},
+		Inject: rt.send,
 		// A landing moves main: the main watcher looks at once.
 		Landed: func(repo, _, _ string) { rt.mw.Notify(repo) },
 	})
@@ -107,11 +113,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			PauseOnConflict: mw.OnConflict == "pause",
 		},
 		// Notices go through the executor's one door.
-		Inject: func(ctx context.Context, n mainwatch.Notice) error {
-			_, err := rt.ex.Inject(ctx, executor.Injection{TaskID: n.TaskID, Kind: engine.Rebase, Source: n.Source,
-				Attrs: n.Attrs, Text: n.Text, Urgent: n.Urgent, Quiet: n.Quiet})
-			return err
-		},
+		Inject: rt.send,
 	})
 	// Workflow tasks: their phases are child tasks on their branch.
 	rt.wf = workflow.New(workflow.Options{
@@ -125,14 +127,11 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			_, err := rt.ex.Resume(ctx, id, "the workflow's order is in place")
 			return err
 		},
-		Inject: func(ctx context.Context, id task.ID, text string, attrs map[string]string) error {
-			_, err := rt.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Message, Source: "workflow", Attrs: attrs, Text: text})
-			return err
-		},
+		Inject: rt.send,
 		Commit: rt.wt.Commit,
 	})
 	rt.ex = executor.New(executor.Options{
-		Store: st, Bus: bus, Engines: []engine.Engine{native, rt.wf.Engine()}, Logger: log,
+		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, rt.wf.Engine()}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
@@ -165,9 +164,9 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		},
 		// Blocking rebase requests are carried out by the main watcher at
 		// the task's turn boundary.
-		Rebase: func(ctx context.Context, t task.Task, req store.Injection) executor.RebaseReply {
-			r := rt.mw.PerformRebase(ctx, t, req.Attrs)
-			return executor.RebaseReply{Text: r.Text, Attrs: map[string]string{"outcome": r.Outcome}, Pause: r.Pause}
+		Rebase: func(ctx context.Context, t task.Task, _ inject.Injection) executor.RebaseReply {
+			r := rt.mw.PerformRebase(ctx, t)
+			return executor.RebaseReply{Text: r.Text, Outcome: r.Outcome, Pause: r.Pause}
 		},
 		Personas: rt.ps,
 		// New tasks start informed: the knowledge store's relevant
@@ -322,10 +321,10 @@ func (t tasks) Cancel(ctx context.Context, ref, reason string) (task.Task, error
 	return out, nil
 }
 
-func (t tasks) Send(ctx context.Context, ref, text string, urgent bool) (store.Injection, error) {
+func (t tasks) Send(ctx context.Context, ref, text string, urgent bool) (inject.Injection, error) {
 	id, err := t.Resolve(ctx, ref)
 	if err != nil {
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
-	return t.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Message, Source: "user", Text: text, Urgent: urgent})
+	return t.ex.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Message, Source: inject.FromUser, Text: text, Urgent: urgent})
 }

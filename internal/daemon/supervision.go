@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/config"
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -164,11 +164,11 @@ func (s supervision) Stats(context.Context) (supervise.Stats, *syncer.Stats, err
 }
 
 // Nudge implements server.Supervision: the user's nudge, through the door.
-func (s supervision) Nudge(ctx context.Context, ref, text string) (store.Injection, error) {
+func (s supervision) Nudge(ctx context.Context, ref, text string) (inject.Injection, error) {
 	id, err := s.ctl.Resolve(ctx, ref)
 	if err != nil {
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
-	return s.ex.Inject(ctx, executor.Injection{TaskID: id, Kind: engine.Nudge, Source: "user", Text: text,
+	return s.ex.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Nudge, Source: inject.FromUser, Text: text,
 		Attrs: map[string]string{"severity": "hint"}})
 }

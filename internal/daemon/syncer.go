@@ -49,7 +49,7 @@ func newSyncer(cfg config.Syncer, set *persona.Set, models func(llm.Tier) (llm.C
 			Extract:    knowledge.ExtractConfig{Errors: cfg.ExtractErrors, Discoveries: cfg.ExtractDiscoveries, Statements: cfg.ExtractStatements},
 			LLMExtract: cfg.LLMExtract, Similarity: cfg.DedupSimilarity, Brief: cfg.Brief, MaxMessage: cfg.MaxMessageChars,
 		},
-		Store: st, Bus: bus, Actions: ex, Decider: decider, Extractor: pass, Hooks: hs, Logger: log,
+		Store: st, Knowledge: st, Bus: bus, Actions: ex, Decider: decider, Extractor: pass, Hooks: hs, Logger: log,
 	})
 	return s
 }

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -85,7 +86,10 @@ type Host interface {
 	// error stops the run as a failed read of the inbox does.
 	Prepare(ctx context.Context) (task.Task, error)
 	// Inbox returns the injections waiting for the task, oldest first.
-	Inbox(ctx context.Context) ([]Injection, error)
+	// After Prepare it returns the queue as Prepare read it (with the
+	// outcomes Prepare queued): the queue is read once per boundary, and
+	// a message stored after that read waits for the next boundary.
+	Inbox(ctx context.Context) ([]inject.Injection, error)
 	// Interrupts fires when an urgent injection arrives while the task runs.
 	Interrupts() <-chan struct{}
 	// UrgentWaiting reports whether an urgent injection waits undelivered,
@@ -110,7 +114,7 @@ type Step struct {
 	Messages []llm.Message
 	Replace  bool
 	// Delivered are the injections now part of the conversation.
-	Delivered []Injection
+	Delivered []inject.Injection
 	// Call, when set, is one model call to charge to the task.
 	Call *Call
 	// Events are observations committed with the step.

@@ -6,72 +6,18 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 )
-
-// Kind is what an injected message is.
-type Kind string
-
-// Injection kinds. Every way of reaching a running task is one of them and
-// goes through the executor's one door (executor.Inject).
-const (
-	// Message is a user's message (an answer to ask_user, or direction).
-	Message Kind = "message"
-	// Nudge is a supervisor's nudge; attribute severity.
-	Nudge Kind = "nudge"
-	// Sync is a learning relayed from another task; attributes from, urgency.
-	Sync Kind = "sync"
-	// Rebase tells the task that main moved; attribute urgency.
-	Rebase Kind = "rebase"
-	// Interjection is from a watcher session; attributes from, authority.
-	Interjection Kind = "interjection"
-	// Pause stops the task at its next boundary. The model never sees it.
-	Pause Kind = "pause"
-	// Persona changes the persona the task runs as (an escalation);
-	// attributes from, to, by. The executor carries the request out at
-	// the boundary; the model sees only the outcome.
-	Persona Kind = "persona"
-)
-
-// Kinds lists the injection kinds.
-func Kinds() []Kind { return []Kind{Message, Nudge, Sync, Rebase, Interjection, Pause, Persona} }
-
-// ParseKind returns the kind named s ("" is Message).
-func ParseKind(s string) (Kind, error) {
-	if s == "" {
-		return Message, nil
-	}
-	for _, k := range Kinds() {
-		if string(k) == s {
-			return k, nil
-		}
-	}
-	names := make([]string, 0, len(Kinds()))
-	for _, k := range Kinds() {
-		names = append(names, string(k))
-	}
-	return "", fmt.Errorf("%q is not an injection kind; want one of %s", s, strings.Join(names, ", "))
-}
-
-// Injection is a message waiting in a task's durable queue.
-type Injection struct {
-	ID     int64
-	Kind   Kind
-	Source string
-	Attrs  map[string]string
-	Text   string
-	Urgent bool
-	At     time.Time
-}
 
 // tags maps each kind the model sees to its wrapper element.
-var tags = map[Kind]string{
-	Message:      "user-message",
-	Nudge:        "system-nudge",
-	Sync:         "sync-message",
-	Rebase:       "rebase-notice",
-	Interjection: "interjection",
-	Persona:      "persona-change",
+var tags = map[inject.Kind]string{
+	inject.Message:      "user-message",
+	inject.Nudge:        "system-nudge",
+	inject.Sync:         "sync-message",
+	inject.Rebase:       "rebase-notice",
+	inject.Interjection: "interjection",
+	inject.Persona:      "persona-change",
 }
 
 // NoteTag wraps notes the engine itself adds to the conversation (a
@@ -99,18 +45,21 @@ var attrEscaper = strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", `<`, "&lt;", 
 
 // Render returns the text the model sees for inj: its body, neutralized,
 // inside the kind's wrapper element, whose attributes are the sender and
-// the injection's attributes (escaped, in name order). Pause is never shown
+// the injection's attributes, typed ones under their stored names
+// (inject.Injection.AttrMap), escaped, in name order. Pause is never shown
 // to the model and renders as "".
-func Render(inj Injection) string {
+func Render(inj inject.Injection) string {
 	tag, ok := tags[inj.Kind]
 	if !ok {
 		return ""
 	}
-	attrs := map[string]string{}
-	maps.Copy(attrs, inj.Attrs)
+	attrs := inj.AttrMap()
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
 	if inj.Source != "" {
 		if _, set := attrs["from"]; !set {
-			attrs["from"] = inj.Source
+			attrs["from"] = string(inj.Source)
 		}
 	}
 	if inj.Urgent {

@@ -1,12 +1,13 @@
 // Package event defines Neuraphage's typed events and the in-process bus that fans
-// them out to subscribers (the API's watch streams, and later the supervisors).
+// them out to subscribers: the API's watch streams, the executor's scheduler and
+// the supervisors (the Watcher, the Syncer, the main watcher).
 //
 // # Events
 //
 // An Event is a kind, a time, an optional task and a typed Payload; there are no
 // map[string]any payloads. Kinds form an open set: each payload type names its kind,
-// and later capabilities add their own payload types in this package (lifecycle now;
-// observations, supervision and git events later). A payload whose kind this build
+// and each capability adds its own payload types in this package (lifecycle,
+// agent observations, supervision, sync, git and merge events). A payload whose kind this build
 // does not know decodes as Unknown, keeping its raw JSON.
 //
 // # Classes and durability
@@ -23,7 +24,7 @@
 //     created, status changed, message queued) are committed in the same
 //     transaction as the change itself, before the acknowledgement, so a kill -9
 //     never loses them. Events emitted without waiting (the hot path of
-//     observations, added by later capabilities) may be lost on kill -9 only if
+//     observations) may be lost on kill -9 only if
 //     they were still queued for the writer: they are "droppable on crash".
 //   - Transient events (streaming text deltas and the like) are never logged and
 //     carry ID 0. They are published straight to the bus.

@@ -20,6 +20,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/anthropic"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -103,7 +104,7 @@ func newBenchEnv(tb testing.TB, script *llmtest.Script, maxConcurrent int) *benc
 	}
 	e := &benchEnv{tb: tb, st: st, bus: bus, dir: dir, marks: marks,
 		ctl: control.New(st, time.Now, rand.Reader, control.Defaults{Priority: 2, Engine: agent.Name}, log)}
-	e.ex = New(Options{Store: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
+	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
 		Config: Config{MaxConcurrent: maxConcurrent, MaxIterations: 1_000_000}})
 	tb.Cleanup(func() {
 		e.stop()
@@ -250,7 +251,7 @@ func BenchmarkInjectionLatencyWaiting(b *testing.B) {
 		hit := e.marks.expect(text)
 		b.StartTimer()
 		start := time.Now()
-		if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Message, Source: "user", Text: text}); err != nil {
+		if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Message, Source: "user", Text: text}); err != nil {
 			b.Fatal(err)
 		}
 		select {
@@ -286,7 +287,7 @@ func BenchmarkInjectionLatencyRunning(b *testing.B) {
 		turnMs += float64(second.Time.Sub(first.Time).Microseconds()) / 1000
 		b.StartTimer()
 		start := time.Now()
-		inj, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Message, Source: "user", Text: fmt.Sprintf("note %d", i)})
+		inj, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Message, Source: "user", Text: fmt.Sprintf("note %d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}

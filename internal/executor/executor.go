@@ -30,6 +30,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -48,9 +49,32 @@ type Config struct {
 	TaskUSD, DailyUSD, FleetUSD float64
 }
 
+// Tasks is what the executor reads and changes of tasks: the task table,
+// whether a task's blockers let it run, and its injection queue.
+type Tasks interface {
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
+	store.InjectionQueue
+}
+
+// Runs is what a task's run records and is held to: its conversation,
+// committed step by step, its events, the cost ledger the budgets read and
+// the learnings it reports.
+type Runs interface {
+	store.Runs
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+	EmitEvents(ctx context.Context, evs ...event.Event) error
+	Spent(ctx context.Context, since time.Time) (float64, error)
+	RecordLearning(ctx context.Context, l store.Learning, record func(store.Learning) []event.Event) (store.Learning, []event.Event, error)
+}
+
 // Options wires an Executor.
 type Options struct {
-	Store   store.Store
+	// Tasks and Runs are the store (two roles of it).
+	Tasks   Tasks
+	Runs    Runs
 	Bus     *event.Bus
 	Engines []engine.Engine
 	Config  Config
@@ -69,10 +93,10 @@ type Options struct {
 	// executor always does.
 	Complete func(ctx context.Context, id task.ID, summary string) bool
 	// Rebase performs a blocking rebase request (a rebase injection with
-	// urgency "blocking") at the task's turn boundary, while none of its
+	// urgency inject.Blocking) at the task's turn boundary, while none of its
 	// tools runs, and says what to tell the task. Nil leaves such requests
 	// to be shown to the model as they are.
-	Rebase func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
+	Rebase func(ctx context.Context, t task.Task, req inject.Injection) RebaseReply
 	// Personas gives tasks their persona: chosen when a task first starts,
 	// changed by Escalate. Nil leaves tasks as they were created.
 	Personas Personas
@@ -85,10 +109,11 @@ type Options struct {
 
 // RebaseReply is the outcome of a blocking rebase, for the task.
 type RebaseReply struct {
-	// Text tells the model what happened; Attrs are added to the
-	// request's attributes ("outcome": rebased, up_to_date, conflict, ...).
-	Text  string
-	Attrs map[string]string
+	// Text tells the model what happened.
+	Text string
+	// Outcome is the rebase's (rebased, up_to_date, conflict, failed); ""
+	// is inject.Done. The model sees it with the request's attributes.
+	Outcome inject.Outcome
 	// Pause, when set, pauses the task with this reason after the rebase
 	// (a conflict, with on_conflict: pause).
 	Pause string
@@ -102,7 +127,8 @@ type Workspace struct {
 
 // Executor runs tasks. Its methods are safe for concurrent use.
 type Executor struct {
-	st       store.Store
+	st       Tasks
+	runSt    Runs
 	bus      *event.Bus
 	engines  map[string]engine.Engine
 	cfg      Config
@@ -110,7 +136,7 @@ type Executor struct {
 	now      func() time.Time
 	dir      func(ctx context.Context, t task.Task) (Workspace, error)
 	complete func(ctx context.Context, id task.ID, summary string) bool
-	rebase   func(ctx context.Context, t task.Task, req store.Injection) RebaseReply
+	rebase   func(ctx context.Context, t task.Task, req inject.Injection) RebaseReply
 	personas Personas
 	brief    func(ctx context.Context, t task.Task)
 
@@ -153,7 +179,7 @@ func New(o Options) *Executor {
 		o.Workspace = defaultWorkspace
 	}
 	e := &Executor{
-		st: o.Store, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas, brief: o.Brief,
+		st: o.Tasks, runSt: o.Runs, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas, brief: o.Brief,
 		log:     o.Logger.With("component", "executor"),
 		engines: map[string]engine.Engine{},
 		kick:    make(chan struct{}, 1),
@@ -178,7 +204,7 @@ func defaultWorkspace(_ context.Context, t task.Task) (Workspace, error) {
 // Run schedules tasks until ctx ends, then stops every run (each task goes
 // back to queued, marked to resume) and returns once all are joined.
 func (e *Executor) Run(ctx context.Context) error {
-	total, err := e.st.Spent(ctx, time.Time{})
+	total, err := e.runSt.Spent(ctx, time.Time{})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
@@ -186,7 +212,7 @@ func (e *Executor) Run(ctx context.Context) error {
 		return fmt.Errorf("reading the cost ledger: %w", err)
 	}
 	day := dayStart(e.now())
-	today, err := e.st.Spent(ctx, day)
+	today, err := e.runSt.Spent(ctx, day)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -437,7 +463,7 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 		} else {
 			e.log.Info("task started", "task_id", t.ID, "engine", name, "dir", ws.Dir)
 			if e.brief != nil {
-				if n, err := e.st.ConversationLen(runCtx, t.ID); err == nil && n == 0 {
+				if n, err := e.runSt.ConversationLen(runCtx, t.ID); err == nil && n == 0 {
 					e.brief(runCtx, t)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -63,7 +64,7 @@ func newEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run)
 	cfg.DefaultEngine = "fake"
 	e := &env{t: t, st: st, bus: bus, dir: t.TempDir(),
 		ctl: control.New(st, time.Now, rand.Reader, control.Defaults{Priority: 2, Engine: "fake"}, log)}
-	e.ex = New(Options{Store: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
+	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
 	t.Cleanup(func() {
 		e.stop()
 		st.Close()
@@ -126,7 +127,7 @@ func (e *env) waitStatus(id task.ID, s task.Status) task.Task {
 // boundaries loops like an engine: at every boundary it delivers what waits
 // (stopping on a pause), then calls step; step returning a non-nil outcome
 // ends the run.
-func boundaries(ctx context.Context, r engine.Run, step func(injs []engine.Injection) *engine.Outcome) engine.Outcome {
+func boundaries(ctx context.Context, r engine.Run, step func(injs []inject.Injection) *engine.Outcome) engine.Outcome {
 	for turn := 1; ; turn++ {
 		if ctx.Err() != nil {
 			return engine.Outcome{Status: engine.Stopped}
@@ -139,8 +140,8 @@ func boundaries(ctx context.Context, r engine.Run, step func(injs []engine.Injec
 			return engine.Outcome{Status: engine.Stopped}
 		}
 		for _, inj := range inbox {
-			if inj.Kind == engine.Pause {
-				if _, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Delivered: []engine.Injection{inj}}); err != nil {
+			if inj.Kind == inject.Pause {
+				if _, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Delivered: []inject.Injection{inj}}); err != nil {
 					return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
 				}
 				return engine.Outcome{Status: engine.Paused, Reason: inj.Text}
@@ -239,7 +240,7 @@ func TestPauseResumeContinues(t *testing.T) {
 		runs++
 		n := runs
 		mu.Unlock()
-		return boundaries(ctx, r, func([]engine.Injection) *engine.Outcome {
+		return boundaries(ctx, r, func([]inject.Injection) *engine.Outcome {
 			if n >= 2 {
 				return &engine.Outcome{Status: engine.Completed, Reason: "finished after resume"}
 			}
@@ -327,7 +328,7 @@ func TestWaitingTaskWokenByMessage(t *testing.T) {
 	if w.CloseReason != "which file?" {
 		t.Errorf("waiting reason %q", w.CloseReason)
 	}
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Message, Source: "user", Text: "main.go"}); err != nil {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Message, Source: "user", Text: "main.go"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.waitStatus(tk.ID, task.Completed); got.CloseReason != "answered: main.go" {
@@ -347,7 +348,7 @@ func TestUrgentInjectionSignalsRun(t *testing.T) {
 	tk := e.create("busy", 2)
 	e.start()
 	e.waitStatus(tk.ID, task.Running)
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Nudge, Source: "watcher", Text: "look up", Urgent: true}); err != nil {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Nudge, Source: "watcher", Text: "look up", Urgent: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.waitStatus(tk.ID, task.Completed); got.CloseReason != "interrupted" {
@@ -361,17 +362,17 @@ func TestInjectValidates(t *testing.T) {
 	})
 	tk := e.create("x", 2)
 	var inv *task.InvalidError
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: "shout", Text: "hi"}); !errors.As(err, &inv) {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: "shout", Text: "hi"}); !errors.As(err, &inv) {
 		t.Errorf("bad kind: %v", err)
 	}
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Text: "  "}); !errors.As(err, &inv) {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Text: "  "}); !errors.As(err, &inv) {
 		t.Errorf("empty text: %v", err)
 	}
 	if _, err := e.ex.Cancel(context.Background(), tk.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	var fin *control.FinishedError
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Text: "hello"}); !errors.As(err, &fin) {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Text: "hello"}); !errors.As(err, &fin) {
 		t.Errorf("finished task: %v", err)
 	}
 }
@@ -536,7 +537,7 @@ func TestReplyRacingTheWaitIsNotLost(t *testing.T) {
 		if p := ev.Payload.(event.TaskStatus); p.From == task.Running && p.To == task.Waiting {
 			id := ev.TaskID
 			wg.Go(func() {
-				if _, err := e.ex.Inject(context.Background(), Injection{TaskID: id, Text: "the answer"}); err != nil {
+				if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: id, Text: "the answer"}); err != nil {
 					t.Error(err)
 				}
 			})

@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -26,6 +27,10 @@ type host struct {
 	mu     sync.Mutex
 	length int       // the stored conversation's length, as this run knows it
 	latest task.Task // the task as last stored
+	// inbox is what the last Prepare left for the model, until Inbox
+	// takes it (prepared): the boundary reads the queue once.
+	inbox    []inject.Injection
+	prepared bool
 }
 
 func (e *Executor) newHost(t task.Task, r *run) *host {
@@ -47,14 +52,14 @@ func (h *host) Emit(ps ...event.Payload) {
 	if len(logged) == 0 {
 		return
 	}
-	if err := h.e.st.EmitEvents(context.Background(), logged...); err != nil {
+	if err := h.e.runSt.EmitEvents(context.Background(), logged...); err != nil {
 		h.e.log.Warn("recording observations", "task_id", h.id, "err", err)
 	}
 }
 
 // Conversation implements engine.Host.
 func (h *host) Conversation(ctx context.Context) ([]llm.Message, error) {
-	entries, err := h.e.st.Conversation(ctx, h.id, 0)
+	entries, err := h.e.runSt.Conversation(ctx, h.id, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +98,7 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 	for i, p := range s.Events {
 		evs[i] = event.New(now, h.id, p)
 	}
-	t, _, err := h.e.st.Checkpoint(ctx, cp, evs...)
+	t, _, err := h.e.runSt.Checkpoint(ctx, cp, evs...)
 	if err != nil {
 		return task.Task{}, fmt.Errorf("storing turn %d: %w", s.Turn, err)
 	}
@@ -109,127 +114,148 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 	return t, nil
 }
 
-// Prepare implements engine.Host: it performs the requests waiting for the
-// task that the executor carries out itself, in queue order: blocking
-// rebases (each replaced in the queue by its outcome, which the model
-// sees; a crash in between repeats the rebase, which then finds the branch
-// up to date) and persona changes. It returns the task as stored then.
+// Prepare implements engine.Host: it reads the task's queue, once for the
+// boundary, and performs the requests waiting there that the executor
+// carries out itself, in queue order: blocking rebases (each replaced in
+// the queue by its outcome, which the model sees; a crash in between
+// repeats the rebase, which then finds the branch up to date) and persona
+// changes. What is left, with the outcomes queued, is what the boundary's
+// Inbox returns. It returns the task as stored then.
 func (h *host) Prepare(ctx context.Context) (task.Task, error) {
+	h.mu.Lock()
+	h.inbox, h.prepared = nil, false
+	h.mu.Unlock()
 	pending, err := h.e.st.Pending(ctx, h.id)
 	if err != nil {
 		return task.Task{}, err
 	}
 	changed := false
+	var inbox, outcomes []inject.Injection
 	for _, p := range pending {
 		switch {
-		case h.e.rebase != nil && IsBlockingRebase(p):
-			if err := h.rebase(ctx, p); err != nil {
+		case h.e.rebase != nil && p.IsBlockingRebase():
+			queued, err := h.rebase(ctx, p)
+			if err != nil {
 				return task.Task{}, err
 			}
-		case h.e.personas != nil && IsPersonaRequest(p):
-			if err := h.escalate(ctx, p); err != nil {
+			outcomes = append(outcomes, queued...)
+		case h.e.personas != nil && p.IsPersonaRequest():
+			queued, err := h.escalate(ctx, p)
+			if err != nil {
 				return task.Task{}, err
 			}
+			outcomes = append(outcomes, queued...)
 			changed = true
+		default:
+			inbox = append(inbox, p)
 		}
 	}
-	if !changed {
-		// Nothing here changed the task: it is as the run last stored
-		// it (a change while it runs comes only through requests).
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return h.latest, nil
-	}
-	t, err := h.e.st.GetTask(ctx, h.id)
-	if err != nil {
-		return task.Task{}, err
+	// The outcomes were queued after everything read: they come last, as
+	// a read of the queue would order them.
+	inbox = append(inbox, outcomes...)
+	var t task.Task
+	if changed {
+		if t, err = h.e.st.GetTask(ctx, h.id); err != nil {
+			return task.Task{}, err
+		}
 	}
 	h.mu.Lock()
-	h.latest = t
-	h.mu.Unlock()
-	return t, nil
+	defer h.mu.Unlock()
+	h.inbox, h.prepared = inbox, true
+	if changed {
+		h.latest = t
+	}
+	// Unchanged, the task is as the run last stored it (a change while
+	// it runs comes only through requests).
+	return h.latest, nil
 }
 
-// rebase performs one blocking rebase request.
-func (h *host) rebase(ctx context.Context, p store.Injection) error {
+// rebase performs one blocking rebase request and returns what it queued
+// for the task: the outcome, and a pause when the rebaser asks for one.
+func (h *host) rebase(ctx context.Context, p inject.Injection) ([]inject.Injection, error) {
 	h.mu.Lock()
 	t := h.latest
 	h.mu.Unlock()
 	reply := h.e.rebase(ctx, t, p)
-	attrs := maps.Clone(p.Attrs)
-	if attrs == nil {
-		attrs = map[string]string{}
+	out := inject.Injection{TaskID: h.id, Kind: inject.Rebase, Source: p.Source, Urgency: p.Urgency,
+		Outcome: reply.Outcome, Attrs: maps.Clone(p.Attrs), Text: reply.Text}
+	if out.Outcome == "" {
+		out.Outcome = inject.Done
 	}
-	maps.Copy(attrs, reply.Attrs)
-	attrs["outcome"] = cmpOr(attrs["outcome"], "done")
-	if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Rebase, Source: p.Source, Attrs: attrs, Text: reply.Text}); err != nil {
-		return fmt.Errorf("storing the rebase's outcome: %w", err)
+	stored, err := h.e.Inject(ctx, out)
+	if err != nil {
+		return nil, fmt.Errorf("storing the rebase's outcome: %w", err)
 	}
+	queued := []inject.Injection{stored}
 	if _, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now()); err != nil {
-		return err
+		return nil, err
 	}
 	if reply.Pause != "" {
-		if _, err := h.e.Inject(ctx, Injection{TaskID: h.id, Kind: engine.Pause, Source: p.Source, Text: reply.Pause}); err != nil {
-			return err
+		pause, err := h.e.Inject(ctx, inject.Injection{TaskID: h.id, Kind: inject.Pause, Source: p.Source, Text: reply.Pause})
+		if err != nil {
+			return nil, err
 		}
+		queued = append(queued, pause)
 	}
-	return nil
+	return queued, nil
 }
 
-// escalate performs one persona change request. The target was checked
-// when the request was made; a change the chain no longer allows is
-// refused now, recorded, and the model is not told.
-func (h *host) escalate(ctx context.Context, p store.Injection) error {
+// escalate performs one persona change request and returns what it queued
+// for the task (the outcome the model sees). The target was checked when
+// the request was made; a change the chain no longer allows is refused
+// now, recorded, and the model is not told.
+func (h *host) escalate(ctx context.Context, p inject.Injection) ([]inject.Injection, error) {
 	h.mu.Lock()
 	turn := h.latest.Usage.Iterations
 	h.mu.Unlock()
-	by := cmpOr(p.Attrs["by"], p.Source)
-	if _, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], p.Attrs["reason"], by, turn, false); err != nil {
+	by := cmpOr(p.Attrs["by"], string(p.Source))
+	var queued []inject.Injection
+	told, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], p.Attrs["reason"], by, turn, false)
+	if err != nil {
 		var fe *control.FinishedError
 		switch {
 		case errors.As(err, &fe):
-			return err
+			return nil, err
 		case errors.Is(err, errSuperseded):
 			_, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now())
-			return err
+			return nil, err
 		}
 		h.e.record(ctx, h.id, event.EscalationRefused{From: p.Attrs["from"], To: p.Attrs["to"], Reason: err.Error(), By: by})
+	} else if told.ID != 0 {
+		queued = append(queued, told)
 	}
-	_, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now())
-	return err
+	if _, err := h.e.st.MarkDelivered(ctx, []int64{p.ID}, h.e.now()); err != nil {
+		return nil, err
+	}
+	return queued, nil
 }
 
-// IsBlockingRebase reports whether inj asks the executor to rebase the
-// task's branch itself (not yet done).
-func IsBlockingRebase(inj store.Injection) bool {
-	return inj.Kind == string(engine.Rebase) && inj.Attrs["urgency"] == "blocking" && inj.Attrs["outcome"] == ""
-}
-
-// Inbox implements engine.Host. Blocking rebase and persona requests are
-// never in it: Prepare performs them and queues their outcome instead.
-func (h *host) Inbox(ctx context.Context) ([]engine.Injection, error) {
+// Inbox implements engine.Host: after Prepare, the queue as Prepare read
+// it (taken once: the next call reads the queue again). Blocking rebase
+// and persona requests are never in it: Prepare performs them and queues
+// their outcome instead.
+func (h *host) Inbox(ctx context.Context) ([]inject.Injection, error) {
+	h.mu.Lock()
+	inbox, prepared := h.inbox, h.prepared
+	h.inbox, h.prepared = nil, false
+	h.mu.Unlock()
+	if prepared {
+		return inbox, nil
+	}
 	pending, err := h.e.st.Pending(ctx, h.id)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.Injection, 0, len(pending))
+	out := make([]inject.Injection, 0, len(pending))
 	for _, p := range pending {
-		if h.e.rebase != nil && IsBlockingRebase(p) || h.e.personas != nil && IsPersonaRequest(p) {
-			// A request that came after this boundary's Prepare waits
-			// for the next one: the engine sees only its outcome.
+		if h.e.rebase != nil && p.IsBlockingRebase() || h.e.personas != nil && p.IsPersonaRequest() {
+			// A request waits for the next boundary's Prepare: the
+			// engine sees only its outcome.
 			continue
 		}
-		out = append(out, toEngine(p))
+		out = append(out, p)
 	}
 	return out, nil
-}
-
-func toEngine(p store.Injection) engine.Injection {
-	k, err := engine.ParseKind(p.Kind)
-	if err != nil {
-		k = engine.Message
-	}
-	return engine.Injection{ID: p.ID, Kind: k, Source: p.Source, Attrs: p.Attrs, Text: p.Text, Urgent: p.Urgent, At: p.CreatedAt}
 }
 
 // UrgentWaiting implements engine.Host.
@@ -305,7 +331,7 @@ func isBudgetPause(t task.Task) bool {
 
 // RecordLearning implements engine.Host.
 func (h *host) RecordLearning(ctx context.Context, l engine.Learning) error {
-	_, _, err := h.e.st.RecordLearning(ctx, store.Learning{TaskID: h.id, Summary: l.Summary, Detail: l.Detail, Tags: l.Tags, CreatedAt: h.e.now()},
+	_, _, err := h.e.runSt.RecordLearning(ctx, store.Learning{TaskID: h.id, Summary: l.Summary, Detail: l.Detail, Tags: l.Tags, CreatedAt: h.e.now()},
 		func(sl store.Learning) []event.Event {
 			return []event.Event{event.New(sl.CreatedAt, h.id, event.Learning{Turn: l.Turn, LearningID: sl.ID, Summary: sl.Summary, Tags: sl.Tags})}
 		})

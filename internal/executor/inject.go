@@ -7,27 +7,10 @@ import (
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/control"
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
-
-// Injection is a message for a task, given to Inject.
-type Injection struct {
-	TaskID task.ID
-	Kind   engine.Kind
-	// Source says who sends it: "user", "watcher", "syncer", a task ID.
-	Source string
-	Attrs  map[string]string
-	Text   string
-	// Urgent interrupts the turn in flight.
-	Urgent bool
-	// Quiet leaves a task that waits for its user waiting: the message is
-	// read when the task next runs (a rebase notice is no reason to wake
-	// it and spend a model call).
-	Quiet bool
-}
 
 var errStartedMeanwhile = errors.New("the task started meanwhile")
 
@@ -44,31 +27,34 @@ const MaxInjectionLen = control.MaxMessageLen
 // A pause injection stops a running task at its next boundary (it is queued
 // so that it survives a restart); a task that is not running is paused at
 // once.
-func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, error) {
+func (e *Executor) Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error) {
 	inj.Text = strings.TrimSpace(inj.Text)
 	if inj.Kind == "" {
-		inj.Kind = engine.Message
+		inj.Kind = inject.Message
 	}
-	if _, err := engine.ParseKind(string(inj.Kind)); err != nil {
-		return store.Injection{}, &task.InvalidError{Field: "kind", Msg: err.Error()}
+	if _, err := inject.ParseKind(string(inj.Kind)); err != nil {
+		return inject.Injection{}, &task.InvalidError{Field: "kind", Msg: err.Error()}
+	}
+	if strings.TrimSpace(string(inj.Source)) == "" {
+		inj.Source = inject.FromUser
 	}
 	switch {
-	case inj.Text == "" && inj.Kind != engine.Pause:
-		return store.Injection{}, &task.InvalidError{Field: "message", Msg: "must not be empty"}
+	case inj.Text == "" && inj.Kind != inject.Pause:
+		return inject.Injection{}, &task.InvalidError{Field: "message", Msg: "must not be empty"}
 	case len(inj.Text) > MaxInjectionLen:
-		return store.Injection{}, &task.InvalidError{Field: "message", Msg: fmt.Sprintf("is %d bytes; at most %d", len(inj.Text), MaxInjectionLen)}
+		return inject.Injection{}, &task.InvalidError{Field: "message", Msg: fmt.Sprintf("is %d bytes; at most %d", len(inj.Text), MaxInjectionLen)}
 	}
 	t, err := e.st.GetTask(ctx, inj.TaskID)
 	if err != nil {
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
 	if t.Status.Terminal() {
-		return store.Injection{}, &control.FinishedError{ID: t.ID, Status: t.Status}
+		return inject.Injection{}, &control.FinishedError{ID: t.ID, Status: t.Status}
 	}
-	if inj.Kind == engine.Pause && !e.isRunning(t.ID) {
+	if inj.Kind == inject.Pause && !e.isRunning(t.ID) {
 		// Pause at once, unless the scheduler started the task meanwhile:
 		// the store serializes this check with its start.
-		reason := cmpOr(inj.Text, "paused by "+cmpOr(inj.Source, "user"))
+		reason := cmpOr(inj.Text, "paused by "+string(inj.Source))
 		move := control.Transition(task.Paused, reason, e.now())
 		_, _, err := e.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
 			if t.Status == task.Running {
@@ -77,20 +63,20 @@ func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, 
 			return move(t)
 		})
 		if err == nil {
-			return store.Injection{TaskID: t.ID, Source: inj.Source, Kind: string(engine.Pause), Text: inj.Text}, nil
+			return inject.Injection{TaskID: t.ID, Source: inj.Source, Kind: inject.Pause, Text: inj.Text}, nil
 		}
 		if !errors.Is(err, errStartedMeanwhile) {
-			return store.Injection{}, err
+			return inject.Injection{}, err
 		}
 	}
-	stored, _, err := e.st.Enqueue(ctx, store.Injection{TaskID: t.ID, Source: cmpOr(inj.Source, "user"), Kind: string(inj.Kind),
-		Attrs: inj.Attrs, Text: inj.Text, Urgent: inj.Urgent, CreatedAt: e.now()},
-		func(s store.Injection) []event.Event {
-			return []event.Event{event.New(s.CreatedAt, s.TaskID, event.TaskMessage{InjectionID: s.ID, Source: s.Source,
-				Kind: s.Kind, Attrs: s.Attrs, Urgent: s.Urgent, Text: s.Text})}
-		})
+	quiet := inj.Quiet
+	inj.ID, inj.TaskID, inj.CreatedAt, inj.DeliveredAt = 0, t.ID, e.now(), nil
+	stored, _, err := e.st.Enqueue(ctx, inj, func(s inject.Injection) []event.Event {
+		return []event.Event{event.New(s.CreatedAt, s.TaskID, event.TaskMessage{InjectionID: s.ID, Source: string(s.Source),
+			Kind: string(s.Kind), Attrs: s.AttrMap(), Urgent: s.Urgent, Text: s.Text})}
+	})
 	if err != nil {
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
 	e.mu.Lock()
 	r := e.runs[t.ID]
@@ -101,7 +87,7 @@ func (e *Executor) Inject(ctx context.Context, inj Injection) (store.Injection, 
 		case r.interrupts <- struct{}{}:
 		default: // a signal is already waiting
 		}
-	case r == nil && !inj.Quiet:
+	case r == nil && !quiet:
 		// Read the status after the message is stored: a run that ended
 		// waiting just before will find the message itself (finish).
 		e.wakeIfWaiting(ctx, t.ID)
@@ -127,7 +113,7 @@ func cmpOr(s, def string) string {
 // Pause pauses a task: a running one at its next boundary (its status
 // changes then), any other at once.
 func (e *Executor) Pause(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	if _, err := e.Inject(ctx, Injection{TaskID: id, Kind: engine.Pause, Source: "user", Text: cmpOr(reason, "paused by user")}); err != nil {
+	if _, err := e.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Pause, Source: inject.FromUser, Text: cmpOr(reason, "paused by user")}); err != nil {
 		return task.Task{}, err
 	}
 	return e.st.GetTask(ctx, id)

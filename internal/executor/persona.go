@@ -9,6 +9,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -59,7 +60,7 @@ func (e *Executor) selectPersona(ctx context.Context, t task.Task) task.Task {
 	}
 	ev := sel.Event
 	now := e.now()
-	n, err := e.st.ConversationLen(ctx, t.ID)
+	n, err := e.runSt.ConversationLen(ctx, t.ID)
 	if err != nil {
 		e.log.Warn("recording the persona chosen", "task_id", t.ID, "err", err)
 		return t
@@ -86,7 +87,7 @@ func (e *Executor) selectPersona(ctx context.Context, t task.Task) task.Task {
 			return mutate(tk)
 		}
 	}
-	stored, _, err := e.st.Checkpoint(ctx, cp, event.New(now, t.ID, ev))
+	stored, _, err := e.runSt.Checkpoint(ctx, cp, event.New(now, t.ID, ev))
 	if err != nil {
 		e.log.Warn("recording the persona chosen", "task_id", t.ID, "err", err)
 		return t
@@ -95,12 +96,6 @@ func (e *Executor) selectPersona(ctx context.Context, t task.Task) task.Task {
 		e.spend.add(now, sel.Call.CostUSD)
 	}
 	return stored
-}
-
-// IsPersonaRequest reports whether inj asks the executor to change the
-// task's persona (not yet done).
-func IsPersonaRequest(inj store.Injection) bool {
-	return inj.Kind == string(engine.Persona) && inj.Attrs["outcome"] == ""
 }
 
 // EscalationRefusedError says why an escalation was refused. It is the
@@ -156,7 +151,7 @@ func (e *Executor) Escalate(ctx context.Context, id task.ID, to, reason, by stri
 		return Escalation{}, err
 	}
 	for _, p := range pending {
-		if IsPersonaRequest(p) {
+		if p.IsPersonaRequest() {
 			current = p.Attrs["to"]
 		}
 	}
@@ -167,16 +162,16 @@ func (e *Executor) Escalate(ctx context.Context, id task.ID, to, reason, by stri
 	}
 	esc := Escalation{TaskID: id, From: current, To: target}
 	if !e.isRunning(id) {
-		applied, err := e.applyEscalation(ctx, id, current, target, reason, by, 0, true)
+		_, err := e.applyEscalation(ctx, id, current, target, reason, by, 0, true)
 		switch {
 		case err == nil:
-			esc.Applied = applied
+			esc.Applied = true
 			return esc, nil
 		case !errors.Is(err, errStartedMeanwhile):
 			return Escalation{}, err
 		}
 	}
-	_, err = e.Inject(ctx, Injection{TaskID: id, Kind: engine.Persona, Source: by,
+	_, err = e.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Persona, Source: inject.Source(by),
 		Attrs: map[string]string{"from": current, "to": target, "by": by, "reason": reason},
 		Text:  cmpOr(reason, "escalated by "+by)})
 	if err != nil {
@@ -187,9 +182,11 @@ func (e *Executor) Escalate(ctx context.Context, id task.ID, to, reason, by stri
 
 // applyEscalation makes the change: the task's persona becomes to, its own
 // model (if any) is dropped so that the new persona's tier chooses, the
-// change is recorded, and the model is told at its next boundary. With
-// notRunning, a task that started meanwhile is errStartedMeanwhile.
-func (e *Executor) applyEscalation(ctx context.Context, id task.ID, from, to, reason, by string, turn int, notRunning bool) (bool, error) {
+// change is recorded, and the model is told at its next boundary: it
+// returns the injection that tells it as queued (zero when queueing it
+// failed, which is logged). With notRunning, a task that started meanwhile
+// is errStartedMeanwhile.
+func (e *Executor) applyEscalation(ctx context.Context, id task.ID, from, to, reason, by string, turn int, notRunning bool) (inject.Injection, error) {
 	var ev event.PersonaEscalated
 	stored, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
 		if notRunning && t.Status == task.Running {
@@ -211,18 +208,19 @@ func (e *Executor) applyEscalation(ctx context.Context, id task.ID, from, to, re
 		return []event.Event{event.New(e.now(), t.ID, ev)}, nil
 	})
 	if err != nil {
-		return false, err
+		return inject.Injection{}, err
 	}
 	text := e.personas.Describe(to)
 	if reason != "" {
 		text += "\nWhy: " + reason
 	}
-	if _, err := e.Inject(ctx, Injection{TaskID: id, Kind: engine.Persona, Source: by,
-		Attrs: map[string]string{"from": ev.From, "to": to, "outcome": "done"}, Text: text, Quiet: true}); err != nil {
+	told, err := e.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Persona, Source: inject.Source(by), Outcome: inject.Done,
+		Attrs: map[string]string{"from": ev.From, "to": to}, Text: text, Quiet: true})
+	if err != nil {
 		e.log.Warn("telling the task of its new persona", "task_id", id, "err", err)
 	}
 	e.personas.Escalated(stored, ev)
-	return true, nil
+	return told, nil
 }
 
 // errSuperseded: a waiting persona request was overtaken by a later change.
@@ -230,7 +228,7 @@ var errSuperseded = errors.New("superseded by a later change of persona")
 
 // record appends an event about a task, logging a failure.
 func (e *Executor) record(ctx context.Context, id task.ID, p event.Payload) {
-	if _, err := e.st.AppendEvents(ctx, event.New(e.now(), id, p)); err != nil {
+	if _, err := e.runSt.AppendEvents(ctx, event.New(e.now(), id, p)); err != nil {
 		e.log.Warn("recording an event", "task_id", id, "kind", p.EventKind(), "err", err)
 	}
 }

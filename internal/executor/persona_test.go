@@ -9,6 +9,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -55,7 +56,7 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 	var (
 		mu       sync.Mutex
 		personas []string
-		notes    []engine.Injection
+		notes    []inject.Injection
 	)
 	release := make(chan struct{})
 	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
@@ -119,8 +120,8 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 	}
 	var outcomes int
 	for _, n := range notes {
-		if n.Kind == engine.Persona {
-			if n.Attrs["outcome"] != "done" {
+		if n.Kind == inject.Persona {
+			if n.Outcome != inject.Done {
 				t.Errorf("the engine saw a request: %+v", n)
 			}
 			outcomes++
@@ -162,7 +163,7 @@ func TestEscalateStoppedTaskAtOnce(t *testing.T) {
 	}
 	// A request as a stopped run leaves it (junior → mid), then a direct
 	// escalation from there (mid → senior).
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Persona, Source: "watcher",
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Persona, Source: "watcher",
 		Attrs: map[string]string{"from": "junior", "to": "mid", "by": "watcher"}, Text: "stuck"}); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestEscalateStoppedTaskAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(inbox) != 1 || inbox[0].Kind != engine.Persona || inbox[0].Attrs["to"] != "senior" {
+	if len(inbox) != 1 || inbox[0].Kind != inject.Persona || inbox[0].Attrs["to"] != "senior" {
 		t.Errorf("inbox after: %+v", inbox)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
-	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -17,31 +17,31 @@ import (
 func TestBlockingRebaseAtBoundary(t *testing.T) {
 	var (
 		mu    sync.Mutex
-		seen  []engine.Injection
+		seen  []inject.Injection
 		calls int
 		pause = true
 	)
 	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
-		return boundaries(ctx, r, func(injs []engine.Injection) *engine.Outcome {
+		return boundaries(ctx, r, func(injs []inject.Injection) *engine.Outcome {
 			mu.Lock()
 			defer mu.Unlock()
 			seen = append(seen, injs...)
 			for _, inj := range injs {
-				if inj.Kind == engine.Rebase && inj.Attrs["outcome"] == "conflict" {
+				if inj.Kind == inject.Rebase && inj.Outcome == inject.Conflict {
 					return &engine.Outcome{Status: engine.Completed, Reason: "saw the outcome"}
 				}
 			}
 			return nil
 		})
 	})
-	e.ex.rebase = func(ctx context.Context, tk task.Task, req store.Injection) RebaseReply {
+	e.ex.rebase = func(ctx context.Context, tk task.Task, req inject.Injection) RebaseReply {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
 		if tk.Status != task.Running || req.Attrs["main"] != "main" {
 			t.Errorf("rebase called for %s in %s with %v", tk.ID, tk.Status, req.Attrs)
 		}
-		r := RebaseReply{Text: "conflicts in a.go; nothing changed", Attrs: map[string]string{"outcome": "conflict"}}
+		r := RebaseReply{Text: "conflicts in a.go; nothing changed", Outcome: inject.Conflict}
 		if pause {
 			r.Pause = "rebase conflicts in a.go"
 		}
@@ -50,8 +50,8 @@ func TestBlockingRebaseAtBoundary(t *testing.T) {
 	tk := e.create("work", 2)
 	e.start()
 	e.waitStatus(tk.ID, task.Running)
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Rebase, Source: "main-watcher",
-		Attrs: map[string]string{"urgency": "blocking", "main": "main"}, Text: "main moved; rebasing at your next boundary", Urgent: true}); err != nil {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Rebase, Source: "main-watcher",
+		Urgency: inject.Blocking, Attrs: map[string]string{"main": "main"}, Text: "main moved; rebasing at your next boundary", Urgent: true}); err != nil {
 		t.Fatal(err)
 	}
 	paused := e.waitStatus(tk.ID, task.Paused)
@@ -61,7 +61,7 @@ func TestBlockingRebaseAtBoundary(t *testing.T) {
 	mu.Lock()
 	pause = false
 	for _, inj := range seen {
-		if inj.Kind == engine.Rebase {
+		if inj.Kind == inject.Rebase {
 			t.Errorf("the engine saw %+v before the resume", inj)
 		}
 	}
@@ -78,10 +78,10 @@ func TestBlockingRebaseAtBoundary(t *testing.T) {
 	if calls != 1 {
 		t.Errorf("the rebase ran %d times, want once", calls)
 	}
-	var outcome *engine.Injection
+	var outcome *inject.Injection
 	for i, inj := range seen {
-		if inj.Kind == engine.Rebase {
-			if inj.Attrs["urgency"] == "blocking" && inj.Attrs["outcome"] == "" {
+		if inj.Kind == inject.Rebase {
+			if inj.Urgency == inject.Blocking && inj.Outcome == "" {
 				t.Errorf("the engine saw the request itself: %+v", inj)
 			}
 			outcome = &seen[i]
@@ -102,7 +102,7 @@ func TestQuietInjectionDoesNotWake(t *testing.T) {
 	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		inbox, _ := r.Host.Inbox(ctx)
 		for _, inj := range inbox {
-			if inj.Kind == engine.Message {
+			if inj.Kind == inject.Message {
 				return engine.Outcome{Status: engine.Completed, Reason: "answered"}
 			}
 		}
@@ -111,14 +111,14 @@ func TestQuietInjectionDoesNotWake(t *testing.T) {
 	tk := e.create("ask first", 2)
 	e.start()
 	e.waitStatus(tk.ID, task.Waiting)
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Rebase, Source: "main-watcher",
-		Attrs: map[string]string{"urgency": "helpful"}, Text: "main moved", Quiet: true}); err != nil {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Rebase, Source: "main-watcher",
+		Urgency: inject.Helpful, Text: "main moved", Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.get(tk.ID); got.Status != task.Waiting {
 		t.Fatalf("a quiet notice moved the waiting task to %s", got.Status)
 	}
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Message, Source: "user", Text: "main.go"}); err != nil {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Message, Source: "user", Text: "main.go"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.get(tk.ID); got.Status == task.Waiting {
@@ -149,30 +149,30 @@ func TestBlockingRebaseBetweenPrepareAndInbox(t *testing.T) {
 				return engine.Outcome{Status: engine.Stopped}
 			}
 			for _, inj := range inbox {
-				if IsBlockingRebase(store.Injection{Kind: string(inj.Kind), Attrs: inj.Attrs}) {
+				if inj.IsBlockingRebase() {
 					return engine.Outcome{Status: engine.Failed, Reason: "the engine was handed the request itself"}
 				}
-				if inj.Kind == engine.Rebase {
+				if inj.Kind == inject.Rebase {
 					if _, err := r.Host.Commit(ctx, engine.Step{Turn: turn, Delivered: inbox}); err != nil {
 						return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
 					}
-					return engine.Outcome{Status: engine.Completed, Reason: "saw " + inj.Attrs["outcome"]}
+					return engine.Outcome{Status: engine.Completed, Reason: "saw " + string(inj.Outcome)}
 				}
 			}
 		}
 		return engine.Outcome{Status: engine.Failed, Reason: "no outcome by turn 3"}
 	})
-	e.ex.rebase = func(ctx context.Context, tk task.Task, req store.Injection) RebaseReply {
+	e.ex.rebase = func(ctx context.Context, tk task.Task, req inject.Injection) RebaseReply {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
-		return RebaseReply{Text: "rebased", Attrs: map[string]string{"outcome": "rebased"}}
+		return RebaseReply{Text: "rebased", Outcome: inject.Rebased}
 	}
 	tk := e.create("work", 2)
 	e.start()
 	<-between
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Rebase, Source: "main-watcher",
-		Attrs: map[string]string{"urgency": "blocking"}, Text: "main moved"}); err != nil {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Rebase, Source: "main-watcher",
+		Urgency: inject.Blocking, Text: "main moved"}); err != nil {
 		t.Fatal(err)
 	}
 	close(injected)
@@ -193,7 +193,7 @@ func TestBlockingRebaseIsUrgentButNotInInbox(t *testing.T) {
 	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
-	e.ex.rebase = func(ctx context.Context, tk task.Task, req store.Injection) RebaseReply {
+	e.ex.rebase = func(ctx context.Context, tk task.Task, req inject.Injection) RebaseReply {
 		return RebaseReply{Text: "rebased"}
 	}
 	tk := e.create("held", 2)
@@ -201,8 +201,8 @@ func TestBlockingRebaseIsUrgentButNotInInbox(t *testing.T) {
 	if h.UrgentWaiting(context.Background()) {
 		t.Fatal("urgent with nothing queued")
 	}
-	if _, err := e.ex.Inject(context.Background(), Injection{TaskID: tk.ID, Kind: engine.Rebase, Source: "main-watcher",
-		Attrs: map[string]string{"urgency": "blocking"}, Text: "main moved", Urgent: true}); err != nil {
+	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Rebase, Source: "main-watcher",
+		Urgency: inject.Blocking, Text: "main moved", Urgent: true}); err != nil {
 		t.Fatal(err)
 	}
 	inbox, err := h.Inbox(context.Background())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
@@ -83,8 +84,9 @@ func BenchmarkNoticeLatency100(b *testing.B) {
 	e := newEnv(b, Config{Enabled: true, Interval: time.Hour, Urgency: Helpful, Cooldown: 0})
 	ids := benchTasks(b, e, 100)
 	// The door: each notice is stored in the task's durable queue.
-	e.w.inject = func(ctx context.Context, n Notice) error {
-		_, _, err := e.st.Enqueue(ctx, store.Injection{TaskID: n.TaskID, Source: n.Source, Kind: "rebase", Attrs: n.Attrs, Text: n.Text, CreatedAt: time.Now()}, nil)
+	e.w.inject = func(ctx context.Context, n inject.Injection) error {
+		n.CreatedAt = time.Now()
+		_, _, err := e.st.Enqueue(ctx, n, nil)
 		if err == nil {
 			e.got <- n
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git/gittest"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -37,14 +38,14 @@ type mwEnv struct {
 
 	mu      sync.Mutex
 	clock   time.Time // zero: the real clock
-	notices []Notice
-	got     chan Notice
+	notices []inject.Injection
+	got     chan inject.Injection
 	failFor map[task.ID]error
 }
 
 func newEnv(t testing.TB, cfg Config) *mwEnv {
 	t.Helper()
-	e := &mwEnv{t: t, got: make(chan Notice, 1024), failFor: map[task.ID]error{}}
+	e := &mwEnv{t: t, got: make(chan inject.Injection, 1024), failFor: map[task.ID]error{}}
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func (e *mwEnv) watcher(cfg Config) *Monitor {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return New(Options{Store: e.st, Worktrees: e.wt, Config: cfg, Now: e.now, Logger: log,
-		Inject: func(_ context.Context, n Notice) error {
+		Inject: func(_ context.Context, n inject.Injection) error {
 			e.mu.Lock()
 			err := e.failFor[n.TaskID]
 			if err == nil {
@@ -98,7 +99,7 @@ func (e *mwEnv) setClock(t time.Time) {
 	e.mu.Unlock()
 }
 
-func (e *mwEnv) taken() []Notice {
+func (e *mwEnv) taken() []inject.Injection {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := e.notices
@@ -257,7 +258,7 @@ func (e *mwEnv) events(kind event.Kind) []event.Event {
 // cycle runs one notifying cycle of every repository.
 func (e *mwEnv) cycle() { e.w.cycle(context.Background(), nil, false) }
 
-func noticeIDs(ns []Notice) []task.ID {
+func noticeIDs(ns []inject.Injection) []task.ID {
 	out := make([]task.ID, len(ns))
 	for i, n := range ns {
 		out[i] = n.TaskID

@@ -35,21 +35,24 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
-// Urgency is how strongly a task is told to rebase.
-type Urgency string
+// Urgency is how strongly a task is told to rebase: the urgency its
+// notice carries.
+type Urgency = inject.Urgency
 
 // The urgencies.
 const (
-	FYI      Urgency = "fyi"
-	Helpful  Urgency = "helpful"
-	Blocking Urgency = "blocking"
+	FYI      = inject.FYI
+	Helpful  = inject.Helpful
+	Blocking = inject.Blocking
 )
 
 // Config configures the watcher (supervision.main_watcher).
@@ -77,42 +80,42 @@ type Config struct {
 	Debounce time.Duration
 }
 
-// Notice is a message for a task, sent through the executor's door.
-type Notice struct {
-	TaskID task.ID
-	Text   string
-	Attrs  map[string]string
-	// Urgent interrupts the task's turn in flight (blocking rebases).
-	Urgent bool
-	// Quiet leaves a task that waits for its user waiting: it reads the
-	// notice when it next runs.
-	Quiet bool
-	// Source is who asked: "main-watcher", or "user" for `task rebase`.
-	Source string
+// Store is what the Monitor reads of tasks, their worktrees and the event
+// log, and the events it records.
+type Store interface {
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	GetWorktree(ctx context.Context, id task.ID) (store.Worktree, error)
+	ListWorktrees(ctx context.Context, repo string) ([]store.Worktree, error)
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
+	LastEventID(ctx context.Context) (int64, error)
 }
 
 // Options wires a Monitor.
 type Options struct {
-	Store     store.Store
+	Store     Store
 	Worktrees *worktree.Manager
 	Config    Config
-	// Inject sends a notice through the executor's one door.
-	Inject func(ctx context.Context, n Notice) error
+	// Inject sends a notice (an inject.Rebase injection) through the
+	// executor's one door. A blocking one is urgent; the others are quiet:
+	// a task that waits for its user reads them when it next runs.
+	Inject func(ctx context.Context, n inject.Injection) error
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
 // Source is the sender of the watcher's notices.
-const Source = "main-watcher"
+const Source = inject.FromMainWatcher
 
 // Monitor is the main watcher (the MainWatcher). Its methods are safe for
 // concurrent use; Run owns its loop.
 type Monitor struct {
-	st     store.Store
+	st     Store
 	wt     *worktree.Manager
 	cfg    Config
-	inject func(ctx context.Context, n Notice) error
+	inject func(ctx context.Context, n inject.Injection) error
 	log    *slog.Logger
 	now    func() time.Time
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
@@ -131,8 +132,9 @@ func (w *Monitor) request(ctx context.Context, id task.ID, byID map[task.ID]Task
 	}
 	w.emit(ctx, id, event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
 		Urgency: string(Blocking), Conflicts: ts.Conflicts, Overlap: ts.Overlap, Manual: true})
-	attrs := map[string]string{"urgency": string(Blocking), "main": ts.Main, "main_commit": shortID(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
-	if err := w.inject(ctx, Notice{TaskID: id, Text: noticeText(ts, Blocking, false), Attrs: attrs, Urgent: true, Source: "user"}); err != nil {
+	attrs := map[string]string{"main": ts.Main, "main_commit": shortID(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
+	if err := w.inject(ctx, inject.Injection{TaskID: id, Kind: inject.Rebase, Source: inject.FromUser, Urgency: Blocking, Attrs: attrs,
+		Text: noticeText(ts, Blocking, false), Urgent: true}); err != nil {
 		return Request{}, err
 	}
 	note := "rebases at its next tool boundary"
@@ -150,7 +152,7 @@ func (w *Monitor) request(ctx context.Context, id task.ID, byID map[task.ID]Task
 // Reply is the outcome of a blocking rebase, for the task.
 type Reply struct {
 	Text    string
-	Outcome string // rebased, up_to_date, conflict, failed
+	Outcome inject.Outcome // Rebased, UpToDate, Conflict, Failed
 	// Pause is set when the task must pause (a conflict with
 	// on_conflict: pause).
 	Pause string
@@ -160,7 +162,7 @@ type Reply struct {
 // boundary (the executor calls it while none of t's tools runs): it
 // rebases the branch onto main as it is now, logs RebaseCompleted or
 // RebaseConflict, and says what to tell the task.
-func (w *Monitor) PerformRebase(ctx context.Context, t task.Task, attrs map[string]string) Reply {
+func (w *Monitor) PerformRebase(ctx context.Context, t task.Task) Reply {
 	start := w.now()
 	wt, err := w.st.GetWorktree(ctx, t.ID)
 	if err != nil {
@@ -192,13 +194,13 @@ func (w *Monitor) PerformRebase(ctx context.Context, t task.Task, attrs map[stri
 		ts.LastNotice, ts.LastNoticeMain = &now, commit
 		w.mu.Unlock()
 		if res.Outcome == worktree.UpToDate {
-			return Reply{Outcome: "up_to_date", Text: fmt.Sprintf("Your branch %s already has %s (%s); nothing was changed.", wt.Branch, ref, shortID(commit))}
+			return Reply{Outcome: inject.UpToDate, Text: fmt.Sprintf("Your branch %s already has %s (%s); nothing was changed.", wt.Branch, ref, shortID(commit))}
 		}
 		carried := ""
 		if res.Carried {
 			carried = " Your uncommitted changes were carried over."
 		}
-		return Reply{Outcome: "rebased", Text: fmt.Sprintf("Neuraphage rebased your branch %s onto %s (%s) at this boundary: it was at %s and is now at %s.%s "+
+		return Reply{Outcome: inject.Rebased, Text: fmt.Sprintf("Neuraphage rebased your branch %s onto %s (%s) at this boundary: it was at %s and is now at %s.%s "+
 			"Files may have changed under you: re-read the files you are working on before you edit them again.",
 			wt.Branch, ref, shortID(commit), shortID(res.PreviousHead), shortID(res.NewHead), carried)}
 	}
@@ -218,7 +220,7 @@ func (w *Monitor) PerformRebase(ctx context.Context, t task.Task, attrs map[stri
 		"your branch, your files and your uncommitted work are exactly as they were.\n"+
 		"Finish your current step; then rebase yourself (git rebase --autostash %s) and resolve the conflicts, "+
 		"or carry on and resolve them when the merge queue asks you at the end.", wt.Branch, ref, shortID(commit), files, ref)
-	r := Reply{Outcome: "conflict", Text: text}
+	r := Reply{Outcome: inject.Conflict, Text: text}
 	if pause {
 		r.Pause = fmt.Sprintf("rebase onto %s conflicts in %s; nothing was changed. Rebase in %s by hand, or resume the task to let it resolve the conflicts", ref, files, wt.Path)
 	}
@@ -232,11 +234,11 @@ func (w *Monitor) failed(ctx context.Context, id task.ID, ref string, err error)
 	if errors.As(err, &aside) {
 		w.emit(ctx, id, event.RebaseConflict{Main: ref, Details: "rebase stopped, work set aside: " + err.Error(), Paused: true})
 		w.log.Error("a rebase stopped with the task's work set aside", "task_id", id, "err", err)
-		return Reply{Outcome: "failed", Text: "Neuraphage's rebase of your branch onto main stopped half way: " + err.Error() +
+		return Reply{Outcome: inject.Failed, Text: "Neuraphage's rebase of your branch onto main stopped half way: " + err.Error() +
 			". Your uncommitted work is safe there; the task is paused until the user restores it.",
 			Pause: "rebase stopped with the work set aside: " + err.Error()}
 	}
 	w.emit(ctx, id, event.RebaseConflict{Main: ref, Details: "not rebased: " + err.Error()})
 	w.log.Warn("rebasing a task's branch", "task_id", id, "err", err)
-	return Reply{Outcome: "failed", Text: "Neuraphage could not rebase your branch onto main: " + err.Error() + ". Nothing was changed."}
+	return Reply{Outcome: inject.Failed, Text: "Neuraphage could not rebase your branch onto main: " + err.Error() + ". Nothing was changed."}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
@@ -454,11 +455,11 @@ func (w *Monitor) nextDue() time.Time {
 func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
 	ts := n.st
 	urg := w.cfg.Urgency
-	attrs := map[string]string{"urgency": string(urg), "main": ts.Main, "main_commit": shortID(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
+	attrs := map[string]string{"main": ts.Main, "main_commit": shortID(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
 	w.emit(ctx, ts.TaskID, event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
 		Urgency: string(urg), Conflicts: ts.Conflicts, Overlap: ts.Overlap})
-	err := w.inject(ctx, Notice{TaskID: ts.TaskID, Text: noticeText(ts, urg, rewritten), Attrs: attrs,
-		Urgent: urg == Blocking, Quiet: urg != Blocking, Source: Source})
+	err := w.inject(ctx, inject.Injection{TaskID: ts.TaskID, Kind: inject.Rebase, Source: Source, Urgency: urg, Attrs: attrs,
+		Text: noticeText(ts, urg, rewritten), Urgent: urg == Blocking, Quiet: urg != Blocking})
 	if err != nil {
 		w.log.Warn("telling a task main moved", "task_id", ts.TaskID, "err", err)
 		return

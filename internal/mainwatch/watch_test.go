@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -38,7 +39,7 @@ func TestCommitOnMainNotifiesBehindTasks(t *testing.T) {
 
 	start := time.Now()
 	main := e.commit(e.repo, "feat: change a", map[string]string{"a.txt": "from main\n"})
-	var got []Notice
+	var got []inject.Injection
 	for len(got) < 2 {
 		select {
 		case n := <-e.got:
@@ -52,7 +53,7 @@ func TestCommitOnMainNotifiesBehindTasks(t *testing.T) {
 		t.Errorf("notice order = %v, want the conflicting task first %v", noticeIDs(got), want)
 	}
 	for _, n := range got {
-		if n.Attrs["urgency"] != "helpful" || n.Urgent || !n.Quiet || n.Source != Source {
+		if string(n.Urgency) != "helpful" || n.Urgent || !n.Quiet || n.Source != Source {
 			t.Errorf("notice %+v: want a quiet helpful notice from %s", n, Source)
 		}
 		for _, want := range []string{"1 commit behind", "feat: change a", "git rebase --autostash main"} {
@@ -194,7 +195,7 @@ func TestUrgencies(t *testing.T) {
 				t.Fatalf("notices %v", noticeIDs(got))
 			}
 			n := got[0]
-			if !strings.Contains(n.Text, tc.want) || n.Attrs["urgency"] != string(tc.urg) || n.Urgent != (tc.urg == Blocking) || n.Quiet == (tc.urg == Blocking) {
+			if !strings.Contains(n.Text, tc.want) || string(n.Urgency) != string(tc.urg) || n.Urgent != (tc.urg == Blocking) || n.Quiet == (tc.urg == Blocking) {
 				t.Errorf("%s notice %+v", tc.urg, n)
 			}
 		})
@@ -296,13 +297,13 @@ func TestCyclePanicRecovered(t *testing.T) {
 	e.task(task.Running, "a.txt")
 	e.cycle()
 	e.commit(e.repo, "x", map[string]string{"a.txt": "x\n"})
-	inject := e.w.inject
-	e.w.inject = func(context.Context, Notice) error { panic("boom") }
+	door := e.w.inject
+	e.w.inject = func(context.Context, inject.Injection) error { panic("boom") }
 	e.cycle()
 	if h := e.w.Health(); h.Panics != 1 {
 		t.Fatalf("panics = %d, want 1", h.Panics)
 	}
-	e.w.inject = inject
+	e.w.inject = door
 	e.commit(e.repo, "y", map[string]string{"a.txt": "y\n"})
 	e.cycle()
 	if got := e.taken(); len(got) != 1 {
@@ -330,7 +331,7 @@ func TestRequestRebase(t *testing.T) {
 		t.Fatalf("running: %+v, %v", rs, err)
 	}
 	n := e.taken()
-	if len(n) != 1 || !n[0].Urgent || n[0].Attrs["urgency"] != "blocking" || n[0].Source != "user" {
+	if len(n) != 1 || !n[0].Urgent || string(n[0].Urgency) != "blocking" || n[0].Source != "user" {
 		t.Fatalf("request notice %+v", n)
 	}
 	if rs, _ := e.w.RequestRebase(ctx, []task.ID{paused.ID}, false); rs[0].Outcome != "requested" || !strings.Contains(rs[0].Note, "when it is resumed") {
@@ -379,7 +380,7 @@ func TestPerformRebase(t *testing.T) {
 	main := e.commit(e.repo, "x", map[string]string{"a.txt": "main's\n"})
 	ctx := context.Background()
 
-	r := e.w.PerformRebase(ctx, ok, nil)
+	r := e.w.PerformRebase(ctx, ok)
 	if r.Outcome != "rebased" || r.Pause != "" || !strings.Contains(r.Text, "carried over") {
 		t.Fatalf("ok: %+v", r)
 	}
@@ -387,7 +388,7 @@ func TestPerformRebase(t *testing.T) {
 		t.Errorf("ok after the rebase: HEAD %s (want %s), b.txt %q", head, main, e.read(wok.Path, "b.txt"))
 	}
 	before := e.git(wbad.Path, "rev-parse", "HEAD")
-	r = e.w.PerformRebase(ctx, bad, nil)
+	r = e.w.PerformRebase(ctx, bad)
 	if r.Outcome != "conflict" || r.Pause == "" || !strings.Contains(r.Text, "a.txt") || !strings.Contains(r.Text, "Nothing was changed") {
 		t.Fatalf("bad: %+v", r)
 	}
@@ -405,12 +406,12 @@ func TestPerformRebase(t *testing.T) {
 		t.Errorf("completed events %+v", done)
 	}
 	// Again: up to date.
-	if r := e.w.PerformRebase(ctx, ok, nil); r.Outcome != "up_to_date" {
+	if r := e.w.PerformRebase(ctx, ok); r.Outcome != "up_to_date" {
 		t.Errorf("second rebase: %+v", r)
 	}
 	// A worktree not on its branch is refused with the reason.
 	e.git(wok.Path, "checkout", "-q", "--detach")
-	if r := e.w.PerformRebase(ctx, ok, nil); r.Outcome != "failed" || !strings.Contains(r.Text, "detached HEAD") {
+	if r := e.w.PerformRebase(ctx, ok); r.Outcome != "failed" || !strings.Contains(r.Text, "detached HEAD") {
 		t.Errorf("detached: %+v", r)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git/gittest"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -47,10 +48,13 @@ type injector struct {
 	calls []injection
 }
 
-func (i *injector) inject(_ context.Context, id task.ID, kind, text string, attrs map[string]string) error {
+func (i *injector) inject(_ context.Context, inj inject.Injection) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.calls = append(i.calls, injection{Task: id, Kind: kind, Text: text, Attrs: attrs})
+	if inj.Source != inject.FromMergeQueue {
+		return fmt.Errorf("injection from %q, want the merge queue", inj.Source)
+	}
+	i.calls = append(i.calls, injection{Task: inj.TaskID, Kind: string(inj.Kind), Text: inj.Text, Attrs: inj.Attrs})
 	return nil
 }
 
@@ -107,8 +111,10 @@ func withLookPath(f func(string) (string, error)) envOption {
 	return func(o *merge.Options) { o.LookPath = f }
 }
 
+// withStore wraps the whole store the environment uses (queue, worktree
+// manager and the test itself): newEnv hands the options a store.Store.
 func withStore(wrap func(store.Store) store.Store) envOption {
-	return func(o *merge.Options) { o.Store = wrap(o.Store) }
+	return func(o *merge.Options) { o.Store = wrap(o.Store.(store.Store)) }
 }
 
 // newEnv makes the environment; the queue is not running (start runs it).
@@ -141,7 +147,7 @@ func newEnv(t testing.TB, cfg merge.Config, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&e.opts)
 	}
-	e.st = e.opts.Store
+	e.st = e.opts.Store.(store.Store)
 	e.newQueue()
 	t.Cleanup(func() {
 		e.stop()

@@ -27,6 +27,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -63,13 +64,22 @@ type Config struct {
 	Retry time.Duration
 }
 
-// Injector sends a task a message through the executor's injection door.
-// kind is "rebase" (a conflict) or "message" (a failed gate).
-type Injector func(ctx context.Context, id task.ID, kind, text string, attrs map[string]string) error
+// Injector sends a task a message through the executor's injection door:
+// from inject.FromMergeQueue, of kind inject.Rebase (a conflict) or
+// inject.Message (a failed gate).
+type Injector func(ctx context.Context, inj inject.Injection) error
+
+// Store is the merge queue's entries and the tasks they carry.
+type Store interface {
+	store.MergeQueue
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
+}
 
 // Options wires a Queue.
 type Options struct {
-	Store     store.Store
+	Store     Store
 	Worktrees *worktree.Manager
 	Config    Config
 	Inject    Injector
@@ -85,7 +95,7 @@ type Options struct {
 
 // Queue is the merge queue. Its methods are safe for concurrent use.
 type Queue struct {
-	st       store.Store
+	st       Store
 	wt       *worktree.Manager
 	cfg      Config
 	inject   Injector

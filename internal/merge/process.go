@@ -10,6 +10,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -442,7 +443,8 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 	now := q.now().UTC()
 	var evs []event.Event
 	var moveTo task.Status
-	var moveWhy, message, kind string
+	var moveWhy, message string
+	var kind inject.Kind
 	switch {
 	case out.conflict || out.gate != nil:
 		sent, err := q.st.ListMerges(ctx, store.MergeQuery{TaskID: e.TaskID})
@@ -461,13 +463,13 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 			out.state = store.MergeSentBack
 		}
 		if out.conflict {
-			kind = "rebase"
+			kind = inject.Rebase
 			message = fmt.Sprintf("Your work could not land on %s: your branch %s conflicts with %s (now at %s) in: %s.\n"+
 				"Bring your branch up to date in your working directory: run `git merge %s`, resolve the conflicts so that both your change and the one on %s are kept, commit, check the result, then complete the task again.",
 				e.Target, e.Branch, e.Target, short(out.base), strings.Join(out.files, ", "), e.Target, e.Target)
 			evs = append(evs, event.New(now, e.TaskID, event.MergeConflicted{Entry: e.ID, Target: e.Target, Files: out.files, SentBack: sendBack}))
 		} else {
-			kind = "message"
+			kind = inject.Message
 			message = fmt.Sprintf("Your work could not land on %s: the merge gate `%s` failed (exit %d) on your branch brought up to date with %s. Its output ends:\n\n%s\n\nFix the problem, commit, and complete the task again.",
 				e.Target, q.cfg.Gate, out.gate.exit, e.Target, tailBytes(out.gate.output, 4000))
 			evs = append(evs, event.New(now, e.TaskID, event.MergeGateFailed{Entry: e.ID, Command: q.cfg.Gate, ExitCode: out.gate.exit, Output: tailBytes(out.gate.output, 2000), SentBack: sendBack}))
@@ -520,7 +522,7 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 		if len(out.files) > 0 {
 			attrs["files"] = strings.Join(out.files, ",")
 		}
-		if err := q.inject(ctx, e.TaskID, kind, message, attrs); err != nil {
+		if err := q.inject(ctx, inject.Injection{TaskID: e.TaskID, Kind: kind, Source: inject.FromMergeQueue, Attrs: attrs, Text: message}); err != nil {
 			q.log.Error("telling a task about its merge", "task_id", e.TaskID, "err", err)
 		}
 	}

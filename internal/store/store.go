@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -66,27 +67,6 @@ type ListOptions struct {
 	Limit int
 }
 
-// Injection is a message waiting in a task's durable queue to be delivered at
-// the task's next turn boundary.
-type Injection struct {
-	ID     int64   `json:"id"`
-	TaskID task.ID `json:"task_id"`
-	// Source says who sent it: "user", "watcher", "syncer", a task ID, ...
-	Source string `json:"source"`
-	// Kind is what the message is: one of the engine.Kind names ("message",
-	// "nudge", "sync", "rebase", "interjection", "pause"). Empty is stored
-	// as "message".
-	Kind string `json:"kind"`
-	// Attrs are the kind's attributes (severity, urgency, from, ...), shown
-	// in the wrapper the model sees.
-	Attrs map[string]string `json:"attrs,omitempty"`
-	Text  string            `json:"text"`
-	// Urgent injections interrupt the turn in flight.
-	Urgent      bool       `json:"urgent,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
-}
-
 // Counts summarizes the store for status displays.
 type Counts struct {
 	Tasks   map[task.Status]int `json:"tasks"`
@@ -95,8 +75,26 @@ type Counts struct {
 	Pending int                 `json:"pending_injections"`
 }
 
-// Store is Neuraphage's durable state.
+// Store is Neuraphage's durable state: every role below. The sqlite
+// subpackage implements it and storetest covers all of it. Only the
+// composition root (daemon) holds a whole Store; every other package declares
+// the few methods it needs, usually by embedding one or two of these roles.
 type Store interface {
+	Tasks
+	Dependencies
+	InjectionQueue
+	EventLog
+	Runs
+	CostLedger
+	Knowledge
+	SyncMessageLog
+	Worktrees
+	MergeQueue
+	Admin
+}
+
+// Tasks is the task table.
+type Tasks interface {
 	// CreateTask inserts t with the events recording its creation. A taken ID
 	// is ErrExists.
 	CreateTask(ctx context.Context, t task.Task, evs ...event.Event) ([]event.Event, error)
@@ -116,7 +114,10 @@ type Store interface {
 	// encoding/json encodes them; implementations may serve it without
 	// decoding (the fast path for listing many tasks).
 	ListTasksJSON(ctx context.Context, opts ListOptions) (json.RawMessage, error)
+}
 
+// Dependencies are the edges "a task waits for another".
+type Dependencies interface {
 	// AddDependency records that dep.Task waits for dep.Blocker, with evs.
 	// Both must exist and the edge must not close a cycle (*CycleError).
 	AddDependency(ctx context.Context, dep task.Dependency, evs ...event.Event) ([]event.Event, error)
@@ -124,15 +125,23 @@ type Store interface {
 	Blockers(ctx context.Context, id task.ID) ([]task.ID, error)
 	// Readiness judges whether id may be dispatched as far as its blockers go.
 	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
+}
 
+// InjectionQueue is the per-task durable queue of injections.
+type InjectionQueue interface {
 	// Enqueue adds inj to its task's queue with an event built from its ID by
-	// record, and returns the stored injection and committed events.
-	Enqueue(ctx context.Context, inj Injection, record func(Injection) []event.Event) (Injection, []event.Event, error)
-	// Pending returns a task's undelivered injections in queue order.
-	Pending(ctx context.Context, id task.ID) ([]Injection, error)
+	// record, and returns the stored injection and committed events. An
+	// empty Kind is stored as inject.Message; Quiet is not stored.
+	Enqueue(ctx context.Context, inj inject.Injection, record func(inject.Injection) []event.Event) (inject.Injection, []event.Event, error)
+	// Pending returns a task's undelivered injections in queue order, their
+	// typed fields parsed (an unknown stored kind reads as inject.Message).
+	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
 	// MarkDelivered records that injections were delivered at the given time.
 	MarkDelivered(ctx context.Context, ids []int64, at time.Time, evs ...event.Event) ([]event.Event, error)
+}
 
+// EventLog is the durable event log.
+type EventLog interface {
 	// AppendEvents commits logged events and returns them with their IDs.
 	// Transient events are refused.
 	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
@@ -145,7 +154,11 @@ type Store interface {
 	LastEventID(ctx context.Context) (int64, error)
 	// PruneEvents deletes logged events older than before and returns how many.
 	PruneEvents(ctx context.Context, before time.Time) (int64, error)
+}
 
+// Runs is what tasks' runs leave behind: their conversations, committed
+// step by step.
+type Runs interface {
 	// Checkpoint commits one step of a task's run atomically: conversation
 	// entries, delivered injections, cost-ledger charges, a change of the
 	// task and the events recording them. See Checkpoint.
@@ -156,14 +169,20 @@ type Store interface {
 	// ConversationLen returns the number of entries of a task's conversation.
 	// An unknown task is ErrNotFound.
 	ConversationLen(ctx context.Context, id task.ID) (int, error)
+}
 
+// CostLedger reads the cost ledger (Checkpoint writes it).
+type CostLedger interface {
 	// Costs summarizes the cost ledger, one row per group ordered by key. An
 	// unknown grouping is an error.
 	Costs(ctx context.Context, q CostQuery) ([]CostRow, error)
 	// Spent returns the total cost of the charges at or after since (zero
 	// time: all of them).
 	Spent(ctx context.Context, since time.Time) (float64, error)
+}
 
+// Knowledge is the knowledge store: learnings and their sources.
+type Knowledge interface {
 	// RecordLearning stores a learning of an existing task (else
 	// ErrNotFound), deduplicated: when a stored learning has the same
 	// normalized summary, or one similar enough (l.Similarity), the task
@@ -179,7 +198,10 @@ type Store interface {
 	// ForgetLearning deletes a learning and its sources (its sync messages
 	// stay, as history) with the events built by record.
 	ForgetLearning(ctx context.Context, id int64, record func(Learning) []event.Event) (Learning, []event.Event, error)
+}
 
+// SyncMessageLog is the syncer's record of the learnings it sent to tasks.
+type SyncMessageLog interface {
 	// AddSyncMessage stores a sync message with the events built from it
 	// by record. A learning already sent to the task is ErrExists.
 	AddSyncMessage(ctx context.Context, m SyncMessage, record func(SyncMessage) []event.Event) (SyncMessage, []event.Event, error)
@@ -188,7 +210,10 @@ type Store interface {
 	UpdateSyncMessage(ctx context.Context, id int64, mut func(*SyncMessage) ([]event.Event, error)) (SyncMessage, []event.Event, error)
 	// SyncMessages returns the messages matching q.
 	SyncMessages(ctx context.Context, q SyncQuery) ([]SyncMessage, error)
+}
 
+// Worktrees are the records of tasks' git worktrees.
+type Worktrees interface {
 	// PutWorktree stores a task's worktree record (insert or replace; one
 	// per task) with evs. The task must exist (else ErrNotFound).
 	PutWorktree(ctx context.Context, w Worktree, evs ...event.Event) ([]event.Event, error)
@@ -197,7 +222,10 @@ type Store interface {
 	// ListWorktrees returns the records of one repository ("" for all),
 	// ordered by creation time, oldest first.
 	ListWorktrees(ctx context.Context, repo string) ([]Worktree, error)
+}
 
+// MergeQueue is the merge queue.
+type MergeQueue interface {
 	// EnqueueMerge adds an entry to the merge queue with the events built
 	// from its ID by record. The task must exist (else ErrNotFound) and
 	// have no open entry (else ErrExists). ID, EnqueuedAt and UpdatedAt are
@@ -210,7 +238,10 @@ type Store interface {
 	GetMerge(ctx context.Context, id int64) (MergeEntry, error)
 	// ListMerges returns entries matching q, oldest (lowest ID) first.
 	ListMerges(ctx context.Context, q MergeQuery) ([]MergeEntry, error)
+}
 
+// Admin is the store's upkeep: its summary and its lifecycle.
+type Admin interface {
 	// Counts summarizes the store.
 	Counts(ctx context.Context) (Counts, error)
 	// Flush returns once everything queued for the writer before the call is

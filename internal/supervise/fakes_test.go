@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor/supervisortest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -327,15 +327,15 @@ func (a *agent) edit(path, text string) {
 func (a *agent) deliver(ids ...int64) {
 	kinds := make([]string, len(ids))
 	for i := range kinds {
-		kinds[i] = string(engine.Nudge)
+		kinds[i] = string(inject.Nudge)
 	}
 	a.h.pub(a.id, event.Delivered{Turn: a.turn + 1, InjectionIDs: ids, Kinds: kinds, LatencyMs: make([]int64, len(ids))})
 }
 
 // lastNudge returns the last nudge injected to the agent's task.
-func (a *agent) lastNudge() store.Injection {
+func (a *agent) lastNudge() inject.Injection {
 	a.h.t.Helper()
-	ns := a.h.act.Of(a.id, engine.Nudge)
+	ns := a.h.act.Of(a.id, inject.Nudge)
 	if len(ns) == 0 {
 		a.h.t.Fatalf("task %s was never nudged", a.id)
 	}
@@ -345,7 +345,7 @@ func (a *agent) lastNudge() store.Injection {
 // severities returns the severities of the nudges sent to the task.
 func (a *agent) severities() []string {
 	var out []string
-	for _, n := range a.h.act.Of(a.id, engine.Nudge) {
+	for _, n := range a.h.act.Of(a.id, inject.Nudge) {
 		out = append(out, n.Attrs["severity"])
 	}
 	return out

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -251,7 +251,7 @@ func (w *Watcher) nudge(ctx context.Context, wt *watched, f *stuck.Finding, v *V
 		wt.rung, wt.nudgeInj, wt.waitFrom = max(wt.rung, hint), 0, c.Calls
 		return
 	}
-	inj, err := w.o.Actions.Inject(ctx, executor.Injection{TaskID: wt.t.ID, Kind: engine.Nudge, Source: "watcher",
+	inj, err := w.o.Actions.Inject(ctx, inject.Injection{TaskID: wt.t.ID, Kind: inject.Nudge, Source: inject.FromWatcher,
 		Attrs: map[string]string{"severity": d.Severity, "check": d.Check}, Text: d.Message, Urgent: d.Severity == "critical"})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -354,7 +354,7 @@ func (w *Watcher) stop(ctx context.Context, wt *watched, f *stuck.Finding, signa
 		return
 	}
 	msg := "paused by the watcher: " + f.Diagnosis + " (resume it with `neuraphage task resume " + string(wt.t.ID) + "`)"
-	if _, err := w.o.Actions.Inject(ctx, executor.Injection{TaskID: wt.t.ID, Kind: engine.Pause, Source: "watcher", Text: msg}); err != nil {
+	if _, err := w.o.Actions.Inject(ctx, inject.Injection{TaskID: wt.t.ID, Kind: inject.Pause, Source: inject.FromWatcher, Text: msg}); err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("pausing a task", "task", wt.t.ID, "err", err)
 		}

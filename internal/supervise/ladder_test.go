@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -108,13 +108,13 @@ func TestUnheededNudgesClimbTheLadder(t *testing.T) {
 					if len(cancels) != 1 || !strings.HasPrefix(cancels[0], "t-ladder|aborted by the watcher: ") || len(ab) != 1 || ab[0].Reason != "configured" {
 						t.Fatalf("cancels = %v, recorded %+v", cancels, ab)
 					}
-					if got := h.act.Of(a.id, engine.Pause); len(got) != 0 {
+					if got := h.act.Of(a.id, inject.Pause); len(got) != 0 {
 						t.Errorf("paused as well as aborted: %+v", got)
 					}
 					signals = ab[0].Signals
 				} else {
 					p := recordedOf[event.WatcherPause](h.st, a.id)
-					inj := h.act.Of(a.id, engine.Pause)
+					inj := h.act.Of(a.id, inject.Pause)
 					if len(p) != 1 || len(inj) != 1 || len(cancels) != 0 {
 						t.Fatalf("pauses = %+v, recorded %+v, cancels %v", inj, p, cancels)
 					}

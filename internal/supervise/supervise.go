@@ -22,6 +22,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
@@ -50,7 +51,7 @@ type Config struct {
 
 // Actions are what the Watcher can do to a task: the executor's door.
 type Actions interface {
-	Inject(ctx context.Context, inj executor.Injection) (store.Injection, error)
+	Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error)
 	Escalate(ctx context.Context, id task.ID, to, reason, by string) (executor.Escalation, error)
 	Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -62,7 +62,7 @@ type arrival struct {
 // benchArrivals tells of every injection of h.
 func benchArrivals(h *harness) <-chan arrival {
 	arrivals := make(chan arrival, 1024)
-	h.act.OnInject = func(inj executor.Injection, at time.Time) { arrivals <- arrival{inj.Attrs["learning"], at} }
+	h.act.OnInject = func(inj inject.Injection, at time.Time) { arrivals <- arrival{inj.Attrs["learning"], at} }
 	return arrivals
 }
 

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -26,7 +26,7 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 	if !s.cfg.Enabled || s.cfg.Brief <= 0 || t.NoSupervision {
 		return
 	}
-	ls, err := s.o.Store.Learnings(ctx, store.LearningQuery{Search: t.Description + " " + strings.Join(t.Tags, " "), Limit: 5 * s.cfg.Brief})
+	ls, err := s.o.Knowledge.Learnings(ctx, store.LearningQuery{Search: t.Description + " " + strings.Join(t.Tags, " "), Limit: 5 * s.cfg.Brief})
 	if err != nil {
 		s.log.Warn("searching the knowledge store for a new task", "task_id", t.ID, "err", err)
 		return
@@ -68,7 +68,7 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 	for _, p := range picks {
 		// Stored first: a learning relayed to the task since it started
 		// running is refused here, and left out of the briefing.
-		m, _, err := s.o.Store.AddSyncMessage(ctx, store.SyncMessage{LearningID: p.l.ID, From: p.l.TaskID, TaskID: t.ID, Urgency: FYI,
+		m, _, err := s.o.Knowledge.AddSyncMessage(ctx, store.SyncMessage{LearningID: p.l.ID, From: p.l.TaskID, TaskID: t.ID, Urgency: FYI,
 			Score: round2(p.score), Message: oneLine(p.l.Summary), Reason: fmt.Sprintf("a new task's briefing; score %.2f", p.score),
 			DecidedBy: "brief", State: store.SyncHeld, CreatedAt: now}, nil)
 		if err != nil {
@@ -86,8 +86,8 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 	if len(msgs) == 0 {
 		return
 	}
-	inj, err := s.o.Actions.Inject(ctx, executor.Injection{TaskID: t.ID, Kind: engine.Sync, Source: "syncer",
-		Attrs: map[string]string{"from": "knowledge", "urgency": FYI}, Text: clip(b.String(), executor.MaxInjectionLen), Quiet: true})
+	inj, err := s.o.Actions.Inject(ctx, inject.Injection{TaskID: t.ID, Kind: inject.Sync, Source: inject.FromSyncer, Urgency: inject.FYI,
+		Attrs: map[string]string{"from": "knowledge"}, Text: clip(b.String(), executor.MaxInjectionLen), Quiet: true})
 	if err != nil {
 		s.log.Warn("briefing a new task", "task_id", t.ID, "err", err)
 		for _, m := range msgs {
@@ -96,7 +96,7 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 		return
 	}
 	for _, m := range msgs {
-		_, _, err := s.o.Store.UpdateSyncMessage(ctx, m.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+		_, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, m.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 			sm.State, sm.InjectionID, sm.QueuedAt = store.SyncQueued, inj.ID, &now
 			return []event.Event{event.New(now, t.ID, event.SyncMessageSent{MessageID: sm.ID, LearningID: sm.LearningID,
 				From: string(sm.From), Urgency: FYI, Score: sm.Score, Message: sm.Message, Reason: sm.Reason,

@@ -7,10 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -30,7 +29,7 @@ func (s *Syncer) dispatch(ctx context.Context, id task.ID, now time.Time) {
 	if m == nil || m.held == 0 {
 		return
 	}
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
+	held, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
 	if err != nil {
 		s.log.Warn("reading held sync messages", "task_id", id, "err", err)
 		return
@@ -82,7 +81,7 @@ func (s *Syncer) dispatch(ctx context.Context, id task.ID, now time.Time) {
 
 // forgotten says whether a learning was removed from the store.
 func (s *Syncer) forgotten(ctx context.Context, id int64) bool {
-	_, err := s.o.Store.GetLearning(ctx, id)
+	_, err := s.o.Knowledge.GetLearning(ctx, id)
 	return errors.Is(err, store.ErrNotFound)
 }
 
@@ -95,7 +94,7 @@ var errNotHeld = errors.New("the message is no longer held")
 // learning kept in the store whatever happens.
 func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now time.Time) bool {
 	at := now.UTC()
-	if _, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+	if _, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 		if sm.State != store.SyncHeld {
 			return nil, errNotHeld
 		}
@@ -110,7 +109,7 @@ func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now 
 	inj, err := s.o.Actions.Inject(ctx, injection(h))
 	if err != nil {
 		s.log.Warn("queueing a sync message", "task_id", h.TaskID, "err", err)
-		if _, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+		if _, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 			sm.State, sm.QueuedAt = store.SyncHeld, nil
 			return nil, nil
 		}); err != nil {
@@ -120,7 +119,7 @@ func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now 
 	}
 	lat := s.latency[h.ID]
 	delete(s.latency, h.ID)
-	_, _, err = s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+	_, _, err = s.o.Knowledge.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 		sm.InjectionID = inj.ID
 		return []event.Event{event.New(at, sm.TaskID, event.SyncMessageSent{MessageID: sm.ID, LearningID: sm.LearningID,
 			From: string(sm.From), Urgency: sm.Urgency, Relevance: sm.Relevance, Score: sm.Score, Message: sm.Message,
@@ -136,9 +135,9 @@ func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now 
 }
 
 // injection renders a sync message for the executor's door.
-func injection(h store.SyncMessage) executor.Injection {
-	return executor.Injection{TaskID: h.TaskID, Kind: engine.Sync, Source: "syncer",
-		Attrs: map[string]string{"from": string(h.From), "urgency": h.Urgency, "learning": fmt.Sprint(h.LearningID)},
+func injection(h store.SyncMessage) inject.Injection {
+	return inject.Injection{TaskID: h.TaskID, Kind: inject.Sync, Source: inject.FromSyncer, Urgency: inject.Urgency(h.Urgency),
+		Attrs: map[string]string{"from": string(h.From), "learning": fmt.Sprint(h.LearningID)},
 		Text:  h.Message, Urgent: h.Urgency == Blocking, Quiet: h.Urgency != Blocking}
 }
 
@@ -150,7 +149,7 @@ func (s *Syncer) drop(ctx context.Context, h store.SyncMessage, reason, detail s
 
 // ignoreMessage records a message as ignored; it touches no loop state.
 func (s *Syncer) ignoreMessage(ctx context.Context, h store.SyncMessage, reason, detail string) {
-	_, _, err := s.o.Store.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+	_, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, h.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 		if sm.State != store.SyncHeld {
 			return nil, errNotHeld
 		}
@@ -170,7 +169,7 @@ func (s *Syncer) ignoreMessage(ctx context.Context, h store.SyncMessage, reason,
 
 // dropHeld drops every message held for a task.
 func (s *Syncer) dropHeld(ctx context.Context, id task.ID, reason, detail string) {
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
+	held, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
 	if err != nil {
 		return
 	}
@@ -186,7 +185,7 @@ func (s *Syncer) dropHeld(ctx context.Context, id task.ID, reason, detail string
 // excepted): a task the Syncer starts tracking may have some from before
 // a restart.
 func (s *Syncer) heldOf(ctx context.Context, id task.ID) int {
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
+	held, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{TaskID: id, States: []store.SyncState{store.SyncHeld}})
 	if err != nil {
 		s.log.Warn("reading held sync messages", "task_id", id, "err", err)
 		return 0
@@ -208,10 +207,10 @@ func (s *Syncer) ignore(ctx context.Context, source task.ID, p event.SyncIgnored
 // delivered.
 func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Delivered) {
 	for i, id := range p.InjectionIDs {
-		if i < len(p.Kinds) && p.Kinds[i] != string(engine.Sync) {
+		if i < len(p.Kinds) && p.Kinds[i] != string(inject.Sync) {
 			continue
 		}
-		ms, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{InjectionID: id})
+		ms, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{InjectionID: id})
 		if err != nil {
 			continue
 		}
@@ -220,7 +219,7 @@ func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Deliver
 				continue
 			}
 			at := e.Time.UTC()
-			dm, _, err := s.o.Store.UpdateSyncMessage(ctx, m.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
+			dm, _, err := s.o.Knowledge.UpdateSyncMessage(ctx, m.ID, func(sm *store.SyncMessage) ([]event.Event, error) {
 				sm.State, sm.DeliveredAt = store.SyncDelivered, &at
 				return []event.Event{event.New(at, sm.TaskID, event.SyncDelivered{MessageID: sm.ID, LearningID: sm.LearningID,
 					From: string(sm.From), Urgency: sm.Urgency, InjectionID: id, Turn: p.Turn,
@@ -268,7 +267,7 @@ func (s *Syncer) sweep(ctx context.Context, now time.Time) {
 		if len(late) == 0 {
 			continue
 		}
-		l, err := s.o.Store.GetLearning(ctx, r.id)
+		l, err := s.o.Knowledge.GetLearning(ctx, r.id)
 		if err != nil {
 			continue // forgotten
 		}
@@ -281,7 +280,7 @@ func (s *Syncer) sweep(ctx context.Context, now time.Time) {
 // finished (or is gone) or the message is past its time to live; kept for
 // a task that is queued or paused, until it runs again.
 func (s *Syncer) reconcile(ctx context.Context, now time.Time) {
-	held, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{States: []store.SyncState{store.SyncHeld}})
+	held, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{States: []store.SyncState{store.SyncHeld}})
 	if err != nil {
 		s.log.Warn("reading held sync messages", "err", err)
 		return

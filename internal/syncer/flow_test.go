@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -155,7 +155,7 @@ func TestDeliveryReceipt(t *testing.T) {
 		inj := tm.ui.syncs()[0]
 
 		time.Sleep(3 * time.Second)
-		tm.ui.deliver([]int64{inj.ID, 999}, []string{string(engine.Nudge), string(engine.Message)})
+		tm.ui.deliver([]int64{inj.ID, 999}, []string{string(inject.Nudge), string(inject.Message)})
 		if got := eventsOf[event.SyncDelivered](h, ""); len(got) != 0 {
 			t.Fatalf("a receipt of other kinds delivered %+v", got)
 		}
@@ -163,8 +163,8 @@ func TestDeliveryReceipt(t *testing.T) {
 			t.Fatalf("states = %v, want both still queued", st)
 		}
 
-		tm.ui.deliver([]int64{inj.ID}, []string{string(engine.Sync)})
-		tm.ui.deliver([]int64{inj.ID}, []string{string(engine.Sync)}) // a duplicate receipt
+		tm.ui.deliver([]int64{inj.ID}, []string{string(inject.Sync)})
+		tm.ui.deliver([]int64{inj.ID}, []string{string(inject.Sync)}) // a duplicate receipt
 		ms := h.messages(store.SyncQuery{TaskID: tm.ui.id})
 		if len(ms) != 1 || ms[0].State != store.SyncDelivered || ms[0].DeliveredAt == nil || ms[0].DeliveredAt.Sub(ms[0].CreatedAt) != 3*time.Second {
 			t.Fatalf("the UI task's message = %+v, want delivered 3s after it was made", ms)
@@ -295,7 +295,7 @@ func TestRelayThresholds(t *testing.T) {
 				urgencies := func(a *agent) []string {
 					var out []string
 					for _, i := range a.syncs() {
-						out = append(out, i.Attrs["urgency"])
+						out = append(out, string(i.Urgency))
 					}
 					return out
 				}
@@ -397,7 +397,7 @@ func TestBriefStartsNewTasksInformed(t *testing.T) {
 			t.Fatalf("the new task got %d sync injections, want its briefing", len(got))
 		}
 		b := got[0]
-		if b.Attrs["from"] != "knowledge" || b.Attrs["urgency"] != FYI || b.Urgent || !b.Quiet ||
+		if b.Attrs["from"] != "knowledge" || string(b.Urgency) != FYI || b.Urgent || !b.Quiet ||
 			!strings.HasPrefix(b.Text, "Other tasks in this repository found out") || strings.Contains(b.Text, "greeting") {
 			t.Errorf("briefing = %+v", b)
 		}

@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -26,8 +26,9 @@ import (
 // executor's door as a fake that records what it is given.
 
 var (
-	_ Store   = (*sqlite.Store)(nil)
-	_ Actions = (*supervisortest.Actions)(nil)
+	_ Store     = (*sqlite.Store)(nil)
+	_ Knowledge = (*sqlite.Store)(nil)
+	_ Actions   = (*supervisortest.Actions)(nil)
 )
 
 // injected is one injection the Syncer queued.
@@ -86,7 +87,7 @@ func newHarness(t testing.TB, bubble bool) *harness {
 // start runs a Syncer with cfg; opt may change its options.
 func (h *harness) start(cfg Config, opt func(*Options)) *Syncer {
 	h.t.Helper()
-	o := Options{Config: cfg, Store: h.st, Bus: h.bus, Actions: h.act}
+	o := Options{Config: cfg, Store: h.st, Knowledge: h.st, Bus: h.bus, Actions: h.act}
 	if opt != nil {
 		opt(&o)
 	}
@@ -315,7 +316,7 @@ func (a *agent) deliver(ids []int64, kinds []string) {
 func (a *agent) syncs() []injected {
 	var out []injected
 	for _, i := range a.h.act.To(a.id) {
-		if i.Kind == engine.Sync {
+		if i.Kind == inject.Sync {
 			out = append(out, i)
 		}
 	}

@@ -137,7 +137,7 @@ func TestRelayHookModifies(t *testing.T) {
 
 	for _, a := range []*agent{tm.ui, tm.tests} {
 		got := a.syncs()
-		if len(got) != 1 || got[0].Text != text || got[0].Attrs["urgency"] != Blocking || !got[0].Urgent {
+		if len(got) != 1 || got[0].Text != text || string(got[0].Urgency) != Blocking || !got[0].Urgent {
 			t.Errorf("%s got %+v, want the hook's message", a.id, got)
 		}
 	}

@@ -188,7 +188,7 @@ func TestModelPassExtractsAndRelays(t *testing.T) {
 		t.Fatalf("the related task got %d sync injections, want 1: %+v", len(got1), got1)
 	}
 	wantAttrs := map[string]string{"from": string(p.src.id), "urgency": Helpful, "learning": itoa(l.ID)}
-	if diff := cmp.Diff(wantAttrs, got1[0].Attrs); diff != "" {
+	if diff := cmp.Diff(wantAttrs, got1[0].AttrMap()); diff != "" {
 		t.Errorf("attrs (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(got1[0].Text, l.Summary) || !strings.Contains(got1[0].Text, "Files: auth/token.go") {

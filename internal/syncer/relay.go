@@ -34,7 +34,7 @@ func (s *Syncer) learned(ctx context.Context, e event.Event, c knowledge.Candida
 		if !ok {
 			return
 		}
-		if l, err = s.o.Store.GetLearning(ctx, p.LearningID); err != nil {
+		if l, err = s.o.Knowledge.GetLearning(ctx, p.LearningID); err != nil {
 			s.log.Warn("reading a recorded learning", "learning", p.LearningID, "err", err)
 			return
 		}
@@ -71,7 +71,7 @@ func (s *Syncer) store(ctx context.Context, id task.ID, c knowledge.Candidate) (
 			}
 		}
 	}
-	l, _, err := s.o.Store.RecordLearning(ctx, store.Learning{TaskID: id, Kind: string(c.Kind), Summary: c.Summary,
+	l, _, err := s.o.Knowledge.RecordLearning(ctx, store.Learning{TaskID: id, Kind: string(c.Kind), Summary: c.Summary,
 		Detail: c.Detail, Tags: c.Tags, Files: c.Files, CreatedAt: s.o.Now().UTC(), Turn: c.Turn, Similarity: s.cfg.Similarity},
 		func(l store.Learning) []event.Event {
 			return []event.Event{event.New(l.UpdatedAt, id, event.LearningExtracted{LearningID: l.ID, Kind: string(c.Kind),
@@ -132,7 +132,7 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 		}
 		src = newMember(t)
 	}
-	sent, err := s.o.Store.SyncMessages(ctx, store.SyncQuery{LearningID: l.ID})
+	sent, err := s.o.Knowledge.SyncMessages(ctx, store.SyncQuery{LearningID: l.ID})
 	if err != nil {
 		s.log.Warn("reading a learning's sync messages", "learning", l.ID, "err", err)
 		return
@@ -511,7 +511,7 @@ func (s *Syncer) send(ctx context.Context, m *member, msg store.SyncMessage, all
 		msg.State, msg.Note = store.SyncBlocked, cmpOr(v.Reason, "blocked by a SyncerRelay hook")
 	}
 	lat := s.o.Now().Sub(observed).Milliseconds()
-	stored, _, err := s.o.Store.AddSyncMessage(ctx, msg, func(sm store.SyncMessage) []event.Event {
+	stored, _, err := s.o.Knowledge.AddSyncMessage(ctx, msg, func(sm store.SyncMessage) []event.Event {
 		if sm.State != store.SyncBlocked {
 			return nil
 		}

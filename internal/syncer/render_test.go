@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -17,7 +18,9 @@ import (
 
 // render is what the model sees of an injection the Syncer queued.
 func render(i injected) string {
-	return engine.Render(engine.Injection{ID: i.ID, Kind: i.Kind, Source: i.Source, Attrs: i.Attrs, Text: i.Text, Urgent: i.Urgent})
+	inj := i.Injection
+	inj.ID = i.ID
+	return engine.Render(inj)
 }
 
 var (
@@ -110,7 +113,7 @@ func TestInjectionAttributesAreEscaped(t *testing.T) {
 	if start != want {
 		t.Errorf("start tag =\n%s\nwant\n%s", start, want)
 	}
-	if inj.Urgent || !inj.Quiet || inj.Kind != engine.Sync || inj.Source != "syncer" {
+	if inj.Urgent || !inj.Quiet || inj.Kind != inject.Sync || inj.Source != "syncer" {
 		t.Errorf("injection = %+v", inj)
 	}
 	if b := injection(store.SyncMessage{From: "t-a", Urgency: Blocking, Message: "x"}); !b.Urgent || b.Quiet {

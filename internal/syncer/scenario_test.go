@@ -51,7 +51,7 @@ func (tm team) checkRelayed(t *testing.T, l store.Learning, urgency string) {
 		}
 		inj := got[0]
 		want := map[string]string{"from": string(tm.api.id), "urgency": urgency, "learning": itoa(l.ID)}
-		if diff := cmp.Diff(want, inj.Attrs); diff != "" {
+		if diff := cmp.Diff(want, inj.AttrMap()); diff != "" {
 			t.Errorf("%s: attrs (-want +got):\n%s", a.id, diff)
 		}
 		if inj.Source != "syncer" || inj.Urgent != (urgency == Blocking) || inj.Quiet == (urgency == Blocking) {
@@ -201,7 +201,7 @@ func TestPersonaFailureFallsBackToTheRules(t *testing.T) {
 			if st := s.Stats(); st.PersonaCalls != 2 || st.PersonaFailures != 1 || st.Degraded || st.DegradedReason != "" {
 				t.Errorf("stats after a good reply = %+v", st)
 			}
-			if got := tm.ui.syncs(); got[1].Attrs["urgency"] != Blocking || !got[1].Urgent {
+			if got := tm.ui.syncs(); string(got[1].Urgency) != Blocking || !got[1].Urgent {
 				t.Errorf("second relay = %+v, want the persona's blocking one", got[1])
 			}
 			if n := len(srv.Requests()); n != 2 {
@@ -264,7 +264,7 @@ func TestErrorResolutionRelayed(t *testing.T) {
 		}
 
 		got := flow.syncs()
-		if len(got) != 1 || got[0].Attrs["from"] != string(api.id) || got[0].Attrs["urgency"] != Blocking || !got[0].Urgent ||
+		if len(got) != 1 || got[0].Attrs["from"] != string(api.id) || string(got[0].Urgency) != Blocking || !got[0].Urgent ||
 			!strings.Contains(got[0].Text, "token has no iat claim") {
 			t.Fatalf("the related task got %+v, want one blocking message", got)
 		}

@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor"
@@ -50,11 +50,13 @@ const (
 	Never      Policy = "never"
 )
 
-// The urgencies of a sync message, most urgent first.
+// The urgencies of a sync message, most urgent first: the names of the
+// injection's urgencies (a held message keeps its urgency by name; it
+// becomes an inject.Urgency at the door).
 const (
-	Blocking = "blocking"
-	Helpful  = "helpful"
-	FYI      = "fyi"
+	Blocking = string(inject.Blocking)
+	Helpful  = string(inject.Helpful)
+	FYI      = string(inject.FYI)
 )
 
 // Urgencies lists the urgencies, most urgent first.
@@ -92,29 +94,35 @@ type Config struct {
 
 // Actions is the executor's door.
 type Actions interface {
-	Inject(ctx context.Context, inj executor.Injection) (store.Injection, error)
+	Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error)
 }
 
-// Store is what the Syncer reads and records.
+// Store is what the Syncer reads of tasks and of the event log, and the
+// events it records.
 type Store interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	ListTasks(ctx context.Context, o store.ListOptions) ([]task.Task, error)
 	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
 	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
+}
+
+// Knowledge is where the Syncer keeps the learnings it relays and the
+// messages that carried them.
+type Knowledge interface {
 	RecordLearning(ctx context.Context, l store.Learning, record func(store.Learning) []event.Event) (store.Learning, []event.Event, error)
 	Learnings(ctx context.Context, q store.LearningQuery) ([]store.Learning, error)
 	GetLearning(ctx context.Context, id int64) (store.Learning, error)
-	AddSyncMessage(ctx context.Context, m store.SyncMessage, record func(store.SyncMessage) []event.Event) (store.SyncMessage, []event.Event, error)
-	UpdateSyncMessage(ctx context.Context, id int64, mut func(*store.SyncMessage) ([]event.Event, error)) (store.SyncMessage, []event.Event, error)
-	SyncMessages(ctx context.Context, q store.SyncQuery) ([]store.SyncMessage, error)
+	store.SyncMessageLog
 }
 
 // Options configure a Syncer.
 type Options struct {
-	Config  Config
-	Store   Store
-	Bus     *event.Bus
-	Actions Actions
+	Config Config
+	// Store and Knowledge are the store (two roles of it).
+	Store     Store
+	Knowledge Knowledge
+	Bus       *event.Bus
+	Actions   Actions
 	// Decider is the syncer persona; nil decides by the rules alone.
 	Decider Decider
 	// Extractor is the turn-end model pass; nil (or Config.LLMExtract

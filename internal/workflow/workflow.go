@@ -22,6 +22,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -29,9 +30,16 @@ import (
 // EngineName is the engine of workflow tasks.
 const EngineName = "workflow"
 
+// Store is what a workflow reads of tasks and logs of their phases.
+type Store interface {
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+}
+
 // Options wires a Service.
 type Options struct {
-	Store store.Store
+	Store Store
 	// Create stores a new task (control.Create).
 	Create func(ctx context.Context, spec task.Spec) (task.Task, error)
 	// Depend makes id wait for blocker.
@@ -39,7 +47,7 @@ type Options struct {
 	// Resume releases a task created held.
 	Resume func(ctx context.Context, id task.ID) error
 	// Inject queues a message for a task (the executor's one door).
-	Inject func(ctx context.Context, id task.ID, text string, attrs map[string]string) error
+	Inject func(ctx context.Context, inj inject.Injection) error
 	// Commit commits what is uncommitted in the workflow task's worktree
 	// on its branch with message.
 	Commit func(ctx context.Context, id task.ID, message string) (string, bool, error)
@@ -201,7 +209,7 @@ func (s *Service) PhaseDone(ctx context.Context, t task.Task, summary string) {
 			continue
 		}
 		attrs := map[string]string{"phase": ph.Name, "task": string(t.ID), "persona": t.Persona}
-		if err := s.o.Inject(ctx, n.ID, text, attrs); err != nil {
+		if err := s.o.Inject(ctx, inject.Injection{TaskID: n.ID, Kind: inject.Message, Source: inject.FromWorkflow, Attrs: attrs, Text: text}); err != nil {
 			s.o.Logger.Warn("handing a phase's outcome on", "from", t.ID, "to", n.ID, "err", err)
 		}
 	}
@@ -270,9 +278,9 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if err != nil {
 		return engine.Outcome{Status: engine.Stopped, Reason: err.Error()}
 	}
-	var back []engine.Injection
+	var back []inject.Injection
 	for _, inj := range inbox {
-		if inj.Source == "merge-queue" {
+		if inj.Source == inject.FromMergeQueue {
 			back = append(back, inj)
 		}
 	}

@@ -76,9 +76,19 @@ type Config struct {
 	AuthorName, AuthorEmail string
 }
 
+// Store is the worktree records, the tasks they belong to and the events
+// the Manager records and reads back.
+type Store interface {
+	store.Worktrees
+	GetTask(ctx context.Context, id task.ID) (task.Task, error)
+	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
+	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
+}
+
 // Options wires a Manager.
 type Options struct {
-	Store  store.Store
+	Store  Store
 	Config Config
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -89,7 +99,7 @@ type Options struct {
 // methods are safe for concurrent use; operations on one task are
 // serialized.
 type Manager struct {
-	st  store.Store
+	st  Store
 	cfg Config
 	log *slog.Logger
 	now func() time.Time

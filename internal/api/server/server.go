@@ -15,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
@@ -30,7 +31,7 @@ type Tasks interface {
 	Pause(ctx context.Context, ref, reason string) (task.Task, error)
 	Resume(ctx context.Context, ref, reason string) (task.Task, error)
 	Cancel(ctx context.Context, ref, reason string) (task.Task, error)
-	Send(ctx context.Context, ref, text string, urgent bool) (store.Injection, error)
+	Send(ctx context.Context, ref, text string, urgent bool) (inject.Injection, error)
 	Depend(ctx context.Context, ref, blockerRef string) (control.Detail, error)
 	// Log returns the task's conversation from entry from on.
 	Log(ctx context.Context, ref string, from int) (task.ID, []store.Entry, error)
@@ -68,7 +69,7 @@ type Supervision interface {
 	// there is no Syncer).
 	Stats(ctx context.Context) (supervise.Stats, *syncer.Stats, error)
 	// Nudge sends the user's nudge through the one door.
-	Nudge(ctx context.Context, ref, text string) (store.Injection, error)
+	Nudge(ctx context.Context, ref, text string) (inject.Injection, error)
 }
 
 // Knowledge serves the knowledge store and the Syncer's messages.
@@ -273,8 +274,8 @@ func detail(d control.Detail) api.TaskDetail {
 	return out
 }
 
-func message(inj store.Injection) api.Message {
-	return api.Message{ID: inj.ID, TaskID: inj.TaskID, Source: inj.Source, Kind: inj.Kind, Text: inj.Text, Urgent: inj.Urgent,
+func message(inj inject.Injection) api.Message {
+	return api.Message{ID: inj.ID, TaskID: inj.TaskID, Source: string(inj.Source), Kind: string(inj.Kind), Text: inj.Text, Urgent: inj.Urgent,
 		CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt}
 }
 

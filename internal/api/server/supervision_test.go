@@ -21,7 +21,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
 	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -83,12 +83,12 @@ func (f *fakeSupervision) Stats(context.Context) (supervise.Stats, *syncer.Stats
 		Observations: s.Observations, Watched: s.Watched, Tier1: s.Tier1, Nudges: s.Nudges}, nil, nil
 }
 
-func (f *fakeSupervision) Nudge(_ context.Context, ref, text string) (store.Injection, error) {
+func (f *fakeSupervision) Nudge(_ context.Context, ref, text string) (inject.Injection, error) {
 	f.record("nudge " + ref + " " + text)
 	if ref == "t-done00" {
-		return store.Injection{}, &control.FinishedError{ID: "t-done00", Status: task.Completed}
+		return inject.Injection{}, &control.FinishedError{ID: "t-done00", Status: task.Completed}
 	}
-	return store.Injection{ID: 9, TaskID: task.ID(ref), Source: "user", Kind: "nudge", Text: text, CreatedAt: t0}, nil
+	return inject.Injection{ID: 9, TaskID: task.ID(ref), Source: "user", Kind: "nudge", Text: text, CreatedAt: t0}, nil
 }
 
 var _ server.Supervision = (*fakeSupervision)(nil)
@@ -207,8 +207,8 @@ func (emptySupervision) Diagnoses(context.Context, string, int) ([]event.Event, 
 func (emptySupervision) Stats(context.Context) (supervise.Stats, *syncer.Stats, error) {
 	return supervise.Stats{}, nil, nil
 }
-func (emptySupervision) Nudge(context.Context, string, string) (store.Injection, error) {
-	return store.Injection{}, errors.New("not reached")
+func (emptySupervision) Nudge(context.Context, string, string) (inject.Injection, error) {
+	return inject.Injection{}, errors.New("not reached")
 }
 
 func TestSupervisionErrors(t *testing.T) {

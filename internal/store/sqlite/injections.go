@@ -8,24 +8,26 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
-// defaultInjectionKind is the kind of an injection enqueued without one.
-const defaultInjectionKind = "message"
-
 // Enqueue implements store.Store.
-func (s *Store) Enqueue(ctx context.Context, inj store.Injection, record func(store.Injection) []event.Event) (store.Injection, []event.Event, error) {
+// The typed fields are stored in the attrs column's JSON under the names
+// they had as plain attributes ("urgency", "outcome"), so that the rows of
+// earlier versions read the same and no migration is needed.
+func (s *Store) Enqueue(ctx context.Context, inj inject.Injection, record func(inject.Injection) []event.Event) (inject.Injection, []event.Event, error) {
 	if inj.CreatedAt.IsZero() {
 		inj.CreatedAt = time.Now().UTC()
 	}
 	if inj.Kind == "" {
-		inj.Kind = defaultInjectionKind
+		inj.Kind = inject.Message
 	}
-	attrs, err := encodeAttrs(inj.Attrs)
+	inj.Quiet = false // a wish for Inject, not stored
+	attrs, err := encodeAttrs(inj.AttrMap())
 	if err != nil {
-		return store.Injection{}, nil, fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
+		return inject.Injection{}, nil, fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
 	}
 	evs, err := s.do(ctx, func(w *wtx) error {
 		if err := w.taskExists(inj.TaskID); err != nil {
@@ -33,7 +35,7 @@ func (s *Store) Enqueue(ctx context.Context, inj store.Injection, record func(st
 		}
 		res, err := w.exec(`INSERT INTO injections (task_id, source, kind, attrs, text, urgent, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			string(inj.TaskID), inj.Source, inj.Kind, attrs, inj.Text, boolInt(inj.Urgent), inj.CreatedAt.UnixNano())
+			string(inj.TaskID), string(inj.Source), string(inj.Kind), attrs, inj.Text, boolInt(inj.Urgent), inj.CreatedAt.UnixNano())
 		if err != nil {
 			return fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
 		}
@@ -46,7 +48,7 @@ func (s *Store) Enqueue(ctx context.Context, inj store.Injection, record func(st
 		return w.emit(record(inj)...)
 	}, false)
 	if err != nil {
-		return store.Injection{}, nil, err
+		return inject.Injection{}, nil, err
 	}
 	return inj, evs, nil
 }
@@ -64,29 +66,40 @@ func encodeAttrs(m map[string]string) (any, error) {
 	return string(b), nil
 }
 
-// Pending implements store.Store.
-func (s *Store) Pending(ctx context.Context, id task.ID) ([]store.Injection, error) {
+// Pending implements store.Store. It is where a stored injection is parsed,
+// once: the kind column into an inject.Kind, the attrs column into the
+// typed fields and the free-form rest.
+func (s *Store) Pending(ctx context.Context, id task.ID) ([]inject.Injection, error) {
 	rows, err := s.rdb.QueryContext(ctx, `SELECT id, task_id, source, kind, attrs, text, urgent, created_at FROM injections
 		WHERE task_id = ? AND delivered_at IS NULL ORDER BY id`, string(id))
 	if err != nil {
 		return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
 	}
 	defer rows.Close()
-	var out []store.Injection
+	var out []inject.Injection
 	for rows.Next() {
 		var (
-			inj     store.Injection
-			attrs   sql.NullString
-			urgent  int
-			created int64
+			inj          inject.Injection
+			source, kind string
+			attrs        sql.NullString
+			urgent       int
+			created      int64
 		)
-		if err := rows.Scan(&inj.ID, &inj.TaskID, &inj.Source, &inj.Kind, &attrs, &inj.Text, &urgent, &created); err != nil {
+		if err := rows.Scan(&inj.ID, &inj.TaskID, &source, &kind, &attrs, &inj.Text, &urgent, &created); err != nil {
 			return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
 		}
+		inj.Source = inject.Source(source)
+		if inj.Kind, err = inject.ParseKind(kind); err != nil {
+			// Only Enqueue writes the column, with a known kind; a row
+			// from elsewhere is delivered as a message, as it always was.
+			inj.Kind = inject.Message
+		}
 		if attrs.Valid {
-			if err := json.Unmarshal([]byte(attrs.String), &inj.Attrs); err != nil {
+			var m map[string]string
+			if err := json.Unmarshal([]byte(attrs.String), &m); err != nil {
 				return nil, fmt.Errorf("reading the queue of %s: injection %d: decoding attributes: %w", id, inj.ID, err)
 			}
+			inj.ParseAttrs(m)
 		}
 		inj.Urgent = urgent != 0
 		inj.CreatedAt = fromNanos(created)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -73,7 +74,7 @@ func TestMigrateFrom1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.Injection{{ID: 1, TaskID: tk.ID, Source: "user", Kind: "message", Text: "still there?", Urgent: true, CreatedAt: t0}}
+	want := []inject.Injection{{ID: 1, TaskID: tk.ID, Source: "user", Kind: "message", Text: "still there?", Urgent: true, CreatedAt: t0}}
 	if diff := cmp.Diff(want, pending); diff != "" {
 		t.Errorf("queue after migration (-want +got):\n%s", diff)
 	}

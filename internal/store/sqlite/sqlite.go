@@ -28,6 +28,8 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
+var _ store.Store = (*Store)(nil)
+
 // Options configures Open.
 type Options struct {
 	// Publish receives every committed logged event, in ID order, on the
@@ -44,7 +46,7 @@ type Options struct {
 	OnWriteError func(error)
 }
 
-// Store is a store.Store on one SQLite database file.
+// Store is a store.Store on one SQLite database file: every role of it.
 type Store struct {
 	path    string
 	wdb     *sql.DB // one connection, used only by the writer goroutine

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -85,12 +86,12 @@ func testInjections(t *testing.T, open Opener) {
 	s, rec := openFresh(t, open)
 	tk := newTask(t, "t-aaaaa", "a", nil)
 	mustCreate(t, s, tk)
-	record := func(inj store.Injection) []event.Event {
-		return []event.Event{event.New(inj.CreatedAt, inj.TaskID, event.TaskMessage{InjectionID: inj.ID, Source: inj.Source, Text: inj.Text})}
+	record := func(inj inject.Injection) []event.Event {
+		return []event.Event{event.New(inj.CreatedAt, inj.TaskID, event.TaskMessage{InjectionID: inj.ID, Source: string(inj.Source), Text: inj.Text})}
 	}
 	var ids []int64
 	for i, text := range []string{"first", "second", "third"} {
-		inj, evs, err := s.Enqueue(ctx, store.Injection{TaskID: tk.ID, Source: "user", Text: text, Urgent: i == 2, CreatedAt: t0}, record)
+		inj, evs, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: "user", Text: text, Urgent: i == 2, CreatedAt: t0}, record)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,14 +100,14 @@ func testInjections(t *testing.T, open Opener) {
 		}
 		ids = append(ids, inj.ID)
 	}
-	if _, _, err := s.Enqueue(ctx, store.Injection{TaskID: "t-zzzzz", Source: "user", Text: "x"}, record); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := s.Enqueue(ctx, inject.Injection{TaskID: "t-zzzzz", Source: "user", Text: "x"}, record); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Enqueue(unknown task) error = %v, want ErrNotFound", err)
 	}
 	pending, err := s.Pending(ctx, tk.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.Injection{
+	want := []inject.Injection{
 		{ID: ids[0], TaskID: tk.ID, Source: "user", Kind: "message", Text: "first", CreatedAt: t0},
 		{ID: ids[1], TaskID: tk.ID, Source: "user", Kind: "message", Text: "second", CreatedAt: t0},
 		{ID: ids[2], TaskID: tk.ID, Source: "user", Kind: "message", Text: "third", Urgent: true, CreatedAt: t0},

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -164,9 +165,9 @@ func testCheckpointDelivery(t *testing.T, open Opener) {
 	a, b := newTask(t, "t-aaaaa", "a", nil), newTask(t, "t-bbbbb", "b", nil)
 	mustCreate(t, s, a)
 	mustCreate(t, s, b)
-	enqueue := func(id task.ID, text string) store.Injection {
+	enqueue := func(id task.ID, text string) inject.Injection {
 		t.Helper()
-		inj, _, err := s.Enqueue(ctx, store.Injection{TaskID: id, Source: "user", Text: text, CreatedAt: t0}, nil)
+		inj, _, err := s.Enqueue(ctx, inject.Injection{TaskID: id, Source: "user", Text: text, CreatedAt: t0}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +272,7 @@ func testCheckpointMutate(t *testing.T, open Opener) {
 	s, rec := openFresh(t, open)
 	tk := newTask(t, "t-aaaaa", "a", nil)
 	mustCreate(t, s, tk) // event 1
-	inj, _, err := s.Enqueue(ctx, store.Injection{TaskID: tk.ID, Source: "user", Text: "hi", CreatedAt: t0}, nil)
+	inj, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: "user", Text: "hi", CreatedAt: t0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,11 +520,17 @@ func testInjectionKinds(t *testing.T, open Opener) {
 	s, _ := openFresh(t, open)
 	tk := newTask(t, "t-aaaaa", "a", nil)
 	mustCreate(t, s, tk)
-	var want []store.Injection
-	for _, inj := range []store.Injection{
+	var want []inject.Injection
+	for _, inj := range []inject.Injection{
 		{TaskID: tk.ID, Source: "user", Text: "plain", CreatedAt: t0},
 		{TaskID: tk.ID, Source: "watcher", Kind: "interjection", Attrs: map[string]string{"severity": "high", "from": "watcher"}, Text: "stop", Urgent: true, CreatedAt: t0},
 		{TaskID: tk.ID, Source: "syncer", Kind: "sync", Attrs: map[string]string{}, Text: "main moved", CreatedAt: t0},
+		// The typed fields come back typed, the free-form attributes as
+		// they were.
+		{TaskID: tk.ID, Source: inject.FromMainWatcher, Kind: inject.Rebase, Urgency: inject.Blocking, Attrs: map[string]string{"main": "main", "behind": "2"},
+			Text: "main moved", Urgent: true, CreatedAt: t0},
+		{TaskID: tk.ID, Source: inject.FromMainWatcher, Kind: inject.Rebase, Urgency: inject.Blocking, Outcome: inject.Conflict, Text: "conflicts", CreatedAt: t0},
+		{TaskID: tk.ID, Source: inject.FromSyncer, Kind: inject.Sync, Urgency: inject.FYI, Attrs: map[string]string{"from": "t-bbbbb"}, Text: "fyi", CreatedAt: t0},
 	} {
 		got, _, err := s.Enqueue(ctx, inj, nil)
 		if err != nil {

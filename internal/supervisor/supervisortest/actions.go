@@ -8,9 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
-	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -20,7 +19,7 @@ import (
 // before use.
 type Actions struct {
 	// OnInject, when set, is told of every injection (benchmarks).
-	OnInject func(inj executor.Injection, at time.Time)
+	OnInject func(inj inject.Injection, at time.Time)
 
 	mu          sync.Mutex
 	nextID      int64      // guarded by mu
@@ -35,20 +34,21 @@ type Actions struct {
 // Injected is one successful call of Inject: what was asked, the ID it
 // got and when.
 type Injected struct {
-	executor.Injection
+	inject.Injection
 	ID int64
 	At time.Time
 }
 
-// Queued is the injection as the store would return it.
-func (i Injected) Queued() store.Injection {
-	return store.Injection{ID: i.ID, TaskID: i.TaskID, Source: i.Source, Kind: string(i.Kind), Attrs: i.Attrs,
-		Text: i.Text, Urgent: i.Urgent, CreatedAt: i.At}
+// Queued is the injection as the queue would return it.
+func (i Injected) Queued() inject.Injection {
+	q := i.Injection
+	q.ID, q.Quiet, q.CreatedAt = i.ID, false, i.At
+	return q
 }
 
 // Inject records inj and returns it queued, or fails (Fail), or panics
 // for one task (PanicOn).
-func (a *Actions) Inject(_ context.Context, inj executor.Injection) (store.Injection, error) {
+func (a *Actions) Inject(_ context.Context, inj inject.Injection) (inject.Injection, error) {
 	at := time.Now()
 	a.mu.Lock()
 	if inj.TaskID != "" && inj.TaskID == a.panicFor {
@@ -58,7 +58,7 @@ func (a *Actions) Inject(_ context.Context, inj executor.Injection) (store.Injec
 	if a.injectErr != nil {
 		err := a.injectErr
 		a.mu.Unlock()
-		return store.Injection{}, err
+		return inject.Injection{}, err
 	}
 	a.nextID++
 	i := Injected{Injection: inj, ID: a.nextID, At: at}
@@ -129,8 +129,8 @@ func (a *Actions) To(id task.ID) []Injected {
 }
 
 // Of returns the injections of one kind sent to a task, as queued.
-func (a *Actions) Of(id task.ID, k engine.Kind) []store.Injection {
-	var out []store.Injection
+func (a *Actions) Of(id task.ID, k inject.Kind) []inject.Injection {
+	var out []inject.Injection
 	for _, i := range a.To(id) {
 		if i.Kind == k {
 			out = append(out, i.Queued())
