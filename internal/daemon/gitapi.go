@@ -26,7 +26,7 @@ type gitAPI struct {
 	ctl *control.Control
 	wt  *worktree.Manager
 	mq  *merge.Queue
-	mw  *mainwatch.Watcher
+	mw  *mainwatch.Monitor
 }
 
 func newGitAPI(ctl *control.Control, rt *runtime) server.Git {

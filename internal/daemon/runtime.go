@@ -36,7 +36,7 @@ type runtime struct {
 	ex    *executor.Executor
 	wt    *worktree.Manager
 	mq    *merge.Queue
-	mw    *mainwatch.Watcher
+	mw    *mainwatch.Monitor
 	ps    *personaService
 	hooks *hooks.Runner
 	wf    *workflow.Service
