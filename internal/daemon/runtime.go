@@ -35,7 +35,7 @@ type runtime struct {
 	ex    *executor.Executor
 	wt    *worktree.Manager
 	mq    *merge.Queue
-	mw    *mainwatch.Watcher
+	mw    *mainwatch.Monitor
 	ps    *tasks.Personas
 	hooks *hooks.Runner
 	wf    *workflow.Service

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
@@ -100,10 +99,10 @@ type supervision struct {
 
 // Health implements server.Supervision. A task the Watcher does not
 // watch now (not running since the daemon started) is "unknown".
-func (s supervision) Health(ctx context.Context, ref string) ([]api.TaskHealth, error) {
+func (s supervision) Health(ctx context.Context, ref string) ([]supervise.Health, error) {
 	if ref == "" {
 		hs := s.w.HealthAll()
-		slices.SortFunc(hs, func(a, b api.TaskHealth) int { return strings.Compare(string(a.TaskID), string(b.TaskID)) })
+		slices.SortFunc(hs, func(a, b supervise.Health) int { return strings.Compare(string(a.TaskID), string(b.TaskID)) })
 		return hs, nil
 	}
 	id, err := s.ctl.Resolve(ctx, ref)
@@ -111,17 +110,17 @@ func (s supervision) Health(ctx context.Context, ref string) ([]api.TaskHealth, 
 		return nil, err
 	}
 	if h, ok := s.w.Health(id); ok {
-		return []api.TaskHealth{h}, nil
+		return []supervise.Health{h}, nil
 	}
 	t, err := s.st.GetTask(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	h := api.TaskHealth{TaskID: id, Status: "unknown", Ladder: "none", Diagnosis: "not watched: the task is " + string(t.Status)}
+	h := supervise.Health{TaskID: id, Status: "unknown", Ladder: "none", Diagnosis: "not watched: the task is " + string(t.Status)}
 	if t.NoSupervision {
 		h.Status, h.Diagnosis = "unsupervised", "created with --no-supervision"
 	}
-	return []api.TaskHealth{h}, nil
+	return []supervise.Health{h}, nil
 }
 
 // Diagnoses implements server.Supervision: the newest watcher events.
@@ -155,13 +154,13 @@ func (s supervision) Diagnoses(ctx context.Context, ref string, limit int) ([]ev
 }
 
 // Stats implements server.Supervision.
-func (s supervision) Stats(context.Context) (api.SupervisionStats, error) {
-	st := s.w.Stats()
+func (s supervision) Stats(context.Context) (supervise.Stats, *syncer.Stats, error) {
+	var sy *syncer.Stats
 	if s.sy != nil {
-		sy := s.sy.Stats()
-		st.Syncer = &sy
+		st := s.sy.Stats()
+		sy = &st
 	}
-	return st, nil
+	return s.w.Stats(), sy, nil
 }
 
 // Nudge implements server.Supervision: the user's nudge, through the door.

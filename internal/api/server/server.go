@@ -18,6 +18,8 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervise"
+	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
@@ -63,11 +65,13 @@ type Personas interface {
 type Supervision interface {
 	// Health returns the Watcher's view of one task (ref), or of every
 	// task it watches (ref "").
-	Health(ctx context.Context, ref string) ([]api.TaskHealth, error)
+	Health(ctx context.Context, ref string) ([]supervise.Health, error)
 	// Diagnoses returns the newest watcher.* events, oldest first, of
 	// one task or all (ref ""), at most limit (0: a default).
 	Diagnoses(ctx context.Context, ref string, limit int) ([]event.Event, error)
-	Stats(ctx context.Context) (api.SupervisionStats, error)
+	// Stats returns the Watcher's counters and the Syncer's (nil when
+	// there is no Syncer).
+	Stats(ctx context.Context) (supervise.Stats, *syncer.Stats, error)
 	// Nudge sends the user's nudge through the one door.
 	Nudge(ctx context.Context, ref, text string) (inject.Injection, error)
 }
@@ -77,15 +81,15 @@ type Knowledge interface {
 	// Learnings returns learnings: the best matches of search (full
 	// text, any word) or, without one, the oldest first; of one task's
 	// (ref) or all; at most limit (0: all).
-	Learnings(ctx context.Context, search, ref string, limit int) ([]api.Learning, error)
+	Learnings(ctx context.Context, search, ref string, limit int) ([]store.Learning, error)
 	// Learning returns one learning with the messages that relayed it;
 	// store.ErrNotFound (wrapped) when there is none.
-	Learning(ctx context.Context, id int64) (api.Learning, error)
+	Learning(ctx context.Context, id int64) (store.Learning, []store.SyncMessage, error)
 	// Forget deletes a learning and returns what it was.
-	Forget(ctx context.Context, id int64) (api.Learning, error)
+	Forget(ctx context.Context, id int64) (store.Learning, error)
 	// SyncMessages returns the newest sync messages to one task (ref) or
 	// all, oldest first, at most limit (0: a default).
-	SyncMessages(ctx context.Context, ref string, limit int) ([]api.SyncMessage, error)
+	SyncMessages(ctx context.Context, ref string, limit int) ([]store.SyncMessage, error)
 }
 
 // Config wires a Server.
