@@ -139,7 +139,7 @@ func TestDomainPackagesDoNoIO(t *testing.T) {
 func TestClientsNeverImportDaemonInternals(t *testing.T) {
 	t.Parallel()
 	graph := imports(t)
-	internals := []string{"internal/daemon", "internal/control", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/syncer", "internal/agent", "internal/engine", "internal/merge", "internal/worktree", "internal/mainwatch"}
+	internals := []string{"internal/daemon", "internal/tasks", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/syncer", "internal/agent", "internal/engine", "internal/merge", "internal/worktree", "internal/mainwatch"}
 	for _, client := range []string{"internal/cli", "internal/tui"} {
 		if _, ok := graph[client]; !ok {
 			continue

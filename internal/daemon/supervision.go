@@ -10,7 +10,6 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -20,13 +19,14 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
 
 // newWatcher builds the Watcher from the configuration: tier 2 is the
 // watcher persona on its tier, when that persona is enabled and a model
 // is configured.
 func newWatcher(cfg config.Watcher, set *persona.Set, models func(llm.Tier) (llm.Client, string, error),
-	st store.Store, bus *event.Bus, ex *executor.Executor, hs *hooks.Runner, log *slog.Logger) *supervise.Watcher {
+	st store.Store, bus *event.Bus, ex *tasks.Service, hs *hooks.Runner, log *slog.Logger) *supervise.Watcher {
 	p, ok := set.Get("watcher")
 	tier2 := cfg.Tier2 && ok && p.Enabled
 	var (
@@ -93,7 +93,7 @@ type supervision struct {
 	}
 	w  *supervise.Watcher
 	sy *syncer.Syncer
-	ex *executor.Executor
+	ex *tasks.Service
 	st store.Store
 }
 
@@ -169,6 +169,5 @@ func (s supervision) Nudge(ctx context.Context, ref, text string) (inject.Inject
 	if err != nil {
 		return inject.Injection{}, err
 	}
-	return s.ex.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Nudge, Source: inject.FromUser, Text: text,
-		Attrs: map[string]string{"severity": "hint"}})
+	return s.ex.Nudge(ctx, id, text)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -16,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
 
 // newSyncer builds the Syncer from the configuration: the syncer persona
@@ -23,7 +23,7 @@ import (
 // rules do), and the turn-end model pass runs on the router tier when
 // llm_extract is on.
 func newSyncer(cfg config.Syncer, set *persona.Set, models func(llm.Tier) (llm.Client, string, error),
-	st store.Store, bus *event.Bus, ex *executor.Executor, hs *hooks.Runner, log *slog.Logger) *syncer.Syncer {
+	st store.Store, bus *event.Bus, ex *tasks.Service, hs *hooks.Runner, log *slog.Logger) *syncer.Syncer {
 	var (
 		s       *syncer.Syncer
 		decider syncer.Decider

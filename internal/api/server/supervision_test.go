@@ -19,7 +19,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
@@ -86,7 +85,7 @@ func (f *fakeSupervision) Stats(context.Context) (supervise.Stats, *syncer.Stats
 func (f *fakeSupervision) Nudge(_ context.Context, ref, text string) (inject.Injection, error) {
 	f.record("nudge " + ref + " " + text)
 	if ref == "t-done00" {
-		return inject.Injection{}, &control.FinishedError{ID: "t-done00", Status: task.Completed}
+		return inject.Injection{}, &task.FinishedError{ID: "t-done00", Status: task.Completed}
 	}
 	return inject.Injection{ID: 9, TaskID: task.ID(ref), Source: "user", Kind: "nudge", Text: text, CreatedAt: t0}, nil
 }
