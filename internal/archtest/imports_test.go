@@ -139,7 +139,7 @@ func TestDomainPackagesDoNoIO(t *testing.T) {
 func TestClientsNeverImportDaemonInternals(t *testing.T) {
 	t.Parallel()
 	graph := imports(t)
-	internals := []string{"internal/daemon", "internal/control", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/syncer", "internal/agent", "internal/engine", "internal/merge", "internal/worktree", "internal/mainwatch"}
+	internals := []string{"internal/daemon", "internal/tasks", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/syncer", "internal/agent", "internal/engine", "internal/merge", "internal/worktree", "internal/mainwatch"}
 	for _, client := range []string{"internal/cli", "internal/tui"} {
 		if _, ok := graph[client]; !ok {
 			continue
@@ -191,5 +191,36 @@ func TestCoreNeverImportsTheTUIToolkit(t *testing.T) {
 				t.Errorf("%s imports %s; only internal/tui may", pkg, imp)
 			}
 		}
+	}
+}
+
+// TestOnlyTheEdgesImportTheWireTypes: internal/api holds wire types only.
+// Services return their own domain types; api/server converts them to wire
+// types and api/client reads them back; the CLI, the TUI and the daemon
+// (which wires the server) are the other edges. No domain or service
+// package imports internal/api or its subpackages.
+func TestOnlyTheEdgesImportTheWireTypes(t *testing.T) {
+	t.Parallel()
+	edges := []string{"internal/api", "internal/cli", "internal/tui", "internal/daemon", "cmd"}
+	var bad []string
+	for pkg, imps := range imports(t) {
+		edge := false
+		for _, e := range edges {
+			if under(pkg, e) {
+				edge = true
+			}
+		}
+		if edge {
+			continue
+		}
+		for _, imp := range imps {
+			if rel, ok := strings.CutPrefix(imp, module+"/"); ok && under(rel, "internal/api") {
+				bad = append(bad, pkg+" imports "+rel)
+			}
+		}
+	}
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Errorf("%s: only api/server, api/client, cli, tui, daemon and cmd use the wire types; return a domain type and convert it in api/server", b)
 	}
 }

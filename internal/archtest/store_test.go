@@ -17,9 +17,8 @@ import (
 const maxStoreInterface = 8
 
 // wholeStoreHolders may name store.Store: the composition root, the
-// implementation and the conformance suite. internal/control is the task
-// table's old owner, on its way into the tasks service.
-var wholeStoreHolders = []string{"internal/daemon", "internal/store/sqlite", "internal/store/storetest", "internal/control"}
+// implementation and the conformance suite.
+var wholeStoreHolders = []string{"internal/daemon", "internal/store/sqlite", "internal/store/storetest"}
 
 // sources parses the non-test Go files of the module, by package directory
 // relative to the module root.

@@ -1,5 +1,6 @@
 // Package daemon is Neuraphage's composition root: it builds the store, the
-// event bus, the task control plane and the API server, and owns their lives.
+// event bus, the tasks service, the runtime that runs tasks and the API
+// server, wires them together, and owns their lives.
 //
 // Run holds a lock file so that one daemon serves a home; a lock left by a
 // crashed daemon is released by the kernel, so its stale pid file and socket are
@@ -31,12 +32,12 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
 	"github.com/neuraphage/neuraphage-go/internal/config"
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
 
 // Options configures Run.
@@ -148,18 +149,18 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}()
 
-	ctl := control.New(st, time.Now, rand.Reader, control.Defaults{
-		Priority: opts.Config.Tasks.DefaultPriority, Engine: opts.Config.Tasks.DefaultEngine,
-	}, logger)
-	recovered, err := ctl.Recover(ctx)
-	if err != nil {
-		return err
-	}
 	personas, err := persona.Load(p.Personas)
 	if err != nil {
 		return err
 	}
-	rt, err := newRuntime(opts.Config, opts.Getenv, personas, ctl, st, bus, logger)
+	svc := tasks.New(tasks.Options{Store: st, Records: st, Personas: personas,
+		Priority: opts.Config.Tasks.DefaultPriority, Engine: opts.Config.Tasks.DefaultEngine, AutoMerge: opts.Config.Merge.Auto,
+		Now: time.Now, Rand: rand.Reader, Logger: logger})
+	recovered, err := svc.Recover(ctx)
+	if err != nil {
+		return err
+	}
+	rt, err := newRuntime(opts.Config, opts.Getenv, personas, svc, st, bus, logger)
 	if err != nil {
 		return err
 	}
@@ -200,10 +201,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// watch streams let the server stop.
 	streamCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	api := tasks{Control: ctl, ex: ex, st: st, set: personas, wf: rt.wf}
 	srv := &http.Server{
 		Handler: server.New(server.Config{
-			Tasks: api, Personas: api, Supervision: supervision{ctl: ctl, w: rt.sv, sy: rt.sy, ex: ex, st: st}, Knowledge: knowledgeAPI{ctl: ctl, st: st}, Daemon: d, Log: st, Bus: bus, Git: newGitAPI(ctl, rt),
+			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },

@@ -2,16 +2,13 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/agent"
 	"github.com/neuraphage/neuraphage-go/internal/agent/tool"
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/config"
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
@@ -26,6 +23,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 	"github.com/neuraphage/neuraphage-go/internal/workflow"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
@@ -33,29 +31,31 @@ import (
 // runtime is what runs tasks: the executor, the worktrees they run in and
 // the merge queue that lands their work.
 type runtime struct {
+	svc   *tasks.Service
 	ex    *executor.Executor
 	wt    *worktree.Manager
 	mq    *merge.Queue
-	mw    *mainwatch.Watcher
-	ps    *personaService
+	mw    *mainwatch.Monitor
+	ps    *tasks.Personas
 	hooks *hooks.Runner
 	wf    *workflow.Service
 	sv    *supervise.Watcher
 	sy    *syncer.Syncer
 }
 
-// send is the executor's one door for the merge queue, the main watcher and
-// the workflows, which build their injections themselves. It reads rt.ex
-// when called: they are built before the executor.
+// send is the door for the merge queue's, the main watcher's and the
+// workflows' injections, which they build themselves: the tasks service,
+// which hands them to the executor.
 func (rt *runtime) send(ctx context.Context, inj inject.Injection) error {
-	_, err := rt.ex.Inject(ctx, inj)
+	_, err := rt.svc.Inject(ctx, inj)
 	return err
 }
 
 // newRuntime builds the engines, the worktree manager, the merge queue and
-// the executor from the configuration.
-func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, ctl *control.Control, st store.Store, bus *event.Bus, log *slog.Logger) (*runtime, error) {
-	rt := &runtime{}
+// the executor from the configuration, each acting on tasks through svc,
+// and binds svc to them.
+func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, svc *tasks.Service, st store.Store, bus *event.Bus, log *slog.Logger) (*runtime, error) {
+	rt := &runtime{svc: svc}
 	hs := make([]hooks.Hook, len(cfg.Hooks))
 	for i, h := range cfg.Hooks {
 		hs[i] = hooks.Hook{Point: hooks.Point(h.On), Command: h.Command, Timeout: h.Timeout()}
@@ -67,7 +67,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			}
 		}})
 	providerSet, setErr := providers.New(cfg.LLM, getenv, providers.Options{Logger: log})
-	rt.ps = &personaService{set: set, hooks: rt.hooks, models: func(tier llm.Tier) (llm.Client, string, error) {
+	rt.ps = tasks.NewPersonas(set, rt.hooks, func(tier llm.Tier) (llm.Client, string, error) {
 		if setErr != nil {
 			return nil, "", fmt.Errorf("%w: %v", engine.ErrNoModel, setErr)
 		}
@@ -77,7 +77,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		}
 		tg, _ := providerSet.Resolution().Target(tier)
 		return c, tg.Model, nil
-	}}
+	})
 	native, err := newNative(cfg, providerSet, setErr, rt.ps)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		},
 	}})
 	rt.mq = merge.New(merge.Options{
-		Store: st, Worktrees: rt.wt, Logger: log,
+		Store: st, Tasks: svc, Worktrees: rt.wt, Logger: log,
 		Config: merge.Config{
 			Strategy: m.Strategy, Gate: m.Gate, GateTimeout: time.Duration(m.GateTimeoutSecs) * time.Second,
 			MaxSendBacks: m.MaxSendBacks, PR: m.PR, Remote: m.Remote, Cleanup: m.Cleanup,
@@ -118,13 +118,13 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 	// Workflow tasks: their phases are child tasks on their branch.
 	rt.wf = workflow.New(workflow.Options{
 		Store: st, Logger: log.With("component", "workflow"),
-		Create: ctl.Create,
+		Create: svc.Add, // the phases' personas are checked with the workflow
 		Depend: func(ctx context.Context, id, blocker task.ID) error {
-			_, err := ctl.Depend(ctx, string(id), string(blocker))
+			_, err := svc.Depend(ctx, id, blocker)
 			return err
 		},
 		Resume: func(ctx context.Context, id task.ID) error {
-			_, err := rt.ex.Resume(ctx, id, "the workflow's order is in place")
+			_, err := svc.Resume(ctx, id, "the workflow's order is in place")
 			return err
 		},
 		Inject: rt.send,
@@ -138,14 +138,9 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			TaskUSD:       cfg.Budget.TaskUSD, DailyUSD: cfg.Budget.DailyUSD, FleetUSD: cfg.Budget.FleetUSD,
 		},
 		Workspace: func(ctx context.Context, t task.Task) (executor.Workspace, error) {
-			if t.Phase != nil && t.ParentID != "" {
-				// A workflow's phases work in the workflow task's worktree.
-				parent, err := st.GetTask(ctx, t.ParentID)
-				if err != nil {
-					return executor.Workspace{}, fmt.Errorf("reading workflow task %s: %w", t.ParentID, err)
-				}
-				rt.wf.PhaseStarting(ctx, t)
-				t = parent
+			t, err := rt.wf.WorkTask(ctx, t) // a phase works in its workflow's worktree
+			if err != nil {
+				return executor.Workspace{}, err
 			}
 			wt, err := rt.wt.Provision(ctx, t)
 			if err != nil {
@@ -153,15 +148,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			}
 			return executor.Workspace{Dir: wt.Path, Env: rt.wt.Env(wt)}, nil
 		},
-		Complete: func(ctx context.Context, id task.ID, summary string) bool {
-			if t, err := st.GetTask(ctx, id); err == nil && t.Phase != nil {
-				// A phase's work stays on the workflow's branch; the
-				// workflow task goes to the merge queue once all are done.
-				rt.wf.PhaseDone(ctx, t, summary)
-				return false
-			}
-			return rt.mq.Complete(ctx, id, summary, m.Auto)
-		},
+		Complete: svc.Completed,
 		// Blocking rebase requests are carried out by the main watcher at
 		// the task's turn boundary.
 		Rebase: func(ctx context.Context, t task.Task, _ inject.Injection) executor.RebaseReply {
@@ -173,8 +160,9 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		// learnings go into their first context.
 		Brief: func(ctx context.Context, t task.Task) { rt.sy.Brief(ctx, t) },
 	})
-	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.models, st, bus, rt.ex, rt.hooks, log)
-	rt.sy = newSyncer(cfg.Supervision.Syncer, set, rt.ps.models, st, bus, rt.ex, rt.hooks, log)
+	svc.Bind(tasks.Runtime{Runner: rt.ex, Workflows: rt.wf, Merges: rt.mq, Rebases: rt.mw})
+	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)
+	rt.sy = newSyncer(cfg.Supervision.Syncer, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)
 	return rt, nil
 }
 
@@ -182,7 +170,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 // still builds: tasks that start are paused with what to configure. A
 // task's model is its own (--model), else its persona's tier's; its system
 // prompt is its persona's before the base prompt.
-func newNative(cfg config.Config, set *providers.Set, setErr error, ps *personaService) (*agent.Engine, error) {
+func newNative(cfg config.Config, set *providers.Set, setErr error, ps *tasks.Personas) (*agent.Engine, error) {
 	rules := make([]tool.Rule, len(cfg.Agent.DenyCommands))
 	for i, p := range cfg.Agent.DenyCommands {
 		rules[i] = tool.Rule{Pattern: p, Reason: "denied by agent.deny_commands in the config"}
@@ -232,99 +220,4 @@ func newNative(cfg config.Config, set *providers.Set, setErr error, ps *personaS
 			BashTimeout: tool.Seconds(a.BashTimeoutSecs), MaxBashTimeout: tool.Seconds(a.MaxBashTimeoutSecs)},
 		Limits: agent.Limits{MaxToolFailures: a.MaxToolFailures, NoProgress: time.Duration(a.NoProgressSecs) * time.Second},
 	}), nil
-}
-
-// tasks is the API's view of task operations: the control plane, with the
-// operations on a task's life routed through the executor, the one door
-// for messages, personas checked and workflows started.
-type tasks struct {
-	*control.Control
-	ex  *executor.Executor
-	st  store.Store
-	set *persona.Set
-	wf  *workflow.Service
-}
-
-// Create checks the persona and the workflow's personas against the
-// daemon's persona set (unknown ones are the user's to fix) and creates
-// the task, or the workflow task with its phases.
-func (t tasks) Create(ctx context.Context, spec task.Spec) (task.Task, error) {
-	if spec.Persona != "" {
-		if _, err := t.set.Assignable(spec.Persona); err != nil {
-			return task.Task{}, &task.InvalidError{Field: "persona", Msg: err.Error()}
-		}
-	}
-	if len(spec.Workflow) > 0 {
-		if err := t.set.CheckPhases(spec.Workflow); err != nil {
-			return task.Task{}, &task.InvalidError{Field: "workflow", Msg: err.Error()}
-		}
-		return t.wf.Start(ctx, spec)
-	}
-	return t.Control.Create(ctx, spec)
-}
-
-// Escalate implements server.Personas: a refusal is the user's to fix.
-func (t tasks) Escalate(ctx context.Context, ref, to, reason string) (api.Escalation, error) {
-	id, err := t.Resolve(ctx, ref)
-	if err != nil {
-		return api.Escalation{}, err
-	}
-	e, err := t.ex.Escalate(ctx, id, to, reason, "user")
-	var refused *executor.EscalationRefusedError
-	if errors.As(err, &refused) {
-		return api.Escalation{}, &task.InvalidError{Field: "task", Msg: fmt.Sprintf("%s cannot be escalated: %v", refused.ID, refused.Err)}
-	}
-	if err != nil {
-		return api.Escalation{}, err
-	}
-	return api.Escalation{TaskID: e.TaskID, From: e.From, To: e.To, Applied: e.Applied}, nil
-}
-
-func (t tasks) Pause(ctx context.Context, ref, reason string) (task.Task, error) {
-	id, err := t.Resolve(ctx, ref)
-	if err != nil {
-		return task.Task{}, err
-	}
-	return t.ex.Pause(ctx, id, reason)
-}
-
-func (t tasks) Resume(ctx context.Context, ref, reason string) (task.Task, error) {
-	id, err := t.Resolve(ctx, ref)
-	if err != nil {
-		return task.Task{}, err
-	}
-	return t.ex.Resume(ctx, id, reason)
-}
-
-// Cancel cancels a task; a workflow task's unfinished phase tasks go with
-// it.
-func (t tasks) Cancel(ctx context.Context, ref, reason string) (task.Task, error) {
-	id, err := t.Resolve(ctx, ref)
-	if err != nil {
-		return task.Task{}, err
-	}
-	out, err := t.ex.Cancel(ctx, id, reason)
-	if err != nil || len(out.Workflow) == 0 {
-		return out, err
-	}
-	kids, err := t.st.ListTasks(ctx, store.ListOptions{ParentID: id})
-	if err != nil {
-		return out, err
-	}
-	for _, k := range kids {
-		if k.Phase != nil && !k.Status.Terminal() {
-			if _, err := t.ex.Cancel(ctx, k.ID, "its workflow "+string(id)+" was cancelled"); err != nil {
-				return out, err
-			}
-		}
-	}
-	return out, nil
-}
-
-func (t tasks) Send(ctx context.Context, ref, text string, urgent bool) (inject.Injection, error) {
-	id, err := t.Resolve(ctx, ref)
-	if err != nil {
-		return inject.Injection{}, err
-	}
-	return t.ex.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Message, Source: inject.FromUser, Text: text, Urgent: urgent})
 }

@@ -8,10 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -21,13 +19,14 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
 
 // newWatcher builds the Watcher from the configuration: tier 2 is the
 // watcher persona on its tier, when that persona is enabled and a model
 // is configured.
 func newWatcher(cfg config.Watcher, set *persona.Set, models func(llm.Tier) (llm.Client, string, error),
-	st store.Store, bus *event.Bus, ex *executor.Executor, hs *hooks.Runner, log *slog.Logger) *supervise.Watcher {
+	st store.Store, bus *event.Bus, ex *tasks.Service, hs *hooks.Runner, log *slog.Logger) *supervise.Watcher {
 	p, ok := set.Get("watcher")
 	tier2 := cfg.Tier2 && ok && p.Enabled
 	var (
@@ -94,16 +93,16 @@ type supervision struct {
 	}
 	w  *supervise.Watcher
 	sy *syncer.Syncer
-	ex *executor.Executor
+	ex *tasks.Service
 	st store.Store
 }
 
 // Health implements server.Supervision. A task the Watcher does not
 // watch now (not running since the daemon started) is "unknown".
-func (s supervision) Health(ctx context.Context, ref string) ([]api.TaskHealth, error) {
+func (s supervision) Health(ctx context.Context, ref string) ([]supervise.Health, error) {
 	if ref == "" {
 		hs := s.w.HealthAll()
-		slices.SortFunc(hs, func(a, b api.TaskHealth) int { return strings.Compare(string(a.TaskID), string(b.TaskID)) })
+		slices.SortFunc(hs, func(a, b supervise.Health) int { return strings.Compare(string(a.TaskID), string(b.TaskID)) })
 		return hs, nil
 	}
 	id, err := s.ctl.Resolve(ctx, ref)
@@ -111,17 +110,17 @@ func (s supervision) Health(ctx context.Context, ref string) ([]api.TaskHealth, 
 		return nil, err
 	}
 	if h, ok := s.w.Health(id); ok {
-		return []api.TaskHealth{h}, nil
+		return []supervise.Health{h}, nil
 	}
 	t, err := s.st.GetTask(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	h := api.TaskHealth{TaskID: id, Status: "unknown", Ladder: "none", Diagnosis: "not watched: the task is " + string(t.Status)}
+	h := supervise.Health{TaskID: id, Status: "unknown", Ladder: "none", Diagnosis: "not watched: the task is " + string(t.Status)}
 	if t.NoSupervision {
 		h.Status, h.Diagnosis = "unsupervised", "created with --no-supervision"
 	}
-	return []api.TaskHealth{h}, nil
+	return []supervise.Health{h}, nil
 }
 
 // Diagnoses implements server.Supervision: the newest watcher events.
@@ -155,13 +154,13 @@ func (s supervision) Diagnoses(ctx context.Context, ref string, limit int) ([]ev
 }
 
 // Stats implements server.Supervision.
-func (s supervision) Stats(context.Context) (api.SupervisionStats, error) {
-	st := s.w.Stats()
+func (s supervision) Stats(context.Context) (supervise.Stats, *syncer.Stats, error) {
+	var sy *syncer.Stats
 	if s.sy != nil {
-		sy := s.sy.Stats()
-		st.Syncer = &sy
+		st := s.sy.Stats()
+		sy = &st
 	}
-	return st, nil
+	return s.w.Stats(), sy, nil
 }
 
 // Nudge implements server.Supervision: the user's nudge, through the door.
@@ -170,6 +169,5 @@ func (s supervision) Nudge(ctx context.Context, ref, text string) (inject.Inject
 	if err != nil {
 		return inject.Injection{}, err
 	}
-	return s.ex.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Nudge, Source: inject.FromUser, Text: text,
-		Attrs: map[string]string{"severity": "hint"}})
+	return s.ex.Nudge(ctx, id, text)
 }

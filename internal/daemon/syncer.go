@@ -3,12 +3,11 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -16,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
 
 // newSyncer builds the Syncer from the configuration: the syncer persona
@@ -23,7 +23,7 @@ import (
 // rules do), and the turn-end model pass runs on the router tier when
 // llm_extract is on.
 func newSyncer(cfg config.Syncer, set *persona.Set, models func(llm.Tier) (llm.Client, string, error),
-	st store.Store, bus *event.Bus, ex *executor.Executor, hs *hooks.Runner, log *slog.Logger) *syncer.Syncer {
+	st store.Store, bus *event.Bus, ex *tasks.Service, hs *hooks.Runner, log *slog.Logger) *syncer.Syncer {
 	var (
 		s       *syncer.Syncer
 		decider syncer.Decider
@@ -63,7 +63,7 @@ type knowledgeAPI struct {
 }
 
 // Learnings implements server.Knowledge.
-func (k knowledgeAPI) Learnings(ctx context.Context, search, ref string, limit int) ([]api.Learning, error) {
+func (k knowledgeAPI) Learnings(ctx context.Context, search, ref string, limit int) ([]store.Learning, error) {
 	q := store.LearningQuery{Search: search, Limit: limit}
 	if ref != "" {
 		id, err := k.ctl.Resolve(ctx, ref)
@@ -72,49 +72,34 @@ func (k knowledgeAPI) Learnings(ctx context.Context, search, ref string, limit i
 		}
 		q.TaskID = id
 	}
-	ls, err := k.st.Learnings(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.Learning, len(ls))
-	for i, l := range ls {
-		out[i] = apiLearning(l)
-	}
-	return out, nil
+	return k.st.Learnings(ctx, q)
 }
 
 // Learning implements server.Knowledge: one learning with the messages
 // that relayed it.
-func (k knowledgeAPI) Learning(ctx context.Context, id int64) (api.Learning, error) {
+func (k knowledgeAPI) Learning(ctx context.Context, id int64) (store.Learning, []store.SyncMessage, error) {
 	l, err := k.st.GetLearning(ctx, id)
 	if err != nil {
-		return api.Learning{}, err
+		return store.Learning{}, nil, err
 	}
-	out := apiLearning(l)
 	ms, err := k.st.SyncMessages(ctx, store.SyncQuery{LearningID: id})
 	if err != nil {
-		return api.Learning{}, err
+		return store.Learning{}, nil, err
 	}
-	for _, m := range ms {
-		out.Relayed = append(out.Relayed, apiSync(m))
-	}
-	return out, nil
+	return l, ms, nil
 }
 
 // Forget implements server.Knowledge.
-func (k knowledgeAPI) Forget(ctx context.Context, id int64) (api.Learning, error) {
+func (k knowledgeAPI) Forget(ctx context.Context, id int64) (store.Learning, error) {
 	l, _, err := k.st.ForgetLearning(ctx, id, func(l store.Learning) []event.Event {
 		return []event.Event{event.New(time.Now().UTC(), l.TaskID, event.KnowledgeForgot{LearningID: l.ID, Summary: l.Summary})}
 	})
-	if err != nil {
-		return api.Learning{}, err
-	}
-	return apiLearning(l), nil
+	return l, err
 }
 
 // SyncMessages implements server.Knowledge: the newest messages to one
 // task (ref) or to all, oldest first.
-func (k knowledgeAPI) SyncMessages(ctx context.Context, ref string, limit int) ([]api.SyncMessage, error) {
+func (k knowledgeAPI) SyncMessages(ctx context.Context, ref string, limit int) ([]store.SyncMessage, error) {
 	if limit <= 0 {
 		limit = 50
 	}
@@ -130,25 +115,6 @@ func (k knowledgeAPI) SyncMessages(ctx context.Context, ref string, limit int) (
 	if err != nil {
 		return nil, err
 	}
-	out := make([]api.SyncMessage, len(ms))
-	for i, m := range ms {
-		out[len(ms)-1-i] = apiSync(m)
-	}
-	return out, nil
-}
-
-func apiLearning(l store.Learning) api.Learning {
-	out := api.Learning{ID: l.ID, Kind: l.Kind, Summary: l.Summary, Detail: l.Detail, Tags: l.Tags, Files: l.Files,
-		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, Sources: []api.LearningSource{}}
-	for _, s := range l.Sources {
-		out.Sources = append(out.Sources, api.LearningSource{TaskID: s.TaskID, Kind: s.Kind, At: s.At})
-	}
-	return out
-}
-
-func apiSync(m store.SyncMessage) api.SyncMessage {
-	return api.SyncMessage{ID: m.ID, LearningID: m.LearningID, From: m.From, To: m.TaskID, Urgency: m.Urgency,
-		Relevance: m.Relevance, Score: m.Score, Message: m.Message, Reason: m.Reason, DecidedBy: m.DecidedBy,
-		State: string(m.State), Note: m.Note, InjectionID: m.InjectionID, CreatedAt: m.CreatedAt,
-		QueuedAt: m.QueuedAt, DeliveredAt: m.DeliveredAt}
+	slices.Reverse(ms)
+	return ms, nil
 }

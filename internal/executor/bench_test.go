@@ -3,7 +3,6 @@ package executor
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/agent"
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -45,7 +43,7 @@ type benchEnv struct {
 	tb  testing.TB
 	st  *sqlite.Store
 	bus *event.Bus
-	ctl *control.Control
+	ctl creator
 	ex  *Executor
 	dir string
 	// marks sees every request body the model server receives.
@@ -103,7 +101,7 @@ func newBenchEnv(tb testing.TB, script *llmtest.Script, maxConcurrent int) *benc
 		}
 	}
 	e := &benchEnv{tb: tb, st: st, bus: bus, dir: dir, marks: marks,
-		ctl: control.New(st, time.Now, rand.Reader, control.Defaults{Priority: 2, Engine: agent.Name}, log)}
+		ctl: creator{st: st, engine: agent.Name}}
 	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
 		Config: Config{MaxConcurrent: maxConcurrent, MaxIterations: 1_000_000}})
 	tb.Cleanup(func() {

@@ -27,7 +27,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -407,7 +406,7 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 	if t.ResumePending {
 		reason = "resumed after a daemon restart"
 	}
-	move := control.Transition(task.Running, reason, now)
+	move := store.Transition(task.Running, reason, now)
 	// Not abandoned when ctx ends: a write the store commits after the
 	// caller gave up would leave a task running with no run.
 	uctx, cancelUpdate := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
@@ -542,7 +541,7 @@ func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Stat
 		to = task.Failed
 		out.Reason = fmt.Sprintf("engine returned an unknown outcome %q: %s", out.Status, out.Reason)
 	}
-	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(to, out.Reason, e.now())); err != nil {
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(to, out.Reason, e.now())); err != nil {
 		e.logMove(id, to, err)
 		return ""
 	}
@@ -563,7 +562,7 @@ func (e *Executor) logMove(id task.ID, to task.Status, err error) {
 func (e *Executor) requeue(id task.ID, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
-	move := control.Transition(task.Queued, reason, e.now())
+	move := store.Transition(task.Queued, reason, e.now())
 	_, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
 		evs, err := move(t)
 		t.ResumePending = err == nil
@@ -577,7 +576,7 @@ func (e *Executor) requeue(id task.ID, reason string) {
 // finishEarly ends a task that could not start.
 func (e *Executor) finishEarly(ctx context.Context, id task.ID, to task.Status, reason string) {
 	e.log.Warn("task not started", "task_id", id, "to", to, "reason", reason)
-	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(to, reason, e.now())); err != nil {
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(to, reason, e.now())); err != nil {
 		e.logMove(id, to, err)
 	}
 }
@@ -588,7 +587,7 @@ func (e *Executor) wakeIfPending(ctx context.Context, id task.ID) {
 	if err != nil || len(pending) == 0 {
 		return
 	}
-	if _, _, err := e.st.UpdateTask(ctx, id, control.Transition(task.Queued, "a message arrived", e.now())); err != nil {
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Queued, "a message arrived", e.now())); err != nil {
 		var te *task.TransitionError
 		if !errors.As(err, &te) {
 			e.log.Error("waking a waiting task", "task_id", id, "err", err)
@@ -600,3 +599,6 @@ func dayStart(t time.Time) time.Time {
 	y, m, d := t.UTC().Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
+
+// Engines returns the names of the engines tasks may name, sorted.
+func (e *Executor) Engines() []string { return e.engineNames() }

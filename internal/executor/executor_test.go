@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -44,7 +42,7 @@ type env struct {
 	t   *testing.T
 	st  *sqlite.Store
 	bus *event.Bus
-	ctl *control.Control
+	ctl creator
 	ex  *Executor
 	dir string
 
@@ -60,7 +58,7 @@ func newExecEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.DefaultEngine = "fake"
 	e := &env{t: t, st: st, bus: bus, dir: t.TempDir(),
-		ctl: control.New(st, time.Now, rand.Reader, control.Defaults{Priority: 2, Engine: "fake"}, log)}
+		ctl: creator{st: st, engine: "fake"}}
 	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
 	t.Cleanup(func() {
 		e.stop()
@@ -370,7 +368,7 @@ func TestInjectValidates(t *testing.T) {
 	if _, err := e.ex.Cancel(context.Background(), tk.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	var fin *control.FinishedError
+	var fin *task.FinishedError
 	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Text: "hello"}); !errors.As(err, &fin) {
 		t.Errorf("finished task: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -213,7 +212,7 @@ func (h *host) escalate(ctx context.Context, p inject.Injection) ([]inject.Injec
 	var queued []inject.Injection
 	told, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], p.Attrs["reason"], by, turn, false)
 	if err != nil {
-		var fe *control.FinishedError
+		var fe *task.FinishedError
 		switch {
 		case errors.As(err, &fe):
 			return nil, err

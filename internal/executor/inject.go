@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
@@ -16,7 +16,7 @@ import (
 var errStartedMeanwhile = errors.New("the task started meanwhile")
 
 // MaxInjectionLen bounds an injection's text.
-const MaxInjectionLen = control.MaxMessageLen
+const MaxInjectionLen = 100_000
 
 // Inject is the one door for every message to a task. The message is stored
 // in the task's durable queue before Inject returns and is delivered at the
@@ -50,13 +50,13 @@ func (e *Executor) Inject(ctx context.Context, inj inject.Injection) (inject.Inj
 		return inject.Injection{}, err
 	}
 	if t.Status.Terminal() {
-		return inject.Injection{}, &control.FinishedError{ID: t.ID, Status: t.Status}
+		return inject.Injection{}, &task.FinishedError{ID: t.ID, Status: t.Status}
 	}
 	if inj.Kind == inject.Pause && !e.isRunning(t.ID) {
 		// Pause at once, unless the scheduler started the task meanwhile:
 		// the store serializes this check with its start.
 		reason := words.Or(inj.Text, "paused by "+string(inj.Source))
-		move := control.Transition(task.Paused, reason, e.now())
+		move := store.Transition(task.Paused, reason, e.now())
 		_, _, err := e.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
 			if t.Status == task.Running {
 				return nil, errStartedMeanwhile
@@ -118,7 +118,7 @@ func (e *Executor) Pause(ctx context.Context, id task.ID, reason string) (task.T
 // again (the limit it reached moves up by its size).
 func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.Task, error) {
 	reason = words.Or(reason, "resumed by user")
-	move := control.Transition(task.Queued, reason, e.now())
+	move := store.Transition(task.Queued, reason, e.now())
 	cfg := e.cfg
 	t, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
 		if t.Status != task.Paused {
@@ -146,7 +146,7 @@ func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.
 // Cancel stops a task for good; a running one is stopped at once, its
 // processes killed.
 func (e *Executor) Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	t, _, err := e.st.UpdateTask(ctx, id, control.Transition(task.Cancelled, words.Or(reason, "cancelled by user"), e.now()))
+	t, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Cancelled, words.Or(reason, "cancelled by user"), e.now()))
 	if err != nil {
 		return task.Task{}, err
 	}

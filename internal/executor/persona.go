@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -139,7 +138,7 @@ func (e *Executor) Escalate(ctx context.Context, id task.ID, to, reason, by stri
 		return Escalation{}, err
 	}
 	if t.Status.Terminal() {
-		return Escalation{}, &control.FinishedError{ID: t.ID, Status: t.Status}
+		return Escalation{}, &task.FinishedError{ID: t.ID, Status: t.Status}
 	}
 	if len(t.Workflow) > 0 {
 		return Escalation{}, &EscalationRefusedError{ID: id, Err: errors.New("a workflow task runs no persona itself; escalate one of its phase tasks")}
@@ -194,7 +193,7 @@ func (e *Executor) applyEscalation(ctx context.Context, id task.ID, from, to, re
 			return nil, errStartedMeanwhile
 		}
 		if t.Status.Terminal() {
-			return nil, &control.FinishedError{ID: t.ID, Status: t.Status}
+			return nil, &task.FinishedError{ID: t.ID, Status: t.Status}
 		}
 		if !notRunning && t.Persona != from {
 			// A later escalation of the stopped task went past this one.

@@ -34,7 +34,7 @@ type mwEnv struct {
 	t    testing.TB
 	st   *sqlite.Store
 	wt   *worktree.Manager
-	w    *Watcher
+	w    *Monitor
 	repo string
 
 	mu      sync.Mutex
@@ -60,7 +60,7 @@ func newWatchEnv(t testing.TB, cfg Config) *mwEnv {
 }
 
 // watcher returns a new watcher on the env's store (a restarted daemon).
-func (e *mwEnv) watcher(cfg Config) *Watcher {
+func (e *mwEnv) watcher(cfg Config) *Monitor {
 	var log *slog.Logger
 	if os.Getenv("MW_DEBUG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -39,6 +39,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
@@ -80,7 +81,7 @@ type Config struct {
 	Debounce time.Duration
 }
 
-// Store is what the Watcher reads of tasks, their worktrees and the event
+// Store is what the Monitor reads of tasks, their worktrees and the event
 // log, and the events it records.
 type Store interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
@@ -92,7 +93,7 @@ type Store interface {
 	LastEventID(ctx context.Context) (int64, error)
 }
 
-// Options wires a Watcher.
+// Options wires a Monitor.
 type Options struct {
 	Store     Store
 	Worktrees *worktree.Manager
@@ -109,8 +110,9 @@ type Options struct {
 // Source is the sender of the watcher's notices.
 const Source = inject.FromMainWatcher
 
-// Watcher is the MainWatcher. Its methods are safe for concurrent use.
-type Watcher struct {
+// Monitor is the main watcher (the MainWatcher). Its methods are safe for
+// concurrent use; Run owns its loop.
+type Monitor struct {
 	st     Store
 	wt     *worktree.Manager
 	cfg    Config
@@ -118,7 +120,8 @@ type Watcher struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	trigger chan string // a repository to check now ("" for all)
+	trigger chan string         // a repository to check now ("" for all)
+	rt      *supervisor.Runtime // runs the loop, restarted after a panic
 
 	scanMu sync.Mutex // one scan at a time (cycles, status, requests)
 
@@ -213,8 +216,8 @@ type RepoStatus struct {
 	FetchErr string `json:"fetch_error,omitempty"`
 }
 
-// New returns a Watcher; Run starts it.
-func New(o Options) *Watcher {
+// New returns a Monitor; Run starts it.
+func New(o Options) *Monitor {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -234,9 +237,11 @@ func New(o Options) *Watcher {
 	if c.Debounce <= 0 {
 		c.Debounce = 20 * time.Millisecond
 	}
-	w := &Watcher{
+	log := o.Logger.With("component", "mainwatch")
+	w := &Monitor{
 		st: o.Store, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
-		log:       o.Logger.With("component", "mainwatch"),
+		log:       log,
+		rt:        supervisor.New(supervisor.Options{Name: "the main watcher", Logger: log, Now: o.Now}),
 		trigger:   make(chan string, 64),
 		mains:     map[groupKey]*mainState{},
 		tasks:     map[task.ID]*TaskState{},
@@ -249,7 +254,7 @@ func New(o Options) *Watcher {
 
 // Notify tells the watcher that main may have moved in repo (the merge
 // queue landed work there): it looks at once.
-func (w *Watcher) Notify(repo string) {
+func (w *Monitor) Notify(repo string) {
 	select {
 	case w.trigger <- repo:
 	default: // checks are already waiting; one of them covers it
@@ -267,7 +272,7 @@ type entry struct {
 
 // groups lists the active tasks with worktrees, by repository and main
 // branch.
-func (w *Watcher) groups(ctx context.Context) (map[groupKey][]entry, error) {
+func (w *Monitor) groups(ctx context.Context) (map[groupKey][]entry, error) {
 	ts, err := w.st.ListTasks(ctx, store.ListOptions{Statuses: activeStatuses})
 	if err != nil {
 		return nil, err
@@ -297,7 +302,7 @@ func (w *Watcher) groups(ctx context.Context) (map[groupKey][]entry, error) {
 
 // resolveMain reads the commit main is at for k: the local branch, or the
 // remote's copy when it is ahead of it (fetched work not yet pulled).
-func (w *Watcher) resolveMain(ctx context.Context, k groupKey) (commit, ref string, err error) {
+func (w *Monitor) resolveMain(ctx context.Context, k groupKey) (commit, ref string, err error) {
 	local, lerr := git.RevParse(ctx, k.repo, "refs/heads/"+k.branch)
 	if lerr != nil && !errors.Is(lerr, git.ErrNoRef) {
 		return "", "", lerr
@@ -324,7 +329,7 @@ func (w *Watcher) resolveMain(ctx context.Context, k groupKey) (commit, ref stri
 
 // fetch refreshes the remote's copy of main, tolerating being offline: a
 // failure skips it for this cycle and is logged once until it succeeds.
-func (w *Watcher) fetch(ctx context.Context, k groupKey) {
+func (w *Monitor) fetch(ctx context.Context, k groupKey) {
 	if !w.cfg.Fetch || w.cfg.Remote == "" {
 		return
 	}
@@ -350,7 +355,7 @@ func (w *Watcher) fetch(ctx context.Context, k groupKey) {
 }
 
 // main returns the state of k's main branch; w.mu is held.
-func (w *Watcher) main(k groupKey) *mainState {
+func (w *Monitor) main(k groupKey) *mainState {
 	ms := w.mains[k]
 	if ms == nil {
 		ms = &mainState{}
@@ -366,7 +371,7 @@ func errDetail(err error) string {
 }
 
 // Health returns how the watcher is doing and the main branches it knows.
-func (w *Watcher) Health() Health {
+func (w *Monitor) Health() Health {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	h := w.health

@@ -18,11 +18,11 @@ import (
 // Status compares every watched task branch with main now (read-only: no
 // notice is sent, no cache moves) and returns where each stands, most
 // behind first.
-func (w *Watcher) Status(ctx context.Context) ([]TaskState, error) { return w.status(ctx, nil) }
+func (w *Monitor) Status(ctx context.Context) ([]TaskState, error) { return w.status(ctx, nil) }
 
 // status is Status of the repositories holding the tasks in only (nil:
 // all of them).
-func (w *Watcher) status(ctx context.Context, only []task.ID) ([]TaskState, error) {
+func (w *Monitor) status(ctx context.Context, only []task.ID) ([]TaskState, error) {
 	w.scanMu.Lock()
 	defer w.scanMu.Unlock()
 	w.loadHistory(ctx)
@@ -70,7 +70,7 @@ type Request struct {
 // RequestRebase asks for blocking rebases, as `task rebase` does: of the
 // tasks in ids, or with all of every watched task that is behind main.
 // It goes through the same door as the watcher's own blocking notices.
-func (w *Watcher) RequestRebase(ctx context.Context, ids []task.ID, all bool) ([]Request, error) {
+func (w *Monitor) RequestRebase(ctx context.Context, ids []task.ID, all bool) ([]Request, error) {
 	var only []task.ID // all: every repository
 	if !all {
 		only = ids
@@ -110,7 +110,7 @@ func (w *Watcher) RequestRebase(ctx context.Context, ids []task.ID, all bool) ([
 	return out, nil
 }
 
-func (w *Watcher) request(ctx context.Context, id task.ID, byID map[task.ID]TaskState) (Request, error) {
+func (w *Monitor) request(ctx context.Context, id task.ID, byID map[task.ID]TaskState) (Request, error) {
 	t, err := w.st.GetTask(ctx, id)
 	if err != nil {
 		return Request{}, err
@@ -163,7 +163,7 @@ type Reply struct {
 // boundary (the executor calls it while none of t's tools runs): it
 // rebases the branch onto main as it is now, logs RebaseCompleted or
 // RebaseConflict, and says what to tell the task.
-func (w *Watcher) PerformRebase(ctx context.Context, t task.Task) Reply {
+func (w *Monitor) PerformRebase(ctx context.Context, t task.Task) Reply {
 	start := w.now()
 	wt, err := w.st.GetWorktree(ctx, t.ID)
 	if err != nil {
@@ -230,7 +230,7 @@ func (w *Watcher) PerformRebase(ctx context.Context, t task.Task) Reply {
 
 // failed reports a rebase that was refused, or that stopped with the
 // task's work set aside (then the task is paused: the user must look).
-func (w *Watcher) failed(ctx context.Context, id task.ID, ref string, err error) Reply {
+func (w *Monitor) failed(ctx context.Context, id task.ID, ref string, err error) Reply {
 	var aside *worktree.AsideError
 	if errors.As(err, &aside) {
 		w.emit(ctx, id, event.RebaseConflict{Main: ref, Details: "rebase stopped, work set aside: " + err.Error(), Paused: true})

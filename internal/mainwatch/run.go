@@ -14,12 +14,18 @@ import (
 // Run watches until ctx ends. It checks every repository at once (a
 // restarted daemon looks again rather than trusting a cache), then on
 // every ref change, landing (Notify), cooldown end and polling tick; the
-// tick also fetches. It returns nil when ctx ends.
-func (w *Watcher) Run(ctx context.Context) error {
+// tick also fetches. A panic in the loop is recovered, counted and the
+// loop restarted (supervisor.Runtime). It returns nil when ctx ends.
+func (w *Monitor) Run(ctx context.Context) error {
 	if !w.cfg.Enabled {
 		<-ctx.Done()
 		return nil
 	}
+	return w.rt.Run(ctx, w.loop)
+}
+
+// loop watches until ctx ends.
+func (w *Monitor) loop(ctx context.Context) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		w.log.Warn("filesystem notifications unavailable; polling main only", "every", w.cfg.Interval, "err", err)
@@ -35,6 +41,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.mu.Lock()
 	w.health.Watching = fw != nil
+	w.watchDirs = map[string]watchDir{} // a restarted loop watches afresh
 	w.mu.Unlock()
 
 	w.cycle(ctx, nil, true)
@@ -73,7 +80,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case repo := <-w.trigger:
 			if repo == "" {
 				dirty = nil // all
@@ -106,7 +113,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 // refEvent returns the repository whose main ref an event may have moved,
 // or "".
-func (w *Watcher) refEvent(ev fsnotify.Event) string {
+func (w *Monitor) refEvent(ev fsnotify.Event) string {
 	dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
 	if strings.HasSuffix(name, ".lock") {
 		return "" // the rename that follows is the change
@@ -130,7 +137,7 @@ type watchDir struct {
 // watch updates the watched directories; when it added some, it checks
 // their repositories once more: a change made before the watch began was
 // not notified.
-func (w *Watcher) watch(ctx context.Context, fw *fsnotify.Watcher) {
+func (w *Monitor) watch(ctx context.Context, fw *fsnotify.Watcher) {
 	if added := w.syncWatches(ctx, fw); len(added) > 0 {
 		w.cycle(ctx, added, false)
 	}
@@ -140,7 +147,7 @@ func (w *Watcher) watch(ctx context.Context, fw *fsnotify.Watcher) {
 // branch in use: the loose ref's directory (local and remote-tracking)
 // and the common git directory (packed-refs). Directories that do not
 // exist yet are left to polling.
-func (w *Watcher) syncWatches(ctx context.Context, fw *fsnotify.Watcher) (added map[string]bool) {
+func (w *Monitor) syncWatches(ctx context.Context, fw *fsnotify.Watcher) (added map[string]bool) {
 	if fw == nil {
 		return nil
 	}

@@ -30,7 +30,7 @@ const (
 // cycle checks the repositories in only (nil: all), fetching first when
 // fetch is set, and notifies the tasks that fell behind. A panic is
 // recovered and counted: supervision goes on.
-func (w *Watcher) cycle(ctx context.Context, only map[string]bool, fetch bool) {
+func (w *Monitor) cycle(ctx context.Context, only map[string]bool, fetch bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			w.mu.Lock()
@@ -76,7 +76,7 @@ func sortedKeys(g map[groupKey][]entry) []groupKey {
 }
 
 // forget drops the state of tasks that are no longer watched.
-func (w *Watcher) forget(groups map[groupKey][]entry) {
+func (w *Monitor) forget(groups map[groupKey][]entry) {
 	live := map[task.ID]bool{}
 	for _, es := range groups {
 		for _, e := range es {
@@ -97,7 +97,7 @@ func (w *Watcher) forget(groups map[groupKey][]entry) {
 // read: the files each task changed, committed or not. The first read
 // takes only the watched tasks' own observations, so that a daemon start
 // does not read every file change in the log's history.
-func (w *Watcher) readFiles(ctx context.Context, groups map[groupKey][]entry) {
+func (w *Monitor) readFiles(ctx context.Context, groups map[groupKey][]entry) {
 	w.mu.Lock()
 	mark := w.fileMark
 	w.mu.Unlock()
@@ -128,7 +128,7 @@ func (w *Watcher) readFiles(ctx context.Context, groups map[groupKey][]entry) {
 // readFileEvents records the file-changed events matching f after the
 // event after (and up to upTo, when not 0). It reports whether it could
 // read them all.
-func (w *Watcher) readFileEvents(ctx context.Context, f event.Filter, after, upTo int64) bool {
+func (w *Monitor) readFileEvents(ctx context.Context, f event.Filter, after, upTo int64) bool {
 	const page = 5000
 	for {
 		evs, err := w.st.ReadEvents(ctx, event.Query{Filter: f, AfterID: after, Limit: page})
@@ -165,7 +165,7 @@ func (w *Watcher) readFileEvents(ctx context.Context, f event.Filter, after, upT
 
 // loadHistory reads back, once, what earlier runs of the daemon told each
 // task and when they rebased it.
-func (w *Watcher) loadHistory(ctx context.Context) {
+func (w *Monitor) loadHistory(ctx context.Context) {
 	w.mu.Lock()
 	done := w.loaded
 	w.mu.Unlock()
@@ -204,7 +204,7 @@ func (w *Watcher) loadHistory(ctx context.Context) {
 }
 
 // state returns the state of task id; w.mu is held.
-func (w *Watcher) state(id task.ID) *TaskState {
+func (w *Monitor) state(id task.ID) *TaskState {
 	ts := w.tasks[id]
 	if ts == nil {
 		ts = &TaskState{TaskID: id}
@@ -223,7 +223,7 @@ type notice struct {
 // checkGroup compares every task branch of k with main in one batched
 // pass and, in notify mode, tells those that fell behind. manual forces a
 // fresh look even when main did not move.
-func (w *Watcher) checkGroup(ctx context.Context, k groupKey, es []entry, mode scanMode, manual bool) []TaskState {
+func (w *Monitor) checkGroup(ctx context.Context, k groupKey, es []entry, mode scanMode, manual bool) []TaskState {
 	now := w.now().UTC()
 	commit, ref, err := w.resolveMain(ctx, k)
 	w.mu.Lock()
@@ -360,7 +360,7 @@ func (w *Watcher) checkGroup(ctx context.Context, k groupKey, es []entry, mode s
 
 // overlap returns the files main changed that the task changed too
 // (committed, or seen changing in its observations).
-func (w *Watcher) overlap(id task.ID, d git.Divergence) []string {
+func (w *Monitor) overlap(id task.ID, d git.Divergence) []string {
 	mine := map[string]bool{}
 	w.mu.Lock()
 	for f := range w.files[id] {
@@ -379,7 +379,7 @@ const forecastWorkers = 4
 // forecast compares every branch with main in memory and, for the behind
 // branches that have commits of their own touching files main changed,
 // predicts the rebase with git merge-tree, a few at a time.
-func (w *Watcher) forecast(ctx context.Context, repo, commit string, g *git.Graph, es []entry, tips map[string]string) (map[task.ID]git.Divergence, map[task.ID]git.MergeResult) {
+func (w *Monitor) forecast(ctx context.Context, repo, commit string, g *git.Graph, es []entry, tips map[string]string) (map[task.ID]git.Divergence, map[task.ID]git.MergeResult) {
 	divs := map[task.ID]git.Divergence{}
 	var todo []entry
 	for _, e := range es {
@@ -418,14 +418,14 @@ func (w *Watcher) forecast(ctx context.Context, repo, commit string, g *git.Grap
 }
 
 // cooledDown reports whether ts's cooldown is over; w.mu is held.
-func (w *Watcher) cooledDown(ts *TaskState, now time.Time) bool {
+func (w *Monitor) cooledDown(ts *TaskState, now time.Time) bool {
 	return ts.LastNotice == nil || now.Sub(*ts.LastNotice) >= w.cfg.Cooldown
 }
 
 // record merges a freshly computed state with what is remembered (the
 // notices and rebases) and, in notify mode, stores it. A look never
 // stores: the notifying cycle tells a task it has not compared yet.
-func (w *Watcher) record(ts TaskState, mode scanMode) TaskState {
+func (w *Monitor) record(ts TaskState, mode scanMode) TaskState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	old := w.state(ts.TaskID)
@@ -437,7 +437,7 @@ func (w *Watcher) record(ts TaskState, mode scanMode) TaskState {
 }
 
 // nextDue returns when the earliest cooldown ends (zero: none waits).
-func (w *Watcher) nextDue() time.Time {
+func (w *Monitor) nextDue() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var due time.Time
@@ -453,7 +453,7 @@ func (w *Watcher) nextDue() time.Time {
 }
 
 // tell sends one task its notice, after logging RebaseRequired.
-func (w *Watcher) tell(ctx context.Context, n notice, rewritten bool) {
+func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
 	ts := n.st
 	urg := w.cfg.Urgency
 	attrs := map[string]string{"main": ts.Main, "main_commit": words.ShortCommit(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
@@ -509,7 +509,7 @@ func noticeText(ts TaskState, urg Urgency, rewritten bool) string {
 }
 
 // emit logs an event.
-func (w *Watcher) emit(ctx context.Context, id task.ID, p event.Payload) {
+func (w *Monitor) emit(ctx context.Context, id task.ID, p event.Payload) {
 	if _, err := w.st.AppendEvents(ctx, event.New(w.now(), id, p)); err != nil {
 		w.log.Warn("recording an event", "kind", p.EventKind(), "err", err)
 	}

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git/gittest"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -300,7 +299,7 @@ func (e *env) newTaskID(id task.ID, desc string) (task.Task, store.Worktree) {
 
 func (e *env) move(id task.ID, to task.Status) {
 	e.t.Helper()
-	if _, _, err := e.st.UpdateTask(e.ctx, id, control.Transition(to, "test", time.Now())); err != nil {
+	if _, _, err := e.st.UpdateTask(e.ctx, id, store.Transition(to, "test", time.Now())); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
@@ -70,6 +69,32 @@ type Config struct {
 // inject.Message (a failed gate).
 type Injector func(ctx context.Context, inj inject.Injection) error
 
+// RefusedError is a request the task's state refuses, with the reason for
+// the user: the task is still in flight, it has no branch to merge, its
+// entry closed already.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Tasks changes a task's status for the queue: the tasks service, the one
+// place where a task's life changes, implements it.
+type Tasks interface {
+	Move(ctx context.Context, id task.ID, to task.Status, reason string) (task.Task, error)
+}
+
+// storeTasks moves statuses in the store directly, for a queue wired
+// without a Tasks (its tests).
+type storeTasks struct {
+	st  Store
+	now func() time.Time
+}
+
+func (s storeTasks) Move(ctx context.Context, id task.ID, to task.Status, reason string) (task.Task, error) {
+	t, _, err := s.st.UpdateTask(ctx, id, store.Transition(to, reason, s.now()))
+	return t, err
+}
+
 // Store is the merge queue's entries and the tasks they carry.
 type Store interface {
 	store.MergeQueue
@@ -80,7 +105,10 @@ type Store interface {
 
 // Options wires a Queue.
 type Options struct {
-	Store     Store
+	Store Store
+	// Tasks moves the queue's tasks (merging, paused, completed); nil
+	// moves them in Store.
+	Tasks     Tasks
 	Worktrees *worktree.Manager
 	Config    Config
 	Inject    Injector
@@ -97,6 +125,7 @@ type Options struct {
 // Queue is the merge queue. Its methods are safe for concurrent use.
 type Queue struct {
 	st       Store
+	tasks    Tasks
 	wt       *worktree.Manager
 	cfg      Config
 	inject   Injector
@@ -133,8 +162,11 @@ func New(o Options) *Queue {
 	if o.Config.Remote == "" {
 		o.Config.Remote = "origin"
 	}
+	if o.Tasks == nil {
+		o.Tasks = storeTasks{st: o.Store, now: o.Now}
+	}
 	return &Queue{
-		st: o.Store, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
+		st: o.Store, tasks: o.Tasks, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
 		log: o.Logger.With("component", "merge"), lookPath: o.LookPath, landed: o.Landed,
 		kick:    make(chan struct{}, 1),
 		workers: map[string]bool{},
@@ -255,17 +287,17 @@ func (q *Queue) Enqueue(ctx context.Context, id task.ID) (store.MergeEntry, erro
 	}
 	switch t.Status {
 	case task.Queued, task.Running, task.Waiting:
-		return store.MergeEntry{}, fmt.Errorf("task %s is %s; its work is enqueued for merge when it completes", id, t.Status)
+		return store.MergeEntry{}, &RefusedError{fmt.Errorf("task %s is %s; its work is enqueued for merge when it completes", id, t.Status)}
 	}
 	if _, err := q.wt.Get(ctx, id); errors.Is(err, store.ErrNotFound) {
-		return store.MergeEntry{}, fmt.Errorf("task %s has no worktree: it never ran in one, so there is no branch to merge", id)
+		return store.MergeEntry{}, &RefusedError{fmt.Errorf("task %s has no worktree: it never ran in one, so there is no branch to merge", id)}
 	} else if err != nil {
 		return store.MergeEntry{}, err
 	}
 	if t.Status == task.Paused {
 		// Merging before the entry exists: a worker that takes the entry
 		// at once must not find the task paused.
-		if _, _, err := q.st.UpdateTask(ctx, id, control.Transition(task.Merging, "its work is in the merge queue", q.now())); err != nil {
+		if _, err := q.tasks.Move(ctx, id, task.Merging, "its work is in the merge queue"); err != nil {
 			return store.MergeEntry{}, err
 		}
 	}
@@ -313,7 +345,7 @@ func (q *Queue) Complete(ctx context.Context, id task.ID, summary string, auto b
 		return false
 	}
 	move := func(to task.Status, reason string) {
-		if _, _, err := q.st.UpdateTask(ctx, id, control.Transition(to, reason, q.now())); err != nil {
+		if _, err := q.tasks.Move(ctx, id, to, reason); err != nil {
 			q.log.Warn("moving a completed task", "task_id", id, "to", to, "err", err)
 		}
 	}
@@ -402,7 +434,7 @@ func (q *Queue) Cancel(ctx context.Context, id task.ID, reason string) (store.Me
 	}
 	e, _, err = q.st.UpdateMerge(ctx, e.ID, func(m *store.MergeEntry) ([]event.Event, error) {
 		if !m.State.Open() {
-			return nil, fmt.Errorf("task %s's merge #%d is already %s; nothing to cancel", m.TaskID, m.ID, m.State)
+			return nil, &RefusedError{fmt.Errorf("task %s's merge #%d is already %s; nothing to cancel", m.TaskID, m.ID, m.State)}
 		}
 		now := q.now().UTC()
 		m.State, m.Detail, m.FinishedAt = store.MergeCancelled, reason, &now
@@ -419,7 +451,7 @@ func (q *Queue) Cancel(ctx context.Context, id task.ID, reason string) (store.Me
 }
 
 func (q *Queue) moveTask(ctx context.Context, id task.ID, to task.Status, reason string) {
-	if _, _, err := q.st.UpdateTask(ctx, id, control.Transition(to, reason, q.now())); err != nil {
+	if _, err := q.tasks.Move(ctx, id, to, reason); err != nil {
 		q.log.Warn("moving a task", "task_id", id, "to", to, "err", err)
 	}
 }

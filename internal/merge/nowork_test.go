@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -188,7 +187,7 @@ func (w *world) running() (task.ID, bool) {
 }
 
 func (w *world) move(id task.ID, to task.Status) bool {
-	_, _, err := w.e.st.UpdateTask(w.e.ctx, id, control.Transition(to, "test", time.Now()))
+	_, _, err := w.e.st.UpdateTask(w.e.ctx, id, store.Transition(to, "test", time.Now()))
 	return err == nil
 }
 

@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor/supervisortest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
-	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // This file holds the Watcher's collaborators as small in-memory fakes and
@@ -25,7 +24,7 @@ import (
 
 var (
 	_ Store   = (*fakeStore)(nil)
-	_ Actions = (*fakeActions)(nil)
+	_ Actions = (*supervisortest.Actions)(nil)
 	_ Judge   = (*fakeJudge)(nil)
 )
 
@@ -129,68 +128,6 @@ func recordedOf[P event.Payload](s *fakeStore, id task.ID) []P {
 	return out
 }
 
-// fakeActions records what the Watcher does to tasks.
-type fakeActions struct {
-	mu          sync.Mutex
-	nextID      int64              // guarded by mu
-	injected    []inject.Injection // guarded by mu
-	escalations []string           // guarded by mu: "id|reason|by"
-	cancels     []string           // guarded by mu: "id|reason"
-	// escalateErr, when set, is Escalate's error; panicFor makes Inject
-	// panic for that task.
-	escalateErr error   // guarded by mu
-	panicFor    task.ID // guarded by mu
-}
-
-func (a *fakeActions) Inject(_ context.Context, inj inject.Injection) (inject.Injection, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if inj.TaskID == a.panicFor {
-		panic("fake actions: injecting blew up")
-	}
-	a.nextID++
-	s := inj
-	s.ID, s.Quiet = a.nextID, false
-	a.injected = append(a.injected, s)
-	return s, nil
-}
-
-func (a *fakeActions) Escalate(_ context.Context, id task.ID, to, reason, by string) (executor.Escalation, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.escalations = append(a.escalations, string(id)+"|"+reason+"|"+by)
-	if a.escalateErr != nil {
-		return executor.Escalation{}, a.escalateErr
-	}
-	return executor.Escalation{TaskID: id, From: "junior", To: words.Or(to, "senior")}, nil
-}
-
-func (a *fakeActions) Cancel(_ context.Context, id task.ID, reason string) (task.Task, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.cancels = append(a.cancels, string(id)+"|"+reason)
-	return task.Task{ID: id, Status: task.Cancelled, CloseReason: reason}, nil
-}
-
-// of returns the injections of one kind sent to a task.
-func (a *fakeActions) of(id task.ID, k inject.Kind) []inject.Injection {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []inject.Injection
-	for _, s := range a.injected {
-		if s.TaskID == id && s.Kind == k {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (a *fakeActions) calls() (escalations, cancels []string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.escalations), slices.Clone(a.cancels)
-}
-
 // fakeJudge is tier 2: fn answers call n (from 0).
 type fakeJudge struct {
 	fn func(ctx context.Context, n int, s Snapshot) (Verdict, error)
@@ -242,7 +179,7 @@ type harness struct {
 	bubble bool
 	bus    *event.Bus
 	st     *fakeStore
-	act    *fakeActions
+	act    *supervisortest.Actions
 	w      *Watcher
 
 	cancel context.CancelFunc
@@ -255,7 +192,7 @@ type harness struct {
 func start(t *testing.T, bubble bool, cfg Config, opt func(*Options)) *harness {
 	t.Helper()
 	bus := event.NewBus(event.Options{}, 0)
-	h := &harness{t: t, bubble: bubble, bus: bus, st: newFakeStore(bus), act: &fakeActions{}, done: make(chan error, 1)}
+	h := &harness{t: t, bubble: bubble, bus: bus, st: newFakeStore(bus), act: &supervisortest.Actions{}, done: make(chan error, 1)}
 	o := Options{Config: cfg, Store: h.st, Bus: bus, Actions: h.act}
 	if opt != nil {
 		opt(&o)
@@ -370,7 +307,7 @@ func (a *agent) deliver(ids ...int64) {
 // lastNudge returns the last nudge injected to the agent's task.
 func (a *agent) lastNudge() inject.Injection {
 	a.h.t.Helper()
-	ns := a.h.act.of(a.id, inject.Nudge)
+	ns := a.h.act.Of(a.id, inject.Nudge)
 	if len(ns) == 0 {
 		a.h.t.Fatalf("task %s was never nudged", a.id)
 	}
@@ -380,7 +317,7 @@ func (a *agent) lastNudge() inject.Injection {
 // severities returns the severities of the nudges sent to the task.
 func (a *agent) severities() []string {
 	var out []string
-	for _, n := range a.h.act.of(a.id, inject.Nudge) {
+	for _, n := range a.h.act.Of(a.id, inject.Nudge) {
 		out = append(out, n.Attrs["severity"])
 	}
 	return out
@@ -393,18 +330,4 @@ func (a *agent) kinds() []string {
 		out = append(out, string(e.Kind))
 	}
 	return out
-}
-
-// refuseEscalation makes Escalate refuse with err.
-func (a *fakeActions) refuseEscalation(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.escalateErr = err
-}
-
-// panicOn makes Inject panic for the task.
-func (a *fakeActions) panicOn(id task.ID) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.panicFor = id
 }

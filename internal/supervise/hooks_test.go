@@ -83,7 +83,7 @@ func TestNudgeHookBlocks(t *testing.T) {
 	a.failN(3)
 	testkit.WaitFor(t, "the hook to block the nudge", func() bool { return h.w.Stats().HookBlocks == 1 })
 
-	if got := h.act.of(a.id, inject.Nudge); len(got) != 0 {
+	if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
 		t.Errorf("a blocked nudge was sent: %+v", got)
 	}
 	if got := recordedOf[event.WatcherNudge](h.st, a.id); len(got) != 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
@@ -110,18 +111,11 @@ type ModelJudge struct {
 
 // Judge implements Judge.
 func (j ModelJudge) Judge(ctx context.Context, s Snapshot) (Verdict, error) {
-	c, model, err := j.Model()
-	if err != nil {
-		return Verdict{}, err
-	}
-	resp, err := llm.Ask(ctx, c, model, j.System, Prompt(s), 500, j.Timeout)
-	if err != nil {
-		return Verdict{}, err
-	}
+	p := supervisor.Persona{Model: j.Model, System: j.System, Timeout: j.Timeout, MaxTokens: 500}
 	if j.Spent != nil {
-		j.Spent(s.Task.ID, resp.Usage, resp.CostUSD)
+		p.Spent = func(u llm.Usage, usd float64) { j.Spent(s.Task.ID, u, usd) }
 	}
-	return ParseVerdict(resp.Message.Text())
+	return supervisor.Ask(ctx, p, Prompt(s), ParseVerdict)
 }
 
 // Prompt renders a snapshot for the watcher persona.

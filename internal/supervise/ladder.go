@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"runtime/debug"
-
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
@@ -414,7 +412,7 @@ func (w *Watcher) noteHealth(ctx context.Context, wt *watched) {
 	}
 	wt.recorded = key
 	h := event.HealthCheck{Status: wt.status, Confidence: wt.confidence, Diagnosis: wt.diagnosis, Check: check, Tier: max(wt.tier, 1),
-		Ladder: wt.rung.String(), Step: step, Degraded: w.st.Degraded, Evidence: ev}
+		Ladder: wt.rung.String(), Step: step, Degraded: w.deg.On(), Evidence: ev}
 	w.o.Hooks.Notify(hooks.WatcherCheck, wt.t.ID, CheckDecision{h})
 	w.record(ctx, wt.t.ID, h)
 }
@@ -428,49 +426,40 @@ func (w *Watcher) judge(ctx context.Context, wt *watched, f *stuck.Finding) {
 	w.st.Tier2Calls++
 	snap := Snapshot{Task: wt.t, Counters: wt.d.Counters(), Window: wt.d.Window(), Finding: f, Ladder: wt.rung.String(), Unheeded: wt.unheeded}
 	id := wt.t.ID
-	w.jobs.Add(1)
-	go func() {
-		defer w.jobs.Done()
+	w.rt.Go(ctx, func(ctx context.Context) func(context.Context) {
 		v, err := w.ask(ctx, snap)
-		select {
-		case w.judged <- judged{id: id, finding: f, v: v, err: err}:
-		case <-ctx.Done():
+		return func(ctx context.Context) {
+			w.guard(id, func(wt *watched) { w.onJudged(ctx, wt, f, v, err) })
 		}
-	}()
+	})
 }
 
 // ask runs the judgement; a panic in it is a failed judgement, counted.
 func (w *Watcher) ask(ctx context.Context, snap Snapshot) (v Verdict, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			w.mu.Lock()
-			w.st.Panics++
-			w.mu.Unlock()
-			w.log.Error("a tier-2 judgement panicked", "task", snap.Task.ID, "panic", r, "stack", string(debug.Stack()))
-			err = fmt.Errorf("the judgement panicked: %v", r)
+	if p := w.rt.Safely(func() {
+		if w.o.Excerpt != nil {
+			snap.Excerpt = w.o.Excerpt(ctx, snap.Task.ID)
 		}
-	}()
-	if w.o.Excerpt != nil {
-		snap.Excerpt = w.o.Excerpt(ctx, snap.Task.ID)
+		v, err = w.o.Judge.Judge(ctx, snap)
+	}, "a tier-2 judgement panicked", "task", snap.Task.ID); p != nil {
+		return Verdict{}, fmt.Errorf("the judgement panicked: %v", p)
 	}
-	return w.o.Judge.Judge(ctx, snap)
+	return v, err
 }
 
 // onJudged acts on a tier-2 reply. A failure falls back to tier 1 alone.
-func (w *Watcher) onJudged(ctx context.Context, wt *watched, j judged) {
+func (w *Watcher) onJudged(ctx context.Context, wt *watched, finding *stuck.Finding, v Verdict, err error) {
 	wt.judging = false
 	wt.lastJudge = w.o.Now()
-	if j.err != nil {
-		w.st.Tier2Failures++
-		w.setDegraded(true, "tier 2 failed: "+words.Clip(j.err.Error(), 200))
-		if j.finding != nil && wt.finding != nil && wt.rung < paused && w.ready(wt) {
+	if err != nil {
+		w.setDegraded(true, "tier 2 failed: "+words.Clip(err.Error(), 200))
+		if finding != nil && wt.finding != nil && wt.rung < paused && w.ready(wt) {
 			w.advance(ctx, wt, wt.finding, nil)
 		}
 		return
 	}
 	w.setDegraded(false, "")
-	v := j.v
-	if j.finding == nil {
+	if finding == nil {
 		// A periodic or a weak-signal look: tier 2 alone may nudge (a
 		// hint or a warning), never more.
 		if wt.finding != nil || v.Confidence < 0.7 || v.Status == "healthy" || v.NudgeMessage == "" || v.Recommendation == "continue" || !w.ready(wt) {

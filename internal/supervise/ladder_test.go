@@ -51,7 +51,7 @@ func TestUnheededNudgesClimbTheLadder(t *testing.T) {
 				}
 				h := start(t, true, cfg, nil)
 				if tc.refuse != nil {
-					h.act.refuseEscalation(tc.refuse)
+					h.act.RefuseEscalation(tc.refuse)
 				}
 				a := h.task("t-ladder", nil)
 				a.status(task.Running)
@@ -89,7 +89,7 @@ func TestUnheededNudgesClimbTheLadder(t *testing.T) {
 					t.Errorf("critical nudge = %+v", n)
 				}
 
-				escs, cancels := h.act.calls()
+				escs, cancels := h.act.Calls()
 				if cfg.Escalate {
 					e := recordedOf[event.WatcherEscalate](h.st, a.id)
 					if len(escs) != 1 || !strings.HasSuffix(escs[0], "|watcher") || len(e) != 1 || len(e[0].Evidence) == 0 {
@@ -108,13 +108,13 @@ func TestUnheededNudgesClimbTheLadder(t *testing.T) {
 					if len(cancels) != 1 || !strings.HasPrefix(cancels[0], "t-ladder|aborted by the watcher: ") || len(ab) != 1 || ab[0].Reason != "configured" {
 						t.Fatalf("cancels = %v, recorded %+v", cancels, ab)
 					}
-					if got := h.act.of(a.id, inject.Pause); len(got) != 0 {
+					if got := h.act.Of(a.id, inject.Pause); len(got) != 0 {
 						t.Errorf("paused as well as aborted: %+v", got)
 					}
 					signals = ab[0].Signals
 				} else {
 					p := recordedOf[event.WatcherPause](h.st, a.id)
-					inj := h.act.of(a.id, inject.Pause)
+					inj := h.act.Of(a.id, inject.Pause)
 					if len(p) != 1 || len(inj) != 1 || len(cancels) != 0 {
 						t.Fatalf("pauses = %+v, recorded %+v, cancels %v", inj, p, cancels)
 					}
@@ -190,7 +190,7 @@ func TestHardLimitAborts(t *testing.T) {
 		a.deliver(a.lastNudge().ID)
 		a.failN(2) // 6300 tokens since progress
 
-		_, cancels := h.act.calls()
+		_, cancels := h.act.Calls()
 		ab := recordedOf[event.WatcherAbort](h.st, a.id)
 		if len(cancels) != 1 || !strings.Contains(cancels[0], "passed the hard limit") || len(ab) != 1 || ab[0].Reason != "hard-limit" {
 			t.Fatalf("cancels = %v, recorded %+v", cancels, ab)

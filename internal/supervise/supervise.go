@@ -15,11 +15,10 @@ package supervise
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
+	"maps"
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
@@ -27,6 +26,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -85,14 +85,14 @@ type Watcher struct {
 	o   Options
 	cfg Config
 	log *slog.Logger
+	rt  *supervisor.Runtime // the loop, its restarts and the judgements in flight
+	deg *supervisor.Degraded
 
-	mu       sync.Mutex
-	tasks    map[task.ID]*watched
-	st       api.SupervisionStats
-	degSince time.Time
-
-	judged chan judged
-	jobs   sync.WaitGroup
+	mu    sync.Mutex
+	tasks map[task.ID]*watched // guarded by mu
+	// st holds the Watcher's own counters (guarded by mu); Stats adds the
+	// runtime's and the degraded state.
+	st Stats
 }
 
 // watched is the Watcher's state for one task.
@@ -127,14 +127,6 @@ type watched struct {
 	lastJudge  time.Time
 }
 
-// judged carries a tier-2 reply back to the loop.
-type judged struct {
-	id      task.ID
-	finding *stuck.Finding
-	v       Verdict
-	err     error
-}
-
 // New returns a Watcher.
 func New(o Options) *Watcher {
 	if o.Now == nil {
@@ -148,16 +140,13 @@ func New(o Options) *Watcher {
 	}
 	o.Config.Nudges = max(o.Config.Nudges, 1)
 	o.Config.StepsToHeed = max(o.Config.StepsToHeed, 1)
-	w := &Watcher{o: o, cfg: o.Config, log: o.Logger.With("component", "watcher"),
-		tasks: map[task.ID]*watched{}, judged: make(chan judged, 16)}
+	log := o.Logger.With("component", "watcher")
+	w := &Watcher{o: o, cfg: o.Config, log: log, tasks: map[task.ID]*watched{},
+		rt: supervisor.New(supervisor.Options{Name: "the watcher", Logger: log, Now: o.Now}), deg: supervisor.NewDegraded(o.Now)}
 	w.st.Enabled = o.Config.Enabled
 	w.st.Tier1 = map[string]uint64{}
-	if o.Judge == nil || !o.Config.Tier2 {
-		w.st.Degraded = o.Config.Tier2 // asked for and not available
-		if w.st.Degraded {
-			w.st.DegradedReason = "no model for the watcher persona"
-			w.degSince = o.Now()
-		}
+	if o.Judge == nil && o.Config.Tier2 {
+		w.deg.Set("no model for the watcher persona") // asked for and not available
 	}
 	return w
 }
@@ -170,50 +159,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	defer w.jobs.Wait()
-	w.mu.Lock()
-	w.st.Running, w.st.Started = true, w.o.Now().UTC()
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		w.st.Running = false
-		w.mu.Unlock()
-	}()
-	for {
-		crashed := w.loopSafe(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if crashed {
-			w.mu.Lock()
-			w.st.Restarts++
-			w.mu.Unlock()
-		}
-		// A crash, or the bus feed ending (the log unreadable): start
-		// again after a pause, not in a spin.
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-	}
+	return w.rt.Run(ctx, w.loop)
 }
 
-func (w *Watcher) loopSafe(ctx context.Context) (crashed bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			w.log.Error("the watcher's loop panicked; restarting it", "panic", r, "stack", string(debug.Stack()))
-			crashed = true
-		}
-	}()
-	w.loop(ctx)
-	return false
-}
-
-// loop follows the bus and the clock until ctx ends.
+// loop follows the bus and the clock until ctx ends. A restarted loop
+// starts live: adoptRunning finds the tasks running now.
 func (w *Watcher) loop(ctx context.Context) {
-	q := event.Query{AfterID: -1, Filter: event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}}}
-	evs, stop := event.Feed(ctx, w.o.Bus, w.o.Store, q, 256, func(err error) { w.log.Warn("following the event bus", "err", err) })
+	evs, stop := w.rt.Follow(ctx, w.o.Bus, w.o.Store, event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}})
 	defer stop()
 	w.adoptRunning(ctx)
 	tick := time.NewTicker(w.cfg.Interval)
@@ -227,8 +179,8 @@ func (w *Watcher) loop(ctx context.Context) {
 				return
 			}
 			w.observe(ctx, e)
-		case j := <-w.judged:
-			w.guard(j.id, func(wt *watched) { w.onJudged(ctx, wt, j) })
+		case fn := <-w.rt.Results():
+			fn(ctx) // a judgement's reply; it guards its task itself
 		case now := <-tick.C:
 			w.cycle(ctx, now)
 		}
@@ -312,14 +264,9 @@ func (w *Watcher) guard(id task.ID, fn func(*watched)) {
 	if wt == nil {
 		return
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			w.st.Panics++
-			w.log.Error("evaluating a task panicked; its window starts afresh", "task", id, "panic", r, "stack", string(debug.Stack()))
-			delete(w.tasks, id)
-		}
-	}()
-	fn(wt)
+	if w.rt.Safely(func() { fn(wt) }, "evaluating a task panicked; its window starts afresh", "task", id) != nil {
+		delete(w.tasks, id)
+	}
 }
 
 // cycle runs the clock checks over every running task.
@@ -341,17 +288,14 @@ func (w *Watcher) cycle(ctx context.Context, now time.Time) {
 }
 
 // Stats returns the Watcher's counters.
-func (w *Watcher) Stats() api.SupervisionStats {
+func (w *Watcher) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.st
-	s.Tier1 = make(map[string]uint64, len(w.st.Tier1))
-	for k, v := range w.st.Tier1 {
-		s.Tier1[k] = v
-	}
-	if s.Degraded && !w.degSince.IsZero() {
-		s.DegradedSecs += w.o.Now().Sub(w.degSince).Seconds()
-	}
+	s.Tier1 = maps.Clone(w.st.Tier1)
+	rs, d := w.rt.Stats(), w.deg.State()
+	s.Running, s.Started, s.Restarts, s.Panics = rs.Running, rs.Started, rs.Restarts, rs.Panics
+	s.Degraded, s.DegradedReason, s.DegradedSecs, s.Tier2Failures = d.On, d.Reason, d.Secs, d.Failures
 	s.Watched = len(w.tasks)
 	return s
 }
@@ -366,30 +310,30 @@ func (w *Watcher) Spent(_ task.ID, u llm.Usage, usd float64) {
 
 // Health returns the Watcher's view of a task; ok is false when it does
 // not watch it.
-func (w *Watcher) Health(id task.ID) (api.TaskHealth, bool) {
+func (w *Watcher) Health(id task.ID) (Health, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wt := w.tasks[id]
 	if wt == nil {
-		return api.TaskHealth{}, false
+		return Health{}, false
 	}
 	return wt.health(), true
 }
 
 // HealthAll returns the Watcher's view of every task it watches.
-func (w *Watcher) HealthAll() []api.TaskHealth {
+func (w *Watcher) HealthAll() []Health {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]api.TaskHealth, 0, len(w.tasks))
+	out := make([]Health, 0, len(w.tasks))
 	for _, wt := range w.tasks {
 		out = append(out, wt.health())
 	}
 	return out
 }
 
-func (wt *watched) health() api.TaskHealth {
+func (wt *watched) health() Health {
 	c := wt.d.Counters()
-	h := api.TaskHealth{TaskID: wt.t.ID, Status: wt.status, Confidence: wt.confidence, Diagnosis: wt.diagnosis,
+	h := Health{TaskID: wt.t.ID, Status: wt.status, Confidence: wt.confidence, Diagnosis: wt.diagnosis,
 		Tier: wt.tier, Ladder: wt.rung.String(), Unheeded: wt.unheeded, LastCheck: wt.lastCheck.UTC(),
 		Steps: c.Steps, StepsSinceProgress: c.StepsSinceProgress, TokensSinceProgress: c.TokensSinceProgress,
 		USDSinceProgress: c.USDSinceProgress, LastProgress: c.LastProgress.UTC()}
@@ -409,17 +353,13 @@ func (w *Watcher) record(ctx context.Context, id task.ID, p event.Payload) {
 	}
 }
 
+// setDegraded turns degraded mode (tier 1 alone) on, counting a failed
+// judgement, or off.
 func (w *Watcher) setDegraded(on bool, reason string) {
-	now := w.o.Now()
 	switch {
-	case on && !w.st.Degraded:
-		w.st.Degraded, w.st.DegradedReason, w.degSince = true, reason, now
+	case on && w.deg.Fail(reason):
 		w.log.Warn("tier 2 unavailable; supervising on tier 1 alone", "reason", reason)
-	case on:
-		w.st.DegradedReason = reason
-	case !on && w.st.Degraded:
-		w.st.DegradedSecs += now.Sub(w.degSince).Seconds()
-		w.st.Degraded, w.st.DegradedReason, w.degSince = false, "", time.Time{}
+	case !on && w.deg.Recover():
 		w.log.Info("tier 2 is back")
 	}
 }

@@ -30,7 +30,7 @@ func TestRepeatedFailureIsNudgedWithEvidence(t *testing.T) {
 		a := h.task("t-fail", nil)
 		a.status(task.Running)
 		a.failN(2)
-		if got := h.act.of(a.id, inject.Nudge); len(got) != 0 {
+		if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
 			t.Fatalf("nudged after two failures: %+v", got)
 		}
 		a.fail()
@@ -238,7 +238,7 @@ func TestHealthyRunIsLeftAlone(t *testing.T) {
 		}
 		a.tool("bash", map[string]string{"command": "go test ./internal/..."}, "ok  \tgithub.com/x/internal/pkg\t0.4s", false)
 
-		if got := h.act.of(a.id, inject.Nudge); len(got) != 0 {
+		if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
 			t.Errorf("nudged a healthy run: %+v", got)
 		}
 		if got := a.kinds(); len(got) != 0 {
@@ -264,7 +264,7 @@ func TestUnsupervisedAndFinishedTasks(t *testing.T) {
 		free := h.task("t-free", func(t *task.Task) { t.NoSupervision = true })
 		free.status(task.Running)
 		free.failN(6)
-		if got := h.act.of(free.id, inject.Nudge); len(got) != 0 {
+		if got := h.act.Of(free.id, inject.Nudge); len(got) != 0 {
 			t.Errorf("nudged an unsupervised task: %+v", got)
 		}
 		if got := free.kinds(); len(got) != 0 {
@@ -292,7 +292,7 @@ func TestUnsupervisedAndFinishedTasks(t *testing.T) {
 		if _, ok := h.w.Health(a.id); ok {
 			t.Error("a late observation brought the finished task back")
 		}
-		if got := h.act.of(a.id, inject.Nudge); len(got) != 0 {
+		if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
 			t.Errorf("nudged a finished task: %+v", got)
 		}
 	})
@@ -302,7 +302,7 @@ func TestPanickingActionsAreContained(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, true, baseConfig(), nil)
-		h.act.panicOn("t-bad")
+		h.act.PanicOn("t-bad")
 		bad, good := h.task("t-bad", nil), h.task("t-good", nil)
 		bad.status(task.Running)
 		good.status(task.Running)
@@ -418,7 +418,7 @@ func TestSilenceIsFoundOnTheClock(t *testing.T) {
 		}
 		time.Sleep(time.Minute + time.Second)
 		synctest.Wait()
-		if got := h.act.of(a.id, inject.Nudge); len(got) != 0 {
+		if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
 			t.Fatalf("nudged after a minute of silence: %+v", got)
 		}
 		time.Sleep(time.Minute)
@@ -456,7 +456,7 @@ func TestRunReturnsWithJudgementsInFlight(t *testing.T) {
 		if d := time.Since(t0); d != 0 {
 			t.Errorf("Run took %v to return", d)
 		}
-		if got := h.act.of(a.id, inject.Nudge); len(got) != 0 {
+		if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
 			t.Errorf("nudged after the context ended: %+v", got)
 		}
 	})

@@ -62,7 +62,7 @@ type arrival struct {
 // benchArrivals tells of every injection of h.
 func benchArrivals(h *harness) <-chan arrival {
 	arrivals := make(chan arrival, 1024)
-	h.act.onInject = func(inj inject.Injection, at time.Time) { arrivals <- arrival{inj.Attrs["learning"], at} }
+	h.act.OnInject = func(inj inject.Injection, at time.Time) { arrivals <- arrival{inj.Attrs["learning"], at} }
 	return arrivals
 }
 
@@ -112,7 +112,7 @@ func benchLearningToQueue(b *testing.B, persona bool) {
 		}
 	}
 	b.StopTimer()
-	if n := h.act.count(); n != b.N*benchRelated {
+	if n := h.act.Count(); n != b.N*benchRelated {
 		b.Fatalf("%d injections, want %d", n, b.N*benchRelated)
 	}
 	reportLatency(b, lat)
@@ -174,7 +174,7 @@ func benchTurnToQueue(b *testing.B, persona bool) {
 		}
 	}
 	b.StopTimer()
-	if n := h.act.count(); n != b.N*benchRelated {
+	if n := h.act.Count(); n != b.N*benchRelated {
 		b.Fatalf("%d injections, want %d", n, b.N*benchRelated)
 	}
 	if st := s.Stats(); st.ExtractCalls != uint64(b.N) || st.ExtractFailures != 0 || st.Learnings["llm"] != uint64(b.N) {

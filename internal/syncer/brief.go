@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -108,7 +107,7 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 			s.log.Warn("recording a briefing", "task_id", t.ID, "err", err)
 		}
 	}
-	s.count(func(st *api.SyncerStats) { st.Briefed++; st.Sent += uint64(len(msgs)) })
+	s.count(func(st *Stats) { st.Briefed++; st.Sent += uint64(len(msgs)) })
 }
 
 // briefMin is the least relevance a learning needs to brief a new task:

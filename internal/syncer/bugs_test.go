@@ -89,7 +89,7 @@ func TestPersonaSkipIsRecorded(t *testing.T) {
 		tm := newTeam(h)
 		h.start(baseConfig(), func(o *Options) { o.Decider = skipDecider{} })
 		l := tm.api.learn(jwtSummary, "", "auth", "jwt")
-		if got := h.act.count(); got != 0 {
+		if got := h.act.Count(); got != 0 {
 			t.Errorf("%d injections, want none", got)
 		}
 		ig := eventsOf[event.SyncIgnored](h, tm.api.id)

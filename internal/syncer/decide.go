@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
@@ -194,18 +194,10 @@ type ModelDecider struct {
 
 // Decide implements Decider.
 func (d ModelDecider) Decide(ctx context.Context, ev Evaluation) (Decision, error) {
-	c, model, err := d.Model()
-	if err != nil {
-		return Decision{}, err
-	}
-	resp, err := llm.Ask(ctx, c, model, d.System, Prompt(ev), 800, d.Timeout)
-	if err != nil {
-		return Decision{}, err
-	}
-	if d.Spent != nil {
-		d.Spent(resp.Usage, resp.CostUSD)
-	}
-	return ParseDecision(resp.Message.Text(), ev.Candidates, max(d.MaxMessage, 100))
+	p := supervisor.Persona{Model: d.Model, System: d.System, Timeout: d.Timeout, MaxTokens: 800, Spent: d.Spent}
+	return supervisor.Ask(ctx, p, Prompt(ev), func(reply string) (Decision, error) {
+		return ParseDecision(reply, ev.Candidates, max(d.MaxMessage, 100))
+	})
 }
 
 // Prompt renders an evaluation for the syncer persona.
@@ -257,18 +249,8 @@ type ModelPass struct {
 
 // Extract implements ModelExtractor.
 func (p ModelPass) Extract(ctx context.Context, id task.ID, digest string) ([]knowledge.Candidate, error) {
-	c, model, err := p.Model()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := llm.Ask(ctx, c, model, knowledge.ModelPrompt, "Task "+string(id)+"'s last turn:\n"+digest, 800, p.Timeout)
-	if err != nil {
-		return nil, err
-	}
-	if p.Spent != nil {
-		p.Spent(resp.Usage, resp.CostUSD)
-	}
-	return knowledge.ParseModelLearnings(resp.Message.Text())
+	q := supervisor.Persona{Model: p.Model, System: knowledge.ModelPrompt, Timeout: p.Timeout, MaxTokens: 800, Spent: p.Spent}
+	return supervisor.Ask(ctx, q, "Task "+string(id)+"'s last turn:\n"+digest, knowledge.ParseModelLearnings)
 }
 
 // extractTurn runs the turn-end model pass on a task's last turn. The
@@ -284,14 +266,14 @@ func (s *Syncer) extractTurn(ctx context.Context, id task.ID, turn int) {
 	}
 	s.inflight[id] = true
 	observed := s.o.Now()
-	s.count(func(st *api.SyncerStats) { st.ExtractCalls++ })
-	s.job(ctx, func(ctx context.Context) func(context.Context) {
+	s.count(func(st *Stats) { st.ExtractCalls++ })
+	s.rt.Go(ctx, func(ctx context.Context) func(context.Context) {
 		cs, err := s.o.Extractor.Extract(ctx, id, digest)
 		return func(ctx context.Context) {
 			delete(s.inflight, id)
 			if err != nil {
 				s.log.Warn("the turn-end learning pass failed", "task_id", id, "err", err)
-				s.count(func(st *api.SyncerStats) { st.ExtractFailures++ })
+				s.count(func(st *Stats) { st.ExtractFailures++ })
 				return
 			}
 			for _, c := range cs {
@@ -306,7 +288,7 @@ func (s *Syncer) extractTurn(ctx context.Context, id task.ID, turn int) {
 					s.log.Warn("storing a learning", "task_id", id, "err", err)
 					continue
 				}
-				s.count(func(st *api.SyncerStats) {
+				s.count(func(st *Stats) {
 					st.Learnings[string(c.Kind)]++
 					if l.Merged {
 						st.Merged++
@@ -320,7 +302,7 @@ func (s *Syncer) extractTurn(ctx context.Context, id task.ID, turn int) {
 
 // Spent adds a model call's cost to the Syncer's counters.
 func (s *Syncer) Spent(u llm.Usage, usd float64) {
-	s.count(func(st *api.SyncerStats) {
+	s.count(func(st *Stats) {
 		st.ModelTokens += u.InputTokens + u.OutputTokens
 		st.ModelUSD += usd
 	})

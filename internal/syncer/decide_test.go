@@ -220,7 +220,7 @@ func TestPersonaUrgencyAboveTheThreshold(t *testing.T) {
 		cfg.Relay[Blocking] = Never
 		h.start(cfg, func(o *Options) { o.Decider = urgentDecider{} })
 		l := tm.api.learn(jwtSummary, "", "auth", "jwt")
-		if got := h.act.count(); got != 0 {
+		if got := h.act.Count(); got != 0 {
 			t.Errorf("%d injections, want none", got)
 		}
 		var to []string

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -131,7 +130,7 @@ func (s *Syncer) queue(ctx context.Context, m *member, h store.SyncMessage, now 
 	}
 	m.held--
 	m.sent = append(m.sent, now)
-	s.count(func(st *api.SyncerStats) { st.Sent++ })
+	s.count(func(st *Stats) { st.Sent++ })
 	return true
 }
 
@@ -164,7 +163,7 @@ func (s *Syncer) ignoreMessage(ctx context.Context, h store.SyncMessage, reason,
 		}
 		return
 	}
-	s.count(func(st *api.SyncerStats) { st.Ignored[reason]++ })
+	s.count(func(st *Stats) { st.Ignored[reason]++ })
 	s.o.Hooks.Notify(hooks.SyncerIgnored, h.From, &h)
 }
 
@@ -200,7 +199,7 @@ func (s *Syncer) ignore(ctx context.Context, source task.ID, p event.SyncIgnored
 	if _, err := s.o.Store.AppendEvents(ctx, event.New(s.o.Now().UTC(), source, p)); err != nil {
 		s.log.Warn("recording an ignored learning", "err", err)
 	}
-	s.count(func(st *api.SyncerStats) { st.Ignored[p.Reason]++ })
+	s.count(func(st *Stats) { st.Ignored[p.Reason]++ })
 	s.o.Hooks.Notify(hooks.SyncerIgnored, source, &p)
 }
 
@@ -229,7 +228,7 @@ func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Deliver
 			if err != nil {
 				continue
 			}
-			s.count(func(st *api.SyncerStats) { st.Delivered++ })
+			s.count(func(st *Stats) { st.Delivered++ })
 			s.o.Hooks.Notify(hooks.SyncerDelivered, dm.TaskID, &dm)
 		}
 	}
@@ -240,7 +239,7 @@ func (s *Syncer) onDelivered(ctx context.Context, e event.Event, p event.Deliver
 // offers recent learnings to tasks that started running after they were
 // evaluated.
 func (s *Syncer) sweep(ctx context.Context, now time.Time) {
-	s.count(func(st *api.SyncerStats) { st.Sweeps++; st.LastSweep = now.UTC() })
+	s.count(func(st *Stats) { st.Sweeps++; st.LastSweep = now.UTC() })
 	s.reconcile(ctx, now)
 	for id, m := range s.members {
 		if m.held > 0 {

@@ -112,7 +112,7 @@ func TestBurstRespectsRateLimits(t *testing.T) {
 		if st := s.Stats(); st.Ignored["backlog-full"] != uint64(total) || st.Sent != uint64(3*(1+cfg.MaxPending)) {
 			t.Errorf("stats = %+v", st)
 		}
-		if got := h.act.to(tm.greeting.id); len(got) != 0 {
+		if got := h.act.To(tm.greeting.id); len(got) != 0 {
 			t.Errorf("the unrelated task got %d injections", len(got))
 		}
 	})
@@ -193,12 +193,12 @@ func TestRefusedInjectionIsRetried(t *testing.T) {
 		cfg := baseConfig()
 		cfg.Interval = 5 * time.Second
 		h.start(cfg, nil)
-		h.act.fail(errors.New("the executor is busy"))
+		h.act.Fail(errors.New("the executor is busy"))
 		l := tm.api.learn(jwtSummary, "", "auth", "jwt")
-		if st := states(h.messages(store.SyncQuery{LearningID: l.ID})); st[store.SyncHeld] != 2 || h.act.count() != 0 {
-			t.Fatalf("states = %v with %d injections, want both held", st, h.act.count())
+		if st := states(h.messages(store.SyncQuery{LearningID: l.ID})); st[store.SyncHeld] != 2 || h.act.Count() != 0 {
+			t.Fatalf("states = %v with %d injections, want both held", st, h.act.Count())
 		}
-		h.act.fail(nil)
+		h.act.Fail(nil)
 		time.Sleep(cfg.Interval)
 		synctest.Wait()
 		tm.checkRelayed(t, l, Helpful)
@@ -212,10 +212,10 @@ func TestHeldMessagesOfAFinishedTaskAreDropped(t *testing.T) {
 		h := newHarness(t, true)
 		tm := newTeam(h)
 		s := h.start(baseConfig(), nil)
-		h.act.fail(errors.New("the executor is busy"))
+		h.act.Fail(errors.New("the executor is busy"))
 		l := tm.api.learn(jwtSummary, "", "auth", "jwt")
 		tm.ui.status(task.Completed)
-		h.act.fail(nil)
+		h.act.Fail(nil)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 
@@ -458,7 +458,7 @@ func TestBriefWithNothingToSay(t *testing.T) {
 		jwtTask := task.Task{ID: "t-mmmm9", Description: "Add JWT expiry checks", Tags: []string{"jwt"}, Status: task.Queued, NoSupervision: true}
 		h.task(jwtTask.ID, jwtTask.Description, jwtTask.Tags, task.Queued, nil)
 		s.Brief(context.Background(), jwtTask)
-		if got := h.act.count(); got != 0 {
+		if got := h.act.Count(); got != 0 {
 			t.Errorf("%d injections, want none", got)
 		}
 	})
@@ -475,7 +475,7 @@ func TestRefusedBriefIsRecorded(t *testing.T) {
 		api.learn(jwtSummary, "", "auth", "jwt")
 		nt := task.Task{ID: "t-hhhh8", Description: "Add JWT expiry checks to the token validator", Tags: []string{"auth", "jwt"}, Status: task.Queued}
 		h.task(nt.ID, nt.Description, nt.Tags, task.Queued, nil)
-		h.act.fail(errors.New("the task's queue is full"))
+		h.act.Fail(errors.New("the task's queue is full"))
 		s.Brief(context.Background(), nt)
 		synctest.Wait()
 		ms := h.messages(store.SyncQuery{TaskID: nt.ID})
@@ -524,7 +524,7 @@ func TestDeciderPanicIsRecovered(t *testing.T) {
 		if st := s.Stats(); st.Panics != 1 || !st.Running || st.Restarts != 0 {
 			t.Fatalf("stats = %+v, want one panic, still running", st)
 		}
-		if got := h.act.count(); got != 0 {
+		if got := h.act.Count(); got != 0 {
 			t.Fatalf("%d injections after the panic", got)
 		}
 		l := tm.api.learn("Token refresh requires the refresh_token grant enabled on the JWT issuer", "", "auth", "jwt")

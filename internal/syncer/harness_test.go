@@ -16,6 +16,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor/supervisortest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
@@ -27,73 +28,11 @@ import (
 var (
 	_ Store     = (*sqlite.Store)(nil)
 	_ Knowledge = (*sqlite.Store)(nil)
-	_ Actions   = (*fakeActions)(nil)
+	_ Actions   = (*supervisortest.Actions)(nil)
 )
 
-// fakeActions records the injections the Syncer queues.
-type fakeActions struct {
-	mu       sync.Mutex
-	nextID   int64      // guarded by mu
-	injected []injected // guarded by mu
-	// err, when set, is Inject's error.
-	err error // guarded by mu
-	// onInject, when set, is told of every injection (benchmarks).
-	onInject func(inj inject.Injection, at time.Time)
-}
-
-// injected is one call of Inject: what was asked, the ID it got and when.
-type injected struct {
-	inject.Injection
-	ID int64
-	At time.Time
-}
-
-func (a *fakeActions) Inject(_ context.Context, inj inject.Injection) (inject.Injection, error) {
-	at := time.Now()
-	a.mu.Lock()
-	if a.err != nil {
-		err := a.err
-		a.mu.Unlock()
-		return inject.Injection{}, err
-	}
-	a.nextID++
-	id := a.nextID
-	a.injected = append(a.injected, injected{Injection: inj, ID: id, At: at})
-	on := a.onInject
-	a.mu.Unlock()
-	if on != nil {
-		on(inj, at)
-	}
-	stored := inj
-	stored.ID, stored.Quiet, stored.CreatedAt = id, false, at
-	return stored, nil
-}
-
-// to returns the injections sent to a task, in order.
-func (a *fakeActions) to(id task.ID) []injected {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []injected
-	for _, i := range a.injected {
-		if i.TaskID == id {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// fail makes Inject fail with err (nil: succeed again).
-func (a *fakeActions) fail(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.err = err
-}
-
-func (a *fakeActions) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.injected)
-}
+// injected is one injection the Syncer queued.
+type injected = supervisortest.Injected
 
 // baseConfig is the Syncer's default configuration (config.DefaultSyncer,
 // converted).
@@ -114,7 +53,7 @@ type harness struct {
 	bubble bool
 	bus    *event.Bus
 	st     *sqlite.Store
-	act    *fakeActions
+	act    *supervisortest.Actions
 	s      *Syncer
 
 	cancel context.CancelFunc
@@ -132,7 +71,7 @@ func newHarness(t testing.TB, bubble bool) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, bubble: bubble, bus: bus, st: st, act: &fakeActions{}, done: make(chan error, 1)}
+	h := &harness{t: t, bubble: bubble, bus: bus, st: st, act: &supervisortest.Actions{}, done: make(chan error, 1)}
 	t.Cleanup(func() {
 		if err := h.stop(); err != nil {
 			t.Errorf("Run = %v, want nil", err)
@@ -349,7 +288,7 @@ func (a *agent) deliver(ids []int64, kinds []string) {
 // syncs returns the sync injections sent to the agent's task.
 func (a *agent) syncs() []injected {
 	var out []injected
-	for _, i := range a.h.act.to(a.id) {
+	for _, i := range a.h.act.To(a.id) {
 		if i.Kind == inject.Sync {
 			out = append(out, i)
 		}

@@ -95,7 +95,7 @@ func TestRelayHookBlocks(t *testing.T) {
 		return states(h.messages(store.SyncQuery{LearningID: l.ID}))[store.SyncBlocked] == 2
 	})
 
-	if got := h.act.count(); got != 0 {
+	if got := h.act.Count(); got != 0 {
 		t.Errorf("%d injections of blocked messages", got)
 	}
 	for _, m := range h.messages(store.SyncQuery{LearningID: l.ID}) {

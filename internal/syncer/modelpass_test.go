@@ -195,7 +195,7 @@ func TestModelPassExtractsAndRelays(t *testing.T) {
 	if !strings.Contains(got1[0].Text, l.Summary) || !strings.Contains(got1[0].Text, "Files: auth/token.go") {
 		t.Errorf("message = %q, want the rules' message with the summary and files", got1[0].Text)
 	}
-	if n := len(h.act.to(p.src.id)) + len(h.act.to(p.other.id)); n != 0 {
+	if n := len(h.act.To(p.src.id)) + len(h.act.To(p.other.id)); n != 0 {
 		t.Errorf("the source or the unrelated task got %d injections", n)
 	}
 	ms := h.messages(store.SyncQuery{LearningID: l.ID})
@@ -304,7 +304,7 @@ func TestModelPassFailures(t *testing.T) {
 			if ex := eventsOf[event.LearningExtracted](h, ""); len(ex) != 0 {
 				t.Errorf("LearningExtracted events = %+v, want none", ex)
 			}
-			if n := h.act.count(); n != 0 {
+			if n := h.act.Count(); n != 0 {
 				t.Errorf("%d injections after a failed pass, want none", n)
 			}
 			if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Conversation != "extract" {

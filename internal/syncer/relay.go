@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
@@ -52,7 +52,7 @@ func (s *Syncer) learned(ctx context.Context, e event.Event, c knowledge.Candida
 			return // the task said it before: evaluated then
 		}
 	}
-	s.count(func(st *api.SyncerStats) {
+	s.count(func(st *Stats) {
 		st.Learnings[string(c.Kind)]++
 		if l.Merged {
 			st.Merged++
@@ -119,7 +119,7 @@ type LearningView struct {
 // evaluate decides who hears learning l (only among only, when set: the
 // sweep's late joiners) and sends it.
 func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.Time, only map[task.ID]bool) {
-	s.count(func(st *api.SyncerStats) { st.Evaluated++ })
+	s.count(func(st *Stats) { st.Evaluated++ })
 	s.remember(l.ID, observed)
 	srcID := l.TaskID
 	if n := len(l.Sources); n > 0 {
@@ -196,8 +196,8 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 		s.relay(ctx, l, observed, ev, rulesDecision(l, ev, s.cfg.MaxMessage), "rules")
 		return
 	}
-	s.count(func(st *api.SyncerStats) { st.PersonaCalls++ })
-	s.job(ctx, func(ctx context.Context) func(context.Context) {
+	s.count(func(st *Stats) { st.PersonaCalls++ })
+	s.rt.Go(ctx, func(ctx context.Context) func(context.Context) {
 		// At most maxDecisions persona calls at once; the others wait
 		// their turn (a sweep may evaluate many learnings together).
 		select {
@@ -209,11 +209,10 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 		<-s.decisions
 		return func(ctx context.Context) {
 			by := "persona"
+			d, err := supervisor.Fallback(s.deg, d, err, func() Decision { return rulesDecision(l, ev, s.cfg.MaxMessage) })
 			if err != nil {
-				s.degrade(err)
-				d, by = rulesDecision(l, ev, s.cfg.MaxMessage), "rules"
-			} else {
-				s.healthy()
+				s.log.Warn("the syncer persona failed; the rules decide", "err", err)
+				by = "rules"
 			}
 			s.relay(ctx, l, observed, ev, d, by)
 		}
@@ -236,18 +235,6 @@ func kept(orig, left []Candidate) []Candidate {
 		}
 	}
 	return out
-}
-
-func (s *Syncer) degrade(err error) {
-	s.log.Warn("the syncer persona failed; the rules decide", "err", err)
-	s.count(func(st *api.SyncerStats) {
-		st.PersonaFailures++
-		st.Degraded, st.DegradedReason = true, words.Clip(strings.TrimSpace(err.Error()), 200)
-	})
-}
-
-func (s *Syncer) healthy() {
-	s.count(func(st *api.SyncerStats) { st.Degraded, st.DegradedReason = false, "" })
 }
 
 // candidate scores m for learning l from src, and says which urgencies
@@ -540,12 +527,12 @@ func (s *Syncer) send(ctx context.Context, m *member, msg store.SyncMessage, all
 		return
 	}
 	if stored.State == store.SyncBlocked {
-		s.count(func(st *api.SyncerStats) { st.Ignored["hook-blocked"]++ })
+		s.count(func(st *Stats) { st.Ignored["hook-blocked"]++ })
 		s.o.Hooks.Notify(hooks.SyncerIgnored, stored.From, &stored)
 		return
 	}
 	m.held++
-	s.count(func(st *api.SyncerStats) { st.Held++ })
+	s.count(func(st *Stats) { st.Held++ })
 	s.latency[stored.ID] = lat
 	s.dispatch(ctx, m.t.ID, s.o.Now())
 }

@@ -32,7 +32,7 @@ func TestHeldMessagesSurviveARestart(t *testing.T) {
 		tm := newTeam(h)
 		cfg := baseConfig()
 		h.start(cfg, nil)
-		h.act.fail(errors.New("the queue is busy"))
+		h.act.Fail(errors.New("the queue is busy"))
 		l := tm.api.learn(jwtSummary, "", "auth", "jwt")
 		held := h.messages(store.SyncQuery{LearningID: l.ID, States: []store.SyncState{store.SyncHeld}})
 		if len(held) != 2 {
@@ -41,7 +41,7 @@ func TestHeldMessagesSurviveARestart(t *testing.T) {
 		for _, a := range []*agent{tm.api, tm.ui, tm.tests, tm.greeting} {
 			a.status(task.Queued)
 		}
-		h.act.fail(nil)
+		h.act.Fail(nil)
 		h.restart(cfg)
 		for _, a := range []*agent{tm.api, tm.ui, tm.tests, tm.greeting} {
 			a.status(task.Running)
@@ -66,11 +66,11 @@ func TestHeldMessagesOfATaskFinishedWhileUntracked(t *testing.T) {
 		tm := newTeam(h)
 		cfg := baseConfig()
 		h.start(cfg, nil)
-		h.act.fail(errors.New("the queue is busy"))
+		h.act.Fail(errors.New("the queue is busy"))
 		l := tm.api.learn(jwtSummary, "", "auth", "jwt")
 		h.stop()
 		tm.ui.status(task.Cancelled)
-		h.act.fail(nil)
+		h.act.Fail(nil)
 		h.restart(cfg)
 		time.Sleep(cfg.Interval + time.Second)
 		synctest.Wait()

@@ -59,7 +59,7 @@ func (tm team) checkRelayed(t *testing.T, l store.Learning, urgency string) {
 		}
 	}
 	for _, a := range []*agent{tm.api, tm.greeting} {
-		if got := a.h.act.to(a.id); len(got) != 0 {
+		if got := a.h.act.To(a.id); len(got) != 0 {
 			t.Errorf("%s got %+v, want nothing", a.id, got)
 		}
 	}
@@ -243,7 +243,7 @@ func TestErrorResolutionRelayed(t *testing.T) {
 		const fail = "--- FAIL: TestValidate (0.00s)\n    token_test.go:21: token has no iat claim\nFAIL\nFAIL\texample.com/app/auth\t0.012s"
 		api.tool("bash", map[string]string{"command": "go test ./auth"}, fail+"\n[exit code 1]", true)
 		api.edit("auth/token.go")
-		if got := h.act.count(); got != 0 {
+		if got := h.act.Count(); got != 0 {
 			t.Fatalf("%d injections before the error was resolved", got)
 		}
 		api.tool("bash", map[string]string{"command": "go test ./auth"}, "ok  \texample.com/app/auth\t0.010s", false)
@@ -272,7 +272,7 @@ func TestErrorResolutionRelayed(t *testing.T) {
 		if len(ms) != 1 || !strings.Contains(ms[0].Reason, "same-files") {
 			t.Errorf("sync messages = %+v, want one related by its files", ms)
 		}
-		if n := len(h.act.to(greet.id)) + len(h.act.to(api.id)); n != 0 {
+		if n := len(h.act.To(greet.id)) + len(h.act.To(api.id)); n != 0 {
 			t.Errorf("the source or the unrelated task got %d injections", n)
 		}
 		if st := s.Stats(); st.Learnings[string(knowledge.ErrorResolution)] != 1 {
@@ -331,10 +331,10 @@ func TestNoSupervisionTaskIsLeftAlone(t *testing.T) {
 			func(t *task.Task) { t.NoSupervision = true })
 		h.start(baseConfig(), nil)
 		tm.api.learn(jwtSummary, "", "auth", "jwt")
-		if got := h.act.to(quiet.id); len(got) != 0 {
+		if got := h.act.To(quiet.id); len(got) != 0 {
 			t.Errorf("a task without supervision got %+v", got)
 		}
-		if got := h.act.count(); got != 2 {
+		if got := h.act.Count(); got != 2 {
 			t.Errorf("%d injections, want the UI and test tasks'", got)
 		}
 	})

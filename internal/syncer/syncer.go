@@ -25,16 +25,16 @@ package syncer
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
+	"maps"
 	"sync"
 	"time"
 
-	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/knowledge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -146,17 +146,20 @@ type Syncer struct {
 	x          *knowledge.Extractor
 	recentList []*recentLearning
 	inflight   map[task.ID]bool // tasks whose turn-end model pass runs
-	lastID     int64            // the last event handled, where a restarted loop goes on
 	// latency is, per held message, the time from its learning's
 	// observation to its creation (ms), reported when it is queued.
 	latency map[int64]int64
 
-	results   chan func(ctx context.Context)
-	jobs      sync.WaitGroup
-	decisions chan struct{} // a semaphore: the persona calls in flight
+	// rt runs the loop: its restarts, its place on the bus, the model
+	// calls in flight.
+	rt        *supervisor.Runtime
+	deg       *supervisor.Degraded // the persona failing: the rules decide
+	decisions chan struct{}        // a semaphore: the persona calls in flight
 
 	mu sync.Mutex
-	st api.SyncerStats
+	// st holds the Syncer's own counters (guarded by mu); Stats adds the
+	// runtime's and the degraded state.
+	st Stats
 }
 
 // member is what the Syncer knows of a running task.
@@ -208,32 +211,29 @@ func New(o Options) *Syncer {
 	if c.Relay == nil {
 		c.Relay = map[string]Policy{Blocking: Always, Helpful: Related, FYI: SameParent}
 	}
-	s := &Syncer{o: o, cfg: o.Config, log: o.Logger.With("component", "syncer"),
+	log := o.Logger.With("component", "syncer")
+	s := &Syncer{o: o, cfg: o.Config, log: log,
 		members: map[task.ID]*member{}, x: knowledge.NewExtractor(o.Config.Extract), inflight: map[task.ID]bool{}, latency: map[int64]int64{},
-		results: make(chan func(context.Context), 64), decisions: make(chan struct{}, maxDecisions)}
+		rt: supervisor.New(supervisor.Options{Name: "the syncer", Logger: log, Now: o.Now}), deg: supervisor.NewDegraded(o.Now),
+		decisions: make(chan struct{}, maxDecisions)}
 	s.st.Enabled = c.Enabled
 	s.st.Learnings, s.st.Ignored = map[string]uint64{}, map[string]uint64{}
 	return s
 }
 
 // Stats returns the Syncer's counters.
-func (s *Syncer) Stats() api.SyncerStats {
+func (s *Syncer) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.st
-	st.Learnings, st.Ignored = cloneMap(s.st.Learnings), cloneMap(s.st.Ignored)
+	st.Learnings, st.Ignored = maps.Clone(s.st.Learnings), maps.Clone(s.st.Ignored)
+	rs, d := s.rt.Stats(), s.deg.State()
+	st.Running, st.Restarts, st.Panics = rs.Running, rs.Restarts, rs.Panics
+	st.Degraded, st.DegradedReason, st.PersonaFailures = d.On, d.Reason, d.Failures
 	return st
 }
 
-func cloneMap(m map[string]uint64) map[string]uint64 {
-	out := make(map[string]uint64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func (s *Syncer) count(fn func(st *api.SyncerStats)) {
+func (s *Syncer) count(fn func(st *Stats)) {
 	s.mu.Lock()
 	fn(&s.st)
 	s.mu.Unlock()
@@ -247,46 +247,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	defer s.jobs.Wait()
-	s.count(func(st *api.SyncerStats) { st.Running = true })
-	defer s.count(func(st *api.SyncerStats) { st.Running = false })
-	for {
-		crashed := s.loopSafe(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if crashed {
-			s.count(func(st *api.SyncerStats) { st.Restarts++ })
-		}
-		// A crash, or the bus feed ending (the log unreadable): start
-		// again after a pause, not in a spin.
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-	}
+	return s.rt.Run(ctx, s.loop)
 }
 
-func (s *Syncer) loopSafe(ctx context.Context) (crashed bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("the syncer's loop panicked; restarting it", "panic", r, "stack", string(debug.Stack()))
-			crashed = true
-		}
-	}()
-	s.loop(ctx)
-	return false
-}
-
-// loop follows the bus and the clock until ctx ends.
+// loop follows the bus and the clock until ctx ends. After a restart of
+// the loop it goes on from the last event handled.
 func (s *Syncer) loop(ctx context.Context) {
-	// After a restart of the loop, go on from the last event handled.
-	q := event.Query{AfterID: -1, Filter: event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}}}
-	if s.lastID > 0 {
-		q.AfterID = s.lastID
-	}
-	evs, stop := event.Feed(ctx, s.o.Bus, s.o.Store, q, 256, func(err error) { s.log.Warn("following the event bus", "err", err) })
+	evs, stop := s.rt.Follow(ctx, s.o.Bus, s.o.Store, event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}})
 	defer stop()
 	s.adoptRunning(ctx)
 	s.reconcile(ctx, s.o.Now()) // messages held before a restart
@@ -301,10 +268,8 @@ func (s *Syncer) loop(ctx context.Context) {
 				return
 			}
 			s.safely(func() { s.observe(ctx, e) })
-			if e.ID > 0 {
-				s.lastID = e.ID
-			}
-		case fn := <-s.results:
+			s.rt.Handled(e)
+		case fn := <-s.rt.Results():
 			s.safely(func() { fn(ctx) })
 		case now := <-tick.C:
 			s.safely(func() { s.sweep(ctx, now) })
@@ -314,36 +279,7 @@ func (s *Syncer) loop(ctx context.Context) {
 
 // safely runs fn, recovering and counting a panic.
 func (s *Syncer) safely(fn func()) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("the syncer panicked handling an event; going on", "panic", r, "stack", string(debug.Stack()))
-			s.count(func(st *api.SyncerStats) { st.Panics++ })
-		}
-	}()
-	fn()
-}
-
-// job runs fn in a goroutine the loop owns; its result is handed back to
-// the loop (dropped when the loop has ended).
-func (s *Syncer) job(ctx context.Context, fn func(ctx context.Context) func(context.Context)) {
-	s.jobs.Add(1)
-	go func() {
-		defer s.jobs.Done()
-		defer func() {
-			if r := recover(); r != nil {
-				s.log.Error("a syncer model call panicked", "panic", r, "stack", string(debug.Stack()))
-				s.count(func(st *api.SyncerStats) { st.Panics++ })
-			}
-		}()
-		back := fn(ctx)
-		if back == nil {
-			return
-		}
-		select {
-		case s.results <- back:
-		case <-ctx.Done():
-		}
-	}()
+	s.rt.Safely(fn, "the syncer panicked handling an event; going on")
 }
 
 // adoptRunning adds every task running now (a restarted Syncer, or tasks
@@ -370,7 +306,7 @@ func (s *Syncer) observe(ctx context.Context, e event.Event) {
 	if e.TaskID == "" {
 		return
 	}
-	s.count(func(st *api.SyncerStats) { st.Observations++ })
+	s.count(func(st *Stats) { st.Observations++ })
 	m := s.members[e.TaskID]
 	if ts, ok := e.Payload.(event.TaskStatus); ok {
 		s.onStatus(ctx, e.TaskID, m, ts)

@@ -105,3 +105,13 @@ func (t *Task) Transition(to Status, reason string, now time.Time) error {
 	}
 	return nil
 }
+
+// FinishedError refuses an operation on a task that has finished.
+type FinishedError struct {
+	ID     ID
+	Status Status
+}
+
+func (e *FinishedError) Error() string {
+	return fmt.Sprintf("task %s is %s and takes no more messages", e.ID, e.Status)
+}

@@ -41,7 +41,7 @@ type Store interface {
 // Options wires a Service.
 type Options struct {
 	Store Store
-	// Create stores a new task (control.Create).
+	// Create stores a new task whose spec is checked already (tasks.Service.Add).
 	Create func(ctx context.Context, spec task.Spec) (task.Task, error)
 	// Depend makes id wait for blocker.
 	Depend func(ctx context.Context, id, blocker task.ID) error
@@ -135,6 +135,34 @@ func (s *Service) Start(ctx context.Context, spec task.Spec) (task.Task, error) 
 		return parent, err
 	}
 	return s.o.Store.GetTask(ctx, parent.ID)
+}
+
+// WorkTask returns the task whose worktree t works in: a phase works in its
+// workflow task's (and its start is recorded there); any other task in its
+// own.
+func (s *Service) WorkTask(ctx context.Context, t task.Task) (task.Task, error) {
+	if t.Phase == nil || t.ParentID == "" {
+		return t, nil
+	}
+	parent, err := s.o.Store.GetTask(ctx, t.ParentID)
+	if err != nil {
+		return task.Task{}, fmt.Errorf("reading workflow task %s: %w", t.ParentID, err)
+	}
+	s.PhaseStarting(ctx, t)
+	return parent, nil
+}
+
+// Completed takes the completion of task id when it is a phase and reports
+// whether it did: a phase's work stays on the workflow's branch (PhaseDone),
+// and the workflow task goes to the merge queue once all are done. Any
+// other task is left to the caller.
+func (s *Service) Completed(ctx context.Context, id task.ID, summary string) bool {
+	t, err := s.o.Store.GetTask(ctx, id)
+	if err != nil || t.Phase == nil {
+		return false
+	}
+	s.PhaseDone(ctx, t, summary)
+	return true
 }
 
 // PhaseStarting records on the workflow task that phase task t starts.

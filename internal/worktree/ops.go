@@ -382,20 +382,85 @@ func (m *Manager) Prune(ctx context.Context) ([]PruneResult, error) {
 }
 
 // Restore brings back a removed worktree: its branch from the archive when
-// the branch was deleted, then the worktree on it.
+// the branch was deleted, then the worktree on it. A restore the state on
+// disk refuses is a *RestoreRefusedError.
 func (m *Manager) Restore(ctx context.Context, id task.ID) (store.Worktree, error) {
 	defer m.lockTask(id)()
 	w, err := m.st.GetWorktree(ctx, id)
 	if err != nil {
 		return w, err
 	}
+	var out store.Worktree
 	if w.State == store.WorktreeActive {
-		if ok, err := m.present(ctx, w); err != nil || ok {
-			return w, err
+		ok, perr := m.present(ctx, w)
+		if perr != nil || ok {
+			return w, perr
 		}
-		return m.recreate(ctx, w, "restored by the user")
+		out, err = m.recreate(ctx, w, "restored by the user")
+	} else {
+		out, err = m.restore(ctx, w, "restored by the user")
 	}
-	return m.restore(ctx, w, "restored by the user")
+	if err != nil {
+		return out, m.restoreRefusal(ctx, w, err)
+	}
+	return out, nil
+}
+
+// RestoreRefusedError is a restore the state on disk refuses, with the reason for
+// the user: the worktree's directory is taken, its branch is gone with no
+// archive, or the branch is checked out elsewhere.
+type RestoreRefusedError struct{ Err error }
+
+func (e *RestoreRefusedError) Error() string { return e.Err.Error() }
+func (e *RestoreRefusedError) Unwrap() error { return e.Err }
+
+// restoreRefusal marks err, a failed restore of w, as a refusal when the
+// state on disk refuses it: something else occupies the worktree's
+// directory, the branch is gone with no archive of it, or the branch is
+// checked out elsewhere. Anything else is a failure.
+func (m *Manager) restoreRefusal(ctx context.Context, w store.Worktree, err error) error {
+	if ctx.Err() != nil || errors.Is(err, store.ErrClosed) || errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if _, serr := os.Lstat(w.Path); serr == nil {
+		if ok, _ := worktreeAt(ctx, w); !ok {
+			return &RestoreRefusedError{Err: err}
+		}
+	}
+	branch, berr := git.BranchExists(ctx, w.Repo, w.Branch)
+	if berr != nil {
+		return err
+	}
+	if !branch {
+		if _, aerr := git.RevParse(ctx, w.Repo, ArchiveRef(w.TaskID)); errors.Is(aerr, git.ErrNoRef) {
+			return &RestoreRefusedError{Err: err}
+		}
+		return err
+	}
+	list, lerr := git.Worktrees(ctx, w.Repo)
+	if lerr != nil {
+		return err
+	}
+	for _, wt := range list {
+		if wt.Branch == w.Branch && wt.Path != w.Path {
+			return &RestoreRefusedError{Err: err}
+		}
+	}
+	return err
+}
+
+// worktreeAt reports whether w's directory is a work tree of its own branch.
+func worktreeAt(ctx context.Context, w store.Worktree) (bool, error) {
+	list, err := git.Worktrees(ctx, w.Repo)
+	if err != nil {
+		return false, err
+	}
+	for _, wt := range list {
+		if wt.Path == w.Path && wt.Branch == w.Branch && !wt.Prunable {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (m *Manager) restore(ctx context.Context, w store.Worktree, reason string) (store.Worktree, error) {

@@ -91,10 +91,11 @@ func (s *Server) listLearnings(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if ls == nil {
-		ls = []api.Learning{}
+	out := make([]api.Learning, len(ls))
+	for i, l := range ls {
+		out[i] = apiLearning(l)
 	}
-	writeJSON(w, http.StatusOK, ls)
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getLearning(w http.ResponseWriter, r *http.Request) {
@@ -103,12 +104,16 @@ func (s *Server) getLearning(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	l, err := s.cfg.Knowledge.Learning(r.Context(), id)
+	l, relayed, err := s.cfg.Knowledge.Learning(r.Context(), id)
 	if err != nil {
 		s.failLearning(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, l)
+	out := apiLearning(l)
+	for _, m := range relayed {
+		out.Relayed = append(out.Relayed, apiSync(m))
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) forgetLearning(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +127,7 @@ func (s *Server) forgetLearning(w http.ResponseWriter, r *http.Request) {
 		s.failLearning(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, l)
+	writeJSON(w, http.StatusOK, apiLearning(l))
 }
 
 func (s *Server) syncMessages(w http.ResponseWriter, r *http.Request) {
@@ -141,8 +146,27 @@ func (s *Server) syncMessages(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if ms == nil {
-		ms = []api.SyncMessage{}
+	out := make([]api.SyncMessage, len(ms))
+	for i, m := range ms {
+		out[i] = apiSync(m)
 	}
-	writeJSON(w, http.StatusOK, ms)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// apiLearning is a learning's wire form.
+func apiLearning(l store.Learning) api.Learning {
+	out := api.Learning{ID: l.ID, Kind: l.Kind, Summary: l.Summary, Detail: l.Detail, Tags: l.Tags, Files: l.Files,
+		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, Sources: []api.LearningSource{}}
+	for _, s := range l.Sources {
+		out.Sources = append(out.Sources, api.LearningSource{TaskID: s.TaskID, Kind: s.Kind, At: s.At})
+	}
+	return out
+}
+
+// apiSync is a sync message's wire form.
+func apiSync(m store.SyncMessage) api.SyncMessage {
+	return api.SyncMessage{ID: m.ID, LearningID: m.LearningID, From: m.From, To: m.TaskID, Urgency: m.Urgency,
+		Relevance: m.Relevance, Score: m.Score, Message: m.Message, Reason: m.Reason, DecidedBy: m.DecidedBy,
+		State: string(m.State), Note: m.Note, InjectionID: m.InjectionID, CreatedAt: m.CreatedAt,
+		QueuedAt: m.QueuedAt, DeliveredAt: m.DeliveredAt}
 }

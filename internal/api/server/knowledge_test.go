@@ -35,6 +35,9 @@ var (
 	sampleSyncMsg   = api.SyncMessage{ID: 3, LearningID: 7, From: "t-4k2x9", To: "t-ui000", Urgency: "blocking", Relevance: "high", Score: 0.8, Message: "tokens need an iat claim", Reason: "shared tags: auth", DecidedBy: "persona", State: "delivered", InjectionID: 11, CreatedAt: t0, DeliveredAt: &delivered}
 	sampleLearning  = api.Learning{ID: 7, Kind: "error-resolution", Summary: "the JWT library rejects tokens without an iat claim", Tags: []string{"auth", "jwt"}, Files: []string{"auth/jwt.go"}, Sources: []api.LearningSource{{TaskID: "t-4k2x9", Kind: "error-resolution", At: t0}}, CreatedAt: t0, UpdatedAt: t0}
 	relayedLearning = func() api.Learning { l := sampleLearning; l.Relayed = []api.SyncMessage{sampleSyncMsg}; return l }()
+	// What the Knowledge returns: the samples' domain forms.
+	storeSyncMsg  = store.SyncMessage{ID: 3, LearningID: 7, From: "t-4k2x9", TaskID: "t-ui000", Urgency: "blocking", Relevance: "high", Score: 0.8, Message: "tokens need an iat claim", Reason: "shared tags: auth", DecidedBy: "persona", State: store.SyncDelivered, InjectionID: 11, CreatedAt: t0, DeliveredAt: &delivered}
+	storeLearning = store.Learning{ID: 7, TaskID: "t-4k2x9", Kind: "error-resolution", Summary: "the JWT library rejects tokens without an iat claim", Tags: []string{"auth", "jwt"}, Files: []string{"auth/jwt.go"}, Sources: []store.LearningSource{{TaskID: "t-4k2x9", Kind: "error-resolution", At: t0}}, CreatedAt: t0, UpdatedAt: t0}
 )
 
 func (f *fakeKnowledge) record(s string) {
@@ -49,36 +52,36 @@ func (f *fakeKnowledge) asked() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *fakeKnowledge) Learnings(_ context.Context, search, ref string, limit int) ([]api.Learning, error) {
+func (f *fakeKnowledge) Learnings(_ context.Context, search, ref string, limit int) ([]store.Learning, error) {
 	f.record(fmt.Sprintf("learnings %q %s %d", search, ref, limit))
 	if search == "nothing" {
 		return nil, nil
 	}
-	return []api.Learning{sampleLearning}, nil
+	return []store.Learning{storeLearning}, nil
 }
 
-func (f *fakeKnowledge) Learning(_ context.Context, id int64) (api.Learning, error) {
+func (f *fakeKnowledge) Learning(_ context.Context, id int64) (store.Learning, []store.SyncMessage, error) {
 	f.record(fmt.Sprintf("learning %d", id))
 	if id != 7 {
-		return api.Learning{}, fmt.Errorf("learning %d: %w", id, store.ErrNotFound)
+		return store.Learning{}, nil, fmt.Errorf("learning %d: %w", id, store.ErrNotFound)
 	}
-	return relayedLearning, nil
+	return storeLearning, []store.SyncMessage{storeSyncMsg}, nil
 }
 
-func (f *fakeKnowledge) Forget(_ context.Context, id int64) (api.Learning, error) {
+func (f *fakeKnowledge) Forget(_ context.Context, id int64) (store.Learning, error) {
 	f.record(fmt.Sprintf("forget %d", id))
 	if id != 7 {
-		return api.Learning{}, fmt.Errorf("learning %d: %w", id, store.ErrNotFound)
+		return store.Learning{}, fmt.Errorf("learning %d: %w", id, store.ErrNotFound)
 	}
-	return sampleLearning, nil
+	return storeLearning, nil
 }
 
-func (f *fakeKnowledge) SyncMessages(_ context.Context, ref string, limit int) ([]api.SyncMessage, error) {
+func (f *fakeKnowledge) SyncMessages(_ context.Context, ref string, limit int) ([]store.SyncMessage, error) {
 	f.record(fmt.Sprintf("messages %s %d", ref, limit))
 	if ref == "t-done00" {
 		return nil, nil
 	}
-	return []api.SyncMessage{sampleSyncMsg}, nil
+	return []store.SyncMessage{storeSyncMsg}, nil
 }
 
 var _ server.Knowledge = (*fakeKnowledge)(nil)

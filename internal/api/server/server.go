@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -13,24 +14,29 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/supervise"
+	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
 
-// Tasks is the task control plane the server needs.
+// Tasks is what the server needs of the tasks service: life changes act on
+// a task the server resolved; reads take the reference as typed.
 type Tasks interface {
 	Create(ctx context.Context, spec task.Spec) (task.Task, error)
 	Resolve(ctx context.Context, ref string) (task.ID, error)
-	Get(ctx context.Context, ref string) (control.Detail, error)
+	Get(ctx context.Context, ref string) (tasks.Detail, error)
 	ListJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error)
-	Pause(ctx context.Context, ref, reason string) (task.Task, error)
-	Resume(ctx context.Context, ref, reason string) (task.Task, error)
-	Cancel(ctx context.Context, ref, reason string) (task.Task, error)
-	Send(ctx context.Context, ref, text string, urgent bool) (inject.Injection, error)
-	Depend(ctx context.Context, ref, blockerRef string) (control.Detail, error)
+	// Pause, Resume, Cancel, Send and Depend act on a resolved task.
+	Pause(ctx context.Context, id task.ID, reason string) (task.Task, error)
+	Resume(ctx context.Context, id task.ID, reason string) (task.Task, error)
+	Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error)
+	Send(ctx context.Context, id task.ID, text string, urgent bool) (inject.Injection, error)
+	Depend(ctx context.Context, id, blocker task.ID) (tasks.Detail, error)
 	// Log returns the task's conversation from entry from on.
 	Log(ctx context.Context, ref string, from int) (task.ID, []store.Entry, error)
 	// Costs summarizes the cost ledger for one task (ref) or all (ref empty),
@@ -38,7 +44,7 @@ type Tasks interface {
 	Costs(ctx context.Context, ref string, by string, since time.Time) ([]store.CostRow, error)
 }
 
-var _ Tasks = (*control.Control)(nil)
+var _ Tasks = (*tasks.Service)(nil)
 
 // Daemon is what the server needs of the daemon itself.
 type Daemon interface {
@@ -50,20 +56,22 @@ type Daemon interface {
 
 // Personas is what the server needs for persona operations.
 type Personas interface {
-	// Escalate moves a task to persona to, or one step up its chain. A
-	// refusal is a *task.InvalidError (the user's to fix).
-	Escalate(ctx context.Context, ref, to, reason string) (api.Escalation, error)
+	// Escalate moves task id to persona to, or one step up its chain; by
+	// is who asks. A refusal of the user's is a *task.InvalidError.
+	Escalate(ctx context.Context, id task.ID, to, reason, by string) (executor.Escalation, error)
 }
 
 // Supervision serves the Watcher's views and the manual nudge.
 type Supervision interface {
 	// Health returns the Watcher's view of one task (ref), or of every
 	// task it watches (ref "").
-	Health(ctx context.Context, ref string) ([]api.TaskHealth, error)
+	Health(ctx context.Context, ref string) ([]supervise.Health, error)
 	// Diagnoses returns the newest watcher.* events, oldest first, of
 	// one task or all (ref ""), at most limit (0: a default).
 	Diagnoses(ctx context.Context, ref string, limit int) ([]event.Event, error)
-	Stats(ctx context.Context) (api.SupervisionStats, error)
+	// Stats returns the Watcher's counters and the Syncer's (nil when
+	// there is no Syncer).
+	Stats(ctx context.Context) (supervise.Stats, *syncer.Stats, error)
 	// Nudge sends the user's nudge through the one door.
 	Nudge(ctx context.Context, ref, text string) (inject.Injection, error)
 }
@@ -73,15 +81,15 @@ type Knowledge interface {
 	// Learnings returns learnings: the best matches of search (full
 	// text, any word) or, without one, the oldest first; of one task's
 	// (ref) or all; at most limit (0: all).
-	Learnings(ctx context.Context, search, ref string, limit int) ([]api.Learning, error)
+	Learnings(ctx context.Context, search, ref string, limit int) ([]store.Learning, error)
 	// Learning returns one learning with the messages that relayed it;
 	// store.ErrNotFound (wrapped) when there is none.
-	Learning(ctx context.Context, id int64) (api.Learning, error)
+	Learning(ctx context.Context, id int64) (store.Learning, []store.SyncMessage, error)
 	// Forget deletes a learning and returns what it was.
-	Forget(ctx context.Context, id int64) (api.Learning, error)
+	Forget(ctx context.Context, id int64) (store.Learning, error)
 	// SyncMessages returns the newest sync messages to one task (ref) or
 	// all, oldest first, at most limit (0: a default).
-	SyncMessages(ctx context.Context, ref string, limit int) ([]api.SyncMessage, error)
+	SyncMessages(ctx context.Context, ref string, limit int) ([]store.SyncMessage, error)
 }
 
 // Config wires a Server.
@@ -219,12 +227,17 @@ func (s *Server) escalate(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	e, err := s.cfg.Personas.Escalate(r.Context(), r.PathValue("ref"), req.To, req.Reason)
+	id, err := s.cfg.Tasks.Resolve(r.Context(), r.PathValue("ref"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, e)
+	e, err := s.cfg.Personas.Escalate(r.Context(), id, req.To, req.Reason, "user")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.Escalation{TaskID: e.TaskID, From: e.From, To: e.To, Applied: e.Applied})
 }
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
@@ -262,7 +275,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, detail(d))
 }
 
-func detail(d control.Detail) api.TaskDetail {
+func detail(d tasks.Detail) api.TaskDetail {
 	out := api.TaskDetail{Task: d.Task, Readiness: d.Readiness, Blockers: d.Blockers}
 	for _, inj := range d.Pending {
 		out.Pending = append(out.Pending, message(inj))
@@ -275,13 +288,18 @@ func message(inj inject.Injection) api.Message {
 		CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt}
 }
 
-func (s *Server) action(op func(Tasks, context.Context, string, string) (task.Task, error)) http.HandlerFunc {
+func (s *Server) action(op func(Tasks, context.Context, task.ID, string) (task.Task, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req api.ActionRequest
 		if r.ContentLength != 0 && !decode(w, r, &req) {
 			return
 		}
-		t, err := op(s.cfg.Tasks, r.Context(), r.PathValue("ref"), req.Reason)
+		id, err := s.cfg.Tasks.Resolve(r.Context(), r.PathValue("ref"))
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		t, err := op(s.cfg.Tasks, r.Context(), id, req.Reason)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -295,7 +313,12 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	inj, err := s.cfg.Tasks.Send(r.Context(), r.PathValue("ref"), req.Text, req.Urgent)
+	id, err := s.cfg.Tasks.Resolve(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	inj, err := s.cfg.Tasks.Send(r.Context(), id, req.Text, req.Urgent)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -308,7 +331,17 @@ func (s *Server) depend(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	d, err := s.cfg.Tasks.Depend(r.Context(), r.PathValue("ref"), req.Blocker)
+	id, err := s.cfg.Tasks.Resolve(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	blocker, err := s.cfg.Tasks.Resolve(r.Context(), req.Blocker)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("blocker: %w", err))
+		return
+	}
+	d, err := s.cfg.Tasks.Depend(r.Context(), id, blocker)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -424,7 +457,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		amb *store.AmbiguousError
 		tr  *task.TransitionError
 		cyc *store.CycleError
-		fin *control.FinishedError
+		fin *task.FinishedError
 	)
 	e := api.Error{Message: err.Error()}
 	code := http.StatusInternalServerError

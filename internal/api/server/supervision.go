@@ -7,6 +7,8 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/supervise"
+	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -68,10 +70,11 @@ func (s *Server) supervisionHealth(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if hs == nil {
-		hs = []api.TaskHealth{}
+	out := make([]api.TaskHealth, len(hs))
+	for i, h := range hs {
+		out[i] = api.TaskHealth(h)
 	}
-	writeJSON(w, http.StatusOK, healthList{Tasks: hs})
+	writeJSON(w, http.StatusOK, healthList{Tasks: out})
 }
 
 func (s *Server) supervisionDiagnoses(w http.ResponseWriter, r *http.Request) {
@@ -101,15 +104,33 @@ func (s *Server) supervisionDiagnoses(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) supervisionStats(w http.ResponseWriter, r *http.Request) {
-	st, err := s.cfg.Supervision.Stats(r.Context())
+	st, sy, err := s.cfg.Supervision.Stats(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if st.Tier1 == nil {
-		st.Tier1 = map[string]uint64{}
+	writeJSON(w, http.StatusOK, supervisionStats(st, sy))
+}
+
+// supervisionStats is the wire form of the Watcher's and the Syncer's
+// counters. api.TaskHealth and api.SyncerStats are field for field the
+// domain types (supervise.Health, syncer.Stats) with JSON tags: a field
+// added to one and not the other stops the conversion from compiling.
+func supervisionStats(st supervise.Stats, sy *syncer.Stats) api.SupervisionStats {
+	out := api.SupervisionStats{Enabled: st.Enabled, Running: st.Running, Started: st.Started, LastCycle: st.LastCycle,
+		Cycles: st.Cycles, Observations: st.Observations, Watched: st.Watched, Tier1: st.Tier1,
+		Tier2Calls: st.Tier2Calls, Tier2Failures: st.Tier2Failures, Tier2Tokens: st.Tier2Tokens, Tier2USD: st.Tier2USD,
+		Degraded: st.Degraded, DegradedReason: st.DegradedReason, DegradedSecs: st.DegradedSecs,
+		Nudges: st.Nudges, Escalations: st.Escalations, Pauses: st.Pauses, Aborts: st.Aborts, HookBlocks: st.HookBlocks,
+		Panics: st.Panics, Restarts: st.Restarts}
+	if out.Tier1 == nil {
+		out.Tier1 = map[string]uint64{}
 	}
-	writeJSON(w, http.StatusOK, st)
+	if sy != nil {
+		w := api.SyncerStats(*sy)
+		out.Syncer = &w
+	}
+	return out
 }
 
 // nudge queues the user's nudge for a task through the Supervision, which

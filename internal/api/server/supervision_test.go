@@ -19,9 +19,10 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
-	"github.com/neuraphage/neuraphage-go/internal/control"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/supervise"
+	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -58,12 +59,12 @@ func (f *fakeSupervision) asked() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *fakeSupervision) Health(_ context.Context, ref string) ([]api.TaskHealth, error) {
+func (f *fakeSupervision) Health(_ context.Context, ref string) ([]supervise.Health, error) {
 	f.record("health " + ref)
 	if ref == "" {
-		return []api.TaskHealth{sampleHealth, {TaskID: "t-other", Status: "unsupervised", Ladder: "none"}}, nil
+		return []supervise.Health{supervise.Health(sampleHealth), {TaskID: "t-other", Status: "unsupervised", Ladder: "none"}}, nil
 	}
-	return []api.TaskHealth{sampleHealth}, nil
+	return []supervise.Health{supervise.Health(sampleHealth)}, nil
 }
 
 func (f *fakeSupervision) Diagnoses(_ context.Context, ref string, limit int) ([]event.Event, error) {
@@ -74,15 +75,17 @@ func (f *fakeSupervision) Diagnoses(_ context.Context, ref string, limit int) ([
 	return nil, nil
 }
 
-func (f *fakeSupervision) Stats(context.Context) (api.SupervisionStats, error) {
+func (f *fakeSupervision) Stats(context.Context) (supervise.Stats, *syncer.Stats, error) {
 	f.record("stats")
-	return sampleStats, nil
+	s := sampleStats
+	return supervise.Stats{Enabled: s.Enabled, Running: s.Running, Started: s.Started, Cycles: s.Cycles,
+		Observations: s.Observations, Watched: s.Watched, Tier1: s.Tier1, Nudges: s.Nudges}, nil, nil
 }
 
 func (f *fakeSupervision) Nudge(_ context.Context, ref, text string) (inject.Injection, error) {
 	f.record("nudge " + ref + " " + text)
 	if ref == "t-done00" {
-		return inject.Injection{}, &control.FinishedError{ID: "t-done00", Status: task.Completed}
+		return inject.Injection{}, &task.FinishedError{ID: "t-done00", Status: task.Completed}
 	}
 	return inject.Injection{ID: 9, TaskID: task.ID(ref), Source: "user", Kind: "nudge", Text: text, CreatedAt: t0}, nil
 }
@@ -196,12 +199,12 @@ func TestSupervisionAnswersEmptyListsAndMaps(t *testing.T) {
 // emptySupervision watches nothing.
 type emptySupervision struct{}
 
-func (emptySupervision) Health(context.Context, string) ([]api.TaskHealth, error) { return nil, nil }
+func (emptySupervision) Health(context.Context, string) ([]supervise.Health, error) { return nil, nil }
 func (emptySupervision) Diagnoses(context.Context, string, int) ([]event.Event, error) {
 	return nil, nil
 }
-func (emptySupervision) Stats(context.Context) (api.SupervisionStats, error) {
-	return api.SupervisionStats{}, nil
+func (emptySupervision) Stats(context.Context) (supervise.Stats, *syncer.Stats, error) {
+	return supervise.Stats{}, nil, nil
 }
 func (emptySupervision) Nudge(context.Context, string, string) (inject.Injection, error) {
 	return inject.Injection{}, errors.New("not reached")

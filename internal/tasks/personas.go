@@ -1,4 +1,4 @@
-package daemon
+package tasks
 
 import (
 	"cmp"
@@ -15,19 +15,30 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
-// models gives the client and model name of a tier; an error says why
+// Models gives the client and model name of a tier; an error says why
 // there is none (no provider configured).
-type models func(t llm.Tier) (llm.Client, string, error)
+type Models func(t llm.Tier) (llm.Client, string, error)
 
-// personaService implements executor.Personas with the persona set, the
-// router tier's model and the user's hooks.
-type personaService struct {
+// Personas chooses and changes a task's persona for the executor (it
+// implements executor.Personas) with the persona set, the router tier's
+// model and the user's hooks.
+type Personas struct {
 	set    *persona.Set
 	hooks  *hooks.Runner
-	models models
+	models Models
 }
 
-var _ executor.Personas = (*personaService)(nil)
+// NewPersonas returns the persona choice over set; models gives a tier's
+// model, hooks are the user's (PersonaSelected, PersonaPromptAssembly,
+// PersonaEscalated).
+func NewPersonas(set *persona.Set, hooks *hooks.Runner, models Models) *Personas {
+	return &Personas{set: set, hooks: hooks, models: models}
+}
+
+var _ executor.Personas = (*Personas)(nil)
+
+// Models returns the tier to model mapping the personas use.
+func (s *Personas) Models() Models { return s.models }
 
 // selectedDecision is what PersonaSelected hooks see; they may change
 // persona and tags.
@@ -42,7 +53,7 @@ type selectedDecision struct {
 }
 
 // Select implements executor.Personas.
-func (s *personaService) Select(ctx context.Context, t task.Task) executor.Selection {
+func (s *Personas) Select(ctx context.Context, t task.Task) executor.Selection {
 	start := time.Now()
 	var sel executor.Selection
 	ev := &sel.Event
@@ -116,7 +127,7 @@ func validTags(in []string) []string {
 }
 
 // Target implements executor.Personas.
-func (s *personaService) Target(current, to, by string) (string, error) {
+func (s *Personas) Target(current, to, by string) (string, error) {
 	if by != "user" && !s.set.Defaults.AllowEscalation {
 		return "", &persona.EscalationError{Msg: "escalation by supervisors is off (task-defaults.allow-escalation: false)"}
 	}
@@ -127,7 +138,7 @@ func (s *personaService) Target(current, to, by string) (string, error) {
 }
 
 // Model implements executor.Personas.
-func (s *personaService) Model(t task.Task) string {
+func (s *Personas) Model(t task.Task) string {
 	if t.Model != "" {
 		return t.Model
 	}
@@ -139,14 +150,14 @@ func (s *personaService) Model(t task.Task) string {
 }
 
 // Describe implements executor.Personas.
-func (s *personaService) Describe(key string) string {
+func (s *Personas) Describe(key string) string {
 	p := s.set.Effective(key)
 	return fmt.Sprintf("You now work as the %s persona (%s), on the %s model tier: your system prompt and model changed. "+
 		"Your conversation and worktree are as they were; carry on with the task.", p.Name, p.Description, p.Tier)
 }
 
 // Escalated implements executor.Personas.
-func (s *personaService) Escalated(t task.Task, e event.PersonaEscalated) {
+func (s *Personas) Escalated(t task.Task, e event.PersonaEscalated) {
 	s.hooks.Notify(hooks.PersonaEscalated, t.ID, struct {
 		event.PersonaEscalated
 		Description string `json:"description"`
@@ -162,7 +173,7 @@ type promptDecision struct {
 
 // System returns a task's whole system prompt: its persona's part (after
 // the PersonaPromptAssembly hooks) before base.
-func (s *personaService) System(t task.Task, base string) string {
+func (s *Personas) System(t task.Task, base string) string {
 	p := s.set.Effective(t.Persona)
 	d := promptDecision{Persona: p.Key, Prompt: p.SystemPrompt}
 	if s.hooks.Has(hooks.PersonaPromptAssembly) {
@@ -174,6 +185,6 @@ func (s *personaService) System(t task.Task, base string) string {
 }
 
 // Tier returns the model tier a task runs on.
-func (s *personaService) Tier(t task.Task) llm.Tier {
+func (s *Personas) Tier(t task.Task) llm.Tier {
 	return s.set.Effective(t.Persona).Tier
 }

@@ -1,4 +1,4 @@
-package control_test
+package tasks_test
 
 import (
 	"context"

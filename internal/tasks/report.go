@@ -1,4 +1,4 @@
-package control
+package tasks
 
 import (
 	"context"
@@ -11,16 +11,16 @@ import (
 
 // Log returns the conversation of the task ref names, the entries from
 // position from on (0: all of it). A negative from is *task.InvalidError.
-func (c *Control) Log(ctx context.Context, ref string, from int) (task.ID, []store.Entry, error) {
+func (s *Service) Log(ctx context.Context, ref string, from int) (task.ID, []store.Entry, error) {
 	if from < 0 {
 		return "", nil, &task.InvalidError{Field: "from", Msg: fmt.Sprintf("is %d; it must be an entry number, 0 or more", from)}
 	}
-	id, err := c.store.ResolveTask(ctx, ref)
+	id, err := s.st.ResolveTask(ctx, ref)
 	if err != nil {
 		return "", nil, err
 	}
 	// The store's errors say what it was reading.
-	entries, err := c.store.Conversation(ctx, id, from)
+	entries, err := s.rec.Conversation(ctx, id, from)
 	if err != nil {
 		return "", nil, err
 	}
@@ -31,19 +31,19 @@ func (c *Control) Log(ctx context.Context, ref string, from int) (task.ID, []sto
 // task ref names or, with ref empty, for every task, grouped by by: "day",
 // "task", "model", or "" for only the total (one row keyed "total"). Any other
 // grouping is *task.InvalidError.
-func (c *Control) Costs(ctx context.Context, ref, by string, since time.Time) ([]store.CostRow, error) {
+func (s *Service) Costs(ctx context.Context, ref, by string, since time.Time) ([]store.CostRow, error) {
 	if !validGrouping(by) {
 		return nil, &task.InvalidError{Field: "by", Msg: fmt.Sprintf("%q is not a grouping; want day, task or model", by)}
 	}
 	q := store.CostQuery{Since: since, By: by}
 	if ref != "" {
-		id, err := c.store.ResolveTask(ctx, ref)
+		id, err := s.st.ResolveTask(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
 		q.TaskID = id
 	}
-	return c.store.Costs(ctx, q)
+	return s.rec.Costs(ctx, q)
 }
 
 func validGrouping(by string) bool {

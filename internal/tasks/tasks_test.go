@@ -1,0 +1,290 @@
+package tasks_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/persona"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/tasks"
+)
+
+var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+// newControl returns a service over a new SQLite store, with an executor
+// that is not running (so queued tasks stay queued) and the built-in
+// personas; randomness is the source of task IDs.
+func newControl(t *testing.T, randomness []byte) (*tasks.Service, *sqlite.Store) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	log := slog.New(slog.DiscardHandler)
+	svc := tasks.New(tasks.Options{Store: st, Records: st, Personas: persona.Defaults(), Engine: "native",
+		Now: func() time.Time { return t0 }, Rand: bytes.NewReader(randomness), Logger: log})
+	bus := event.NewBus(event.Options{Buffer: 64}, 0)
+	t.Cleanup(bus.Close)
+	ex := executor.New(executor.Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{idle{}}, Logger: log})
+	svc.Bind(tasks.Runtime{Runner: ex})
+	return svc, st
+}
+
+// idle is an engine that is never run here: the executor is not started.
+type idle struct{}
+
+func (idle) Name() string { return "native" }
+func (idle) Ready() error { return nil }
+func (idle) Run(context.Context, engine.Run) engine.Outcome {
+	return engine.Outcome{Status: engine.Failed, Reason: "not run in these tests"}
+}
+
+func TestCreateRetriesOnIDCollision(t *testing.T) {
+	t.Parallel()
+	// The first two draws give the same ID; the third a new one.
+	same := []byte{1, 2, 3, 4, 5}
+	c, _ := newControl(t, append(append(append([]byte{}, same...), same...), 9, 9, 9, 9, 9))
+	ctx := context.Background()
+	a, err := c.Create(ctx, task.Spec{Description: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Create(ctx, task.Spec{Description: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID == b.ID || b.ID != "t-99999" {
+		t.Errorf("ids %s and %s: want a retry to t-99999 after the collision", a.ID, b.ID)
+	}
+	if a.Engine != "native" {
+		t.Errorf("engine = %q, want the default", a.Engine)
+	}
+}
+
+func TestSendAndMoves(t *testing.T) {
+	t.Parallel()
+	c, st := newControl(t, counting(200))
+	ctx := context.Background()
+	tk, err := c.Create(ctx, task.Spec{Description: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv *task.InvalidError
+	if _, err := c.Send(ctx, tk.ID, "   ", false); !errors.As(err, &inv) {
+		t.Errorf("empty message error = %v, want *task.InvalidError", err)
+	}
+	if _, err := c.Send(ctx, "t-zzzzz", "hi", false); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("message to unknown task error = %v, want ErrNotFound", err)
+	}
+	id, err := c.Resolve(ctx, string(tk.ID)[2:4])
+	if err != nil || id != tk.ID {
+		t.Fatalf("Resolve by prefix = %s, %v", id, err)
+	}
+	inj, err := c.Send(ctx, id, " hello ", false)
+	if err != nil || inj.Text != "hello" || inj.Source != "user" {
+		t.Fatalf("Send by prefix = %+v, %v", inj, err)
+	}
+	if got, err := c.Pause(ctx, tk.ID, ""); err != nil || got.Status != task.Paused || got.CloseReason != "paused by user" {
+		t.Fatalf("Pause = %+v, %v", got, err)
+	}
+	if _, err := c.Pause(ctx, tk.ID, ""); err == nil {
+		t.Error("pausing a paused task succeeded")
+	}
+	if _, err := c.Cancel(ctx, tk.ID, "done with it"); err != nil {
+		t.Fatal(err)
+	}
+	var fin *task.FinishedError
+	if _, err := c.Send(ctx, tk.ID, "too late", false); !errors.As(err, &fin) {
+		t.Errorf("message to a cancelled task error = %v, want *FinishedError", err)
+	}
+	evs, err := st.ReadEvents(ctx, event.Query{Filter: event.Filter{TaskID: tk.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []event.Kind
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind)
+	}
+	want := []event.Kind{event.KindTaskCreated, event.KindTaskMessage, event.KindTaskStatus, event.KindTaskStatus}
+	if len(kinds) != len(want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+	}
+}
+
+func TestRecoverLeavesWaitingAndPausedAlone(t *testing.T) {
+	t.Parallel()
+	c, st := newControl(t, counting(200))
+	ctx := context.Background()
+	var ids []task.ID
+	for _, to := range [][]task.Status{{task.Running}, {task.Running, task.Waiting}, {task.Paused}, {}} {
+		tk, err := c.Create(ctx, task.Spec{Description: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range to {
+			if _, _, err := st.UpdateTask(ctx, tk.ID, store.Transition(s, "", t0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids = append(ids, tk.ID)
+	}
+	got, err := c.Recover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != ids[0] {
+		t.Fatalf("Recover = %v, want only the running task %s", got, ids[0])
+	}
+	want := []task.Status{task.Queued, task.Waiting, task.Paused, task.Queued}
+	for i, id := range ids {
+		tk, err := st.GetTask(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Status != want[i] || tk.ResumePending != (i == 0) {
+			t.Errorf("task %d: %s resume=%v, want %s resume=%v", i, tk.Status, tk.ResumePending, want[i], i == 0)
+		}
+	}
+}
+
+// TestCreateChecksPersonaAndEngine: a persona a task cannot be given, an
+// unknown engine and a workflow with an unknown persona are the user's to
+// fix, and nothing is stored.
+func TestCreateChecksPersonaAndEngine(t *testing.T) {
+	t.Parallel()
+	c, st := newControl(t, counting(200))
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		spec  task.Spec
+		field string
+		want  string
+	}{
+		{"unknown persona", task.Spec{Description: "x", Persona: "principal"}, "persona", `persona "principal": no such persona`},
+		{"internal persona", task.Spec{Description: "x", Persona: "router"}, "persona", "internal to Neuraphage"},
+		{"unknown engine", task.Spec{Description: "x", Engine: "nope"}, "engine", `"nope": no such engine; engines: native`},
+		{"workflow with an unknown persona", task.Spec{Description: "x", Workflow: []task.Phase{{Name: "build", Personas: []string{"principal"}}}},
+			"workflow", `"principal"`},
+	}
+	for _, tt := range tests {
+		_, err := c.Create(ctx, tt.spec)
+		var inv *task.InvalidError
+		if !errors.As(err, &inv) || inv.Field != tt.field || !strings.Contains(inv.Msg, tt.want) {
+			t.Errorf("%s: error %v, want a *task.InvalidError on %s saying %q", tt.name, err, tt.field, tt.want)
+		}
+	}
+	if all, err := st.ListTasks(ctx, store.ListOptions{}); err != nil || len(all) != 0 {
+		t.Errorf("refused creates stored %d tasks (%v)", len(all), err)
+	}
+	tk, err := c.Create(ctx, task.Spec{Description: "x", Persona: "senior"})
+	if err != nil || tk.Persona != "senior" || tk.Engine != "native" {
+		t.Errorf("Create with a known persona = %+v, %v", tk, err)
+	}
+}
+
+// TestQueuedTaskLife: a queued task pauses and resumes at once, a second
+// resume is refused, and a cancelled one takes no more messages.
+func TestQueuedTaskLife(t *testing.T) {
+	t.Parallel()
+	c, _ := newControl(t, counting(200))
+	ctx := context.Background()
+	tk, err := c.Create(ctx, task.Spec{Description: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Pause(ctx, tk.ID, "not now"); err != nil || got.Status != task.Paused || got.CloseReason != "not now" {
+		t.Fatalf("Pause = %+v, %v", got, err)
+	}
+	if got, err := c.Resume(ctx, tk.ID, ""); err != nil || got.Status != task.Queued {
+		t.Fatalf("Resume = %+v, %v", got, err)
+	}
+	var tr *task.TransitionError
+	if _, err := c.Resume(ctx, tk.ID, ""); !errors.As(err, &tr) {
+		t.Errorf("resuming a queued task: %v, want a *task.TransitionError", err)
+	}
+	if got, err := c.Cancel(ctx, tk.ID, ""); err != nil || got.Status != task.Cancelled || got.CloseReason != "cancelled by user" {
+		t.Fatalf("Cancel = %+v, %v", got, err)
+	}
+	var fin *task.FinishedError
+	if _, err := c.Send(ctx, tk.ID, "still there?", false); !errors.As(err, &fin) || fin.Status != task.Cancelled {
+		t.Errorf("message to a cancelled task: %v, want a *task.FinishedError", err)
+	}
+	if _, err := c.Nudge(ctx, tk.ID, "hint"); !errors.As(err, &fin) {
+		t.Errorf("nudge to a cancelled task: %v, want a *task.FinishedError", err)
+	}
+}
+
+// TestCancelCascadesToPhases: cancelling a workflow task cancels its
+// unfinished phase tasks; a finished phase and an unrelated child stay as
+// they are.
+func TestCancelCascadesToPhases(t *testing.T) {
+	t.Parallel()
+	c, st := newControl(t, counting(200))
+	ctx := context.Background()
+	wf, err := c.Add(ctx, task.Spec{Description: "w", Workflow: []task.Phase{{Name: "build", Personas: []string{"mid"}}, {Name: "check", Personas: []string{"reviewer"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase := func(i int) task.Task {
+		k, err := c.Add(ctx, task.Spec{Description: "p", ParentID: wf.ID, Phase: &task.PhaseRef{Index: i, Name: "p"}, Hold: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	done, held, queued := phase(0), phase(1), phase(1)
+	if _, err := c.Resume(ctx, queued.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []task.Status{task.Queued, task.Running, task.Completed} {
+		if _, _, err := st.UpdateTask(ctx, done.ID, store.Transition(to, "", t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := c.Add(ctx, task.Spec{Description: "not a phase", ParentID: wf.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Cancel(ctx, wf.ID, "enough"); err != nil || got.Status != task.Cancelled {
+		t.Fatalf("Cancel = %+v, %v", got, err)
+	}
+	want := map[task.ID]task.Status{done.ID: task.Completed, held.ID: task.Cancelled, queued.ID: task.Cancelled, other.ID: task.Queued}
+	for id, w := range want {
+		got, err := st.GetTask(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != w {
+			t.Errorf("task %s is %s, want %s", id, got.Status, w)
+		}
+		if w == task.Cancelled && got.CloseReason != "its workflow "+string(wf.ID)+" was cancelled" {
+			t.Errorf("task %s: reason %q", id, got.CloseReason)
+		}
+	}
+}
+
+// counting returns n bytes 0, 1, 2, …: distinct IDs for n/5 draws.
+func counting(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
