@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -205,15 +206,14 @@ default:
       fault: {kind: stall, times: 1}
     - tool_calls: [{name: complete_task, input: {summary: stopped as asked}}]
 `)
-	go func() {
-		// Wait until the stalled call is in flight, then interrupt it.
-		for len(h.srv.Requests()) < 2 {
-			time.Sleep(5 * time.Millisecond)
-		}
-		h.host.inject(inject.Injection{ID: 1, Kind: inject.Message, Source: "user", Text: "stop and wrap up", Urgent: true, CreatedAt: time.Now()})
-	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	go func() {
+		// Wait until the stalled call is in flight, then interrupt it.
+		if h.srv.WaitRequests(ctx, 2) == nil {
+			h.host.inject(inject.Injection{ID: 1, Kind: inject.Message, Source: "user", Text: "stop and wrap up", Urgent: true, CreatedAt: time.Now()})
+		}
+	}()
 	out := h.run(ctx)
 	if out.Status != engine.Completed {
 		for _, r := range h.srv.Requests() {
@@ -475,15 +475,18 @@ func TestCancelStopsRunningTool(t *testing.T) {
 	h := newHarness(t, `
 default:
   steps:
-    - tool_calls: [{name: bash, input: {command: "sleep 300", timeout: 600}}]
+    - tool_calls: [{name: bash, input: {command: "echo started > ready; sleep 300", timeout: 600}}]
 `)
+	// The command writes to a pipe before it sleeps: reading it returns
+	// once the tool is running, and then the run is cancelled.
+	if err := syscall.Mkfifo(filepath.Join(h.dir, "ready"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for len(h.srv.Requests()) == 0 {
-			time.Sleep(5 * time.Millisecond)
+		if _, err := os.ReadFile(filepath.Join(h.dir, "ready")); err == nil {
+			cancel()
 		}
-		time.Sleep(100 * time.Millisecond)
-		cancel()
 	}()
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- h.run(ctx) }()

@@ -17,6 +17,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // loop is one run of one task.
@@ -511,31 +512,19 @@ func truncate(s string, n int) string {
 	return fmt.Sprintf("%s\n[… %d bytes cut to fit the context …]\n%s", h, cut, t)
 }
 
-func preview(s string) string {
-	const n = 200
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	p := s[:n]
-	for !utf8.ValidString(p) && len(p) > 0 {
-		p = p[:len(p)-1]
-	}
-	return p + "…"
-}
+// previewLen bounds a result's preview and its tail.
+const previewLen = 200
 
-// tail returns the end of a result too long for its preview, or "".
+func preview(s string) string { return words.Clip(strings.TrimSpace(s), previewLen) }
+
+// tail returns the end of a result too long for its preview, or "": what
+// the preview did not show, at most previewLen bytes.
 func tail(s string) string {
-	const n = 200
 	s = strings.TrimSpace(s)
-	if len(s) <= n {
+	if len(s) <= previewLen {
 		return ""
 	}
-	s = s[len(s)-min(n, len(s)-n):] // what the preview did not show, at most n bytes
-	for len(s) > 0 && !utf8.RuneStart(s[0]) {
-		s = s[1:]
-	}
-	return "…" + s
+	return words.Tail(s, min(previewLen, len(s)-previewLen))
 }
 
 // commit stores a step and keeps the loop's view of the conversation and the

@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/spawn"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // getPaths resolves where state lives, once.
@@ -135,8 +136,5 @@ func tail(file string, before os.FileInfo) string {
 	if s == "" {
 		return "no output"
 	}
-	if len(s) > 2000 {
-		s = "…" + s[len(s)-2000:]
-	}
-	return s
+	return words.Tail(s, 2000)
 }

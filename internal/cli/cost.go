@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 type costOpts struct {
@@ -95,7 +96,7 @@ func writeCostReport(out io.Writer, rep api.CostReport, loc *time.Location) {
 		fmt.Fprintln(out, "no model calls recorded")
 		return
 	}
-	cells := [][]string{{strings.ToUpper(orDefault(rep.By, "key")), "CALLS", "INPUT", "OUTPUT", "CACHE", "COST $"}}
+	cells := [][]string{{strings.ToUpper(words.Or(rep.By, "key")), "CALLS", "INPUT", "OUTPUT", "CACHE", "COST $"}}
 	for _, r := range rep.Rows {
 		cells = append(cells, costCells(r))
 	}
@@ -143,11 +144,4 @@ func thousands(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

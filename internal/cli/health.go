@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 type healthOpts struct {
@@ -117,7 +118,7 @@ func writeTaskHealth(out io.Writer, h api.TaskHealth, now time.Time, loc *time.L
 		row("check", h.Check)
 	}
 	if h.Diagnosis != "" {
-		row("diagnosis", strings.Join(strings.Fields(h.Diagnosis), " "))
+		row("diagnosis", words.OneLine(h.Diagnosis))
 	}
 	ladder := dash(h.Ladder)
 	if h.Unheeded > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // knowledgeAbout is what the knowledge commands' help repeats.
@@ -92,8 +93,8 @@ last found, their tags and summary. ` + "`knowledge show ID`" + ` shows one in f
 	return cmd
 }
 
-func (a *app) runKnowledgeSearch(ctx context.Context, opts knowledgeListOpts, words []string, out io.Writer) error {
-	search := strings.Join(strings.Fields(strings.Join(words, " ")), " ")
+func (a *app) runKnowledgeSearch(ctx context.Context, opts knowledgeListOpts, terms []string, out io.Writer) error {
+	search := words.OneLine(strings.Join(terms, " "))
 	if search == "" {
 		return &usageError{msg: "the query is empty", hint: "say what to look for: neuraphage knowledge search jwt iat claim"}
 	}
@@ -217,7 +218,7 @@ func (a *app) runKnowledgeShow(ctx context.Context, opts knowledgeOneOpts, arg s
 func writeLearning(out io.Writer, l api.Learning, now time.Time, loc *time.Location) {
 	row := func(label, value string) { fmt.Fprintf(out, "%-10s%s\n", label+":", value) }
 	row("learning", fmt.Sprintf("#%d (%s)", l.ID, dash(l.Kind)))
-	row("summary", strings.Join(strings.Fields(l.Summary), " "))
+	row("summary", words.OneLine(l.Summary))
 	if strings.TrimSpace(l.Detail) != "" {
 		writeBlock(out, fmt.Sprintf("%-10s", "detail:"), strings.Repeat(" ", 10), l.Detail, 0, 0)
 	}

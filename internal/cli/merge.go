@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // mergeSafety is what every merge command promises; their help repeats it.
@@ -183,7 +184,7 @@ func writeMergeStatus(out io.Writer, st api.MergeStatus, recent bool, now time.T
 		case e.PRURL != "":
 			result = e.PRURL
 		case e.Commit != "":
-			result = shortSHA(e.Commit)
+			result = words.ShortCommit(e.Commit)
 		}
 		when := e.UpdatedAt
 		if e.FinishedAt != nil {

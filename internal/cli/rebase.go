@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 func (a *app) newRebaseCmd() *cobra.Command {
@@ -98,7 +99,7 @@ func writeRebaseStatus(out io.Writer, st api.RebaseStatus, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", t.TaskID, t.Status, t.Branch, dash(t.Main), t.Behind, t.Ahead,
 			forecast(t), dash(t.State), ageOf(now, t.LastNotice), ageOf(now, t.LastRebased))
 		if t.Note != "" {
-			notes = append(notes, fmt.Sprintf("note %s: %s", t.TaskID, strings.Join(strings.Fields(t.Note), " ")))
+			notes = append(notes, fmt.Sprintf("note %s: %s", t.TaskID, words.OneLine(t.Note)))
 		}
 	}
 	tw.Flush()
@@ -129,12 +130,12 @@ func mainRefLine(r api.MainRef) string {
 	s := r.Repo + ": " + r.Main
 	switch {
 	case r.Error != "":
-		s += " cannot be read: " + strings.Join(strings.Fields(r.Error), " ")
+		s += " cannot be read: " + words.OneLine(r.Error)
 	case r.Commit != "":
-		s += " at " + shortSHA(r.Commit)
+		s += " at " + words.ShortCommit(r.Commit)
 	}
 	if r.FetchError != "" {
-		s += "; the last fetch failed: " + strings.Join(strings.Fields(r.FetchError), " ")
+		s += "; the last fetch failed: " + words.OneLine(r.FetchError)
 	}
 	return s
 }

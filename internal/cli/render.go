@@ -14,6 +14,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 func writeJSON(out io.Writer, v any) error {
@@ -28,12 +29,7 @@ func newTable(out io.Writer) *tabwriter.Writer {
 
 // truncate cuts s to n runes on one line.
 func truncate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return fitWidth(words.OneLine(s), n)
 }
 
 // age renders how long ago t was, coarsely.
@@ -329,11 +325,13 @@ func compactArgs(raw json.RawMessage, n int) string {
 	}
 	// The API's JSON encoding escapes &, < and > inside strings; they mean
 	// the same unescaped, and commands read better that way.
-	return clip(htmlUnescaper.Replace(b.String()), n)
+	return fitWidth(htmlUnescaper.Replace(b.String()), n)
 }
 
-// clip cuts s to n runes, keeping its spacing (truncate folds it).
-func clip(s string, n int) string {
+// fitWidth cuts s to n characters, the last of them "…", keeping its
+// spacing (truncate folds it). Unlike words.Clip it counts characters, not
+// bytes: it fits text to terminal columns, where "…" or "é" takes one.
+func fitWidth(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -354,7 +352,7 @@ func writeBlock(out io.Writer, first, rest, text string, maxLines, width int) {
 	for i, l := range lines {
 		l = strings.TrimRight(l, " \t\r")
 		if width > 0 {
-			l = clip(l, width)
+			l = fitWidth(l, width)
 		}
 		prefix := rest
 		if i == 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // describeGit renders a worktree, commit, merge or rebase observation as one
@@ -12,7 +13,7 @@ import (
 func describeGit(p event.Payload) (string, bool) {
 	switch p := p.(type) {
 	case event.WorktreeCreated:
-		s := fmt.Sprintf("worktree %s on %s from %s@%s (%d ms)", p.Path, p.Branch, p.Base, shortSHA(p.BaseCommit), p.DurationMs)
+		s := fmt.Sprintf("worktree %s on %s from %s@%s (%d ms)", p.Path, p.Branch, p.Base, words.ShortCommit(p.BaseCommit), p.DurationMs)
 		if p.Port != 0 {
 			s += fmt.Sprintf(", port %d", p.Port)
 		}
@@ -28,13 +29,13 @@ func describeGit(p event.Payload) (string, bool) {
 	case event.WorktreeStray:
 		return fmt.Sprintf("stray worktree %s (%s) left alone", p.Path, p.Branch), true
 	case event.CommitMade:
-		return fmt.Sprintf("committed %d file(s) on %s as %s: %s", p.Files, p.Branch, shortSHA(p.Commit), truncate(p.Message, 60)), true
+		return fmt.Sprintf("committed %d file(s) on %s as %s: %s", p.Files, p.Branch, words.ShortCommit(p.Commit), truncate(p.Message, 60)), true
 	case event.MergeQueued:
 		return fmt.Sprintf("merge #%d queued: %s → %s (%d ahead)", p.Entry, p.Branch, p.Target, p.Ahead), true
 	case event.MergeStarted:
-		return fmt.Sprintf("merge #%d started onto %s@%s (attempt %d)", p.Entry, p.Target, shortSHA(p.TargetCommit), p.Attempt), true
+		return fmt.Sprintf("merge #%d started onto %s@%s (attempt %d)", p.Entry, p.Target, words.ShortCommit(p.TargetCommit), p.Attempt), true
 	case event.MergeLanded:
-		return fmt.Sprintf("merge #%d landed on %s as %s (%s, %d ms)", p.Entry, p.Target, shortSHA(p.Commit), p.Strategy, p.DurationMs), true
+		return fmt.Sprintf("merge #%d landed on %s as %s (%s, %d ms)", p.Entry, p.Target, words.ShortCommit(p.Commit), p.Strategy, p.DurationMs), true
 	case event.MergeConflicted:
 		what := "parked"
 		if p.SentBack {
@@ -63,7 +64,7 @@ func describeGit(p event.Payload) (string, bool) {
 		if p.UpToDate {
 			return fmt.Sprintf("rebase onto %s: already up to date", dash(p.Main)), true
 		}
-		return fmt.Sprintf("rebased onto %s: %s → %s (%s)", dash(p.Main), shortSHA(p.PreviousHead), shortSHA(p.NewHead), millis(p.DurationMs)), true
+		return fmt.Sprintf("rebased onto %s: %s → %s (%s)", dash(p.Main), words.ShortCommit(p.PreviousHead), words.ShortCommit(p.NewHead), millis(p.DurationMs)), true
 	case event.RebaseConflict:
 		return rebaseConflict(p), true
 	}
@@ -76,7 +77,7 @@ func mainUpdated(p event.MainUpdated) string {
 	if p.Previous == "" {
 		verb = "is at"
 	}
-	s := fmt.Sprintf("%s %s %s", dash(p.Branch), verb, shortSHA(p.NewCommit))
+	s := fmt.Sprintf("%s %s %s", dash(p.Branch), verb, words.ShortCommit(p.NewCommit))
 	if p.Repo != "" {
 		s += " in " + p.Repo
 	}

@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // worktreeSafety is what every worktree command promises; their help repeats it.
@@ -283,14 +283,14 @@ func writeWorktreeInfo(out io.Writer, w api.Worktree, loc *time.Location) {
 	line("repo", w.Repo)
 	line("path", w.Path)
 	if w.Tip != "" {
-		line("branch", fmt.Sprintf("%s at %s", w.Branch, shortSHA(w.Tip)))
+		line("branch", fmt.Sprintf("%s at %s", w.Branch, words.ShortCommit(w.Tip)))
 	} else {
 		line("branch", w.Branch+" (gone)")
 	}
 	if w.Base != "" {
 		base := w.Base
 		if w.BaseCommit != "" {
-			base += " (started from " + shortSHA(w.BaseCommit) + ")"
+			base += " (started from " + words.ShortCommit(w.BaseCommit) + ")"
 		}
 		line("base", base)
 	}
@@ -307,7 +307,7 @@ func writeWorktreeInfo(out io.Writer, w api.Worktree, loc *time.Location) {
 		line("archive", "the branch tip is archived")
 	}
 	if w.Landed != "" {
-		line("landed", fmt.Sprintf("as %s (from branch tip %s)", shortSHA(w.Landed), shortSHA(w.LandedTip)))
+		line("landed", fmt.Sprintf("as %s (from branch tip %s)", words.ShortCommit(w.Landed), words.ShortCommit(w.LandedTip)))
 	}
 	if w.Port != 0 {
 		line("port", fmt.Sprint(w.Port))
@@ -351,7 +351,7 @@ func writePrune(out io.Writer, res []api.PruneResult) {
 			verb = "kept"
 			kept++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", verb, r.TaskID, r.Path, strings.Join(strings.Fields(r.Reason), " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", verb, r.TaskID, r.Path, words.OneLine(r.Reason))
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "%d removed, %d kept", len(res)-kept, kept)
@@ -359,12 +359,4 @@ func writePrune(out io.Writer, res []api.PruneResult) {
 		fmt.Fprint(out, " (a kept worktree holds work a removal would lose: commit or remove it, then prune again)")
 	}
 	fmt.Fprintln(out)
-}
-
-// shortSHA cuts a commit id to 10 characters.
-func shortSHA(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/words"
 	"gopkg.in/yaml.v3"
 )
 
@@ -270,7 +271,7 @@ func describe(n *yaml.Node) string {
 	case yaml.ScalarNode:
 		v := n.Value
 		if len(v) > 60 {
-			v = v[:57] + "..."
+			v = words.Clip(v, 57)
 		}
 		switch n.ShortTag() {
 		case "!!str", "!!binary", "!!timestamp":

@@ -38,7 +38,7 @@ func (s *countingStore) take() int {
 // when it carries out a blocking rebase and a change of persona there, and
 // the inbox holds what was waiting and the outcomes, never the requests.
 func TestBoundaryReadsTheQueueOnce(t *testing.T) {
-	e := newEnv(t, Config{}, nil)
+	e := newExecEnv(t, Config{}, nil)
 	st := &countingStore{Store: e.st}
 	e.ex.st = st
 	e.ex.personas = &chainPersonas{}

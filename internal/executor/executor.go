@@ -221,10 +221,13 @@ func (e *Executor) Run(ctx context.Context) error {
 	e.spend = &spend{total: total, day: day, today: today}
 
 	// Wake the scheduler on every change of a task's life. The pump is
-	// joined before Run returns.
+	// joined before Run returns. It subscribes here, before the first look
+	// below: a task created between that look and a subscription made later
+	// would wait for the ticker.
 	var pump sync.WaitGroup
 	pumpCtx, stopPump := context.WithCancel(ctx)
-	pump.Go(func() { e.pump(pumpCtx) })
+	sub := e.bus.Subscribe(event.Filter{Kinds: []string{"task"}})
+	pump.Go(func() { e.pump(pumpCtx, sub) })
 	defer func() {
 		stopPump()
 		pump.Wait()
@@ -247,20 +250,19 @@ func (e *Executor) Run(ctx context.Context) error {
 	}
 }
 
-func (e *Executor) pump(ctx context.Context) {
-	for ctx.Err() == nil {
-		sub := e.bus.Subscribe(event.Filter{Kinds: []string{"task"}})
-		for {
-			if _, err := sub.Next(ctx); err != nil {
-				// Lagged: only wake-ups were lost; subscribe again and look
-				// at everything. Closed or done: stop.
-				sub.Close()
-				if !errors.Is(err, event.ErrLagged) {
-					return
-				}
-				break
+// pump kicks the scheduler for every event on sub, until ctx ends or the
+// bus closes; it closes sub.
+func (e *Executor) pump(ctx context.Context, sub *event.Subscription) {
+	defer func() { sub.Close() }()
+	for {
+		if _, err := sub.Next(ctx); err != nil {
+			if !errors.Is(err, event.ErrLagged) {
+				return // done, or the bus closed
 			}
-			e.Kick()
+			// Lagged: only wake-ups were lost. Subscribe again before the
+			// kick, so that the look it asks for misses nothing.
+			sub.Close()
+			sub = e.bus.Subscribe(event.Filter{Kinds: []string{"task"}})
 		}
 		e.Kick()
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // fakeEngine runs fn for every run; it stands for any engine.
@@ -50,13 +50,10 @@ type env struct {
 	done   chan error
 }
 
-func newEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run) engine.Outcome) *env {
+func newExecEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run) engine.Outcome) *env {
 	t.Helper()
 	var bus *event.Bus
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.OpenStore(t, sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
 	bus = event.NewBus(event.Options{Buffer: 1024}, 0)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.DefaultEngine = "fake"
@@ -65,7 +62,6 @@ func newEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.Run)
 	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
 	t.Cleanup(func() {
 		e.stop()
-		st.Close()
 		bus.Close()
 	})
 	return e
@@ -109,17 +105,18 @@ func (e *env) get(id task.ID) task.Task {
 // waitStatus waits until the task reaches status s.
 func (e *env) waitStatus(id task.ID, s task.Status) task.Task {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		tk := e.get(id)
-		if tk.Status == s {
-			return tk
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("task %s is %s (%s), want %s", id, tk.Status, tk.CloseReason, s)
-		}
-		time.Sleep(5 * time.Millisecond)
+	return e.waitTask(id, string(s), func(tk task.Task) bool { return tk.Status == s })
+}
+
+// waitTask waits until the stored task satisfies cond, looking again after
+// each of its events.
+func (e *env) waitTask(id task.ID, what string, cond func(task.Task) bool) task.Task {
+	e.t.Helper()
+	var tk task.Task
+	if !testkit.WaitOnBus(e.bus, event.Filter{TaskID: id}, func() bool { tk = e.get(id); return cond(tk) }) {
+		e.t.Fatalf("task %s is %s (%s), want %s", id, tk.Status, tk.CloseReason, what)
 	}
+	return tk
 }
 
 // boundaries loops like an engine: at every boundary it delivers what waits
@@ -168,13 +165,14 @@ func TestConcurrencyCapAndPriority(t *testing.T) {
 		peak    int
 		order   []string
 	)
-	release := make(chan struct{})
-	e := newEnv(t, Config{MaxConcurrent: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	release, started := make(chan struct{}), make(chan string, 5)
+	e := newExecEnv(t, Config{MaxConcurrent: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		mu.Lock()
 		running++
 		peak = max(peak, running)
 		order = append(order, r.Task.Description)
 		mu.Unlock()
+		started <- r.Task.Description
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -191,10 +189,13 @@ func TestConcurrencyCapAndPriority(t *testing.T) {
 	e.start()
 	// The first two start together; the rest as slots free up.
 	var first []string
-	for deadline := time.Now().Add(10 * time.Second); len(first) < 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		mu.Lock()
-		first = slices.Clone(order)
-		mu.Unlock()
+	for len(first) < 2 {
+		select {
+		case d := <-started:
+			first = append(first, d)
+		case <-time.After(testkit.WaitLimit):
+			t.Fatalf("only %v started", first)
+		}
 	}
 	close(release)
 	for _, id := range ids {
@@ -211,7 +212,7 @@ func TestConcurrencyCapAndPriority(t *testing.T) {
 func TestDependenciesHoldDispatch(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
-	e := newEnv(t, Config{MaxConcurrent: 4}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{MaxConcurrent: 4}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		mu.Lock()
 		order = append(order, r.Task.Description)
 		mu.Unlock()
@@ -233,7 +234,7 @@ func TestDependenciesHoldDispatch(t *testing.T) {
 func TestPauseResumeContinues(t *testing.T) {
 	runs := 0
 	var mu sync.Mutex
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		mu.Lock()
 		runs++
 		n := runs
@@ -273,7 +274,7 @@ func TestPauseResumeContinues(t *testing.T) {
 }
 
 func TestPauseQueuedTaskAtOnce(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	tk := e.create("not yet", 2)
@@ -285,7 +286,7 @@ func TestPauseQueuedTaskAtOnce(t *testing.T) {
 
 func TestCancelStopsRun(t *testing.T) {
 	stopped := make(chan struct{})
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		<-ctx.Done()
 		close(stopped)
 		return engine.Outcome{Status: engine.Stopped}
@@ -301,16 +302,14 @@ func TestCancelStopsRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run was not stopped")
 	}
-	for len(e.ex.Running()) > 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, "the run to end", func() bool { return len(e.ex.Running()) == 0 })
 	if got := e.get(tk.ID); got.Status != task.Cancelled || got.CloseReason != "wrong idea" {
 		t.Errorf("task is %s (%s)", got.Status, got.CloseReason)
 	}
 }
 
 func TestWaitingTaskWokenByMessage(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		inbox, _ := r.Host.Inbox(ctx)
 		if len(inbox) == 0 {
 			return engine.Outcome{Status: engine.Waiting, Reason: "which file?"}
@@ -335,7 +334,7 @@ func TestWaitingTaskWokenByMessage(t *testing.T) {
 }
 
 func TestUrgentInjectionSignalsRun(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		select {
 		case <-r.Host.Interrupts():
 			return engine.Outcome{Status: engine.Completed, Reason: "interrupted"}
@@ -355,7 +354,7 @@ func TestUrgentInjectionSignalsRun(t *testing.T) {
 }
 
 func TestInjectValidates(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	tk := e.create("x", 2)
@@ -376,7 +375,7 @@ func TestInjectValidates(t *testing.T) {
 }
 
 func TestShutdownRequeuesRunningTasks(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		<-ctx.Done()
 		return engine.Outcome{Status: engine.Stopped}
 	})
@@ -391,7 +390,7 @@ func TestShutdownRequeuesRunningTasks(t *testing.T) {
 }
 
 func TestBudgetsPauseAndHoldDispatch(t *testing.T) {
-	e := newEnv(t, Config{FleetUSD: 1}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{FleetUSD: 1}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		for turn := 1; ; turn++ {
 			if stop := r.Host.Allow(ctx); stop != nil {
 				return engine.Outcome{Status: stop.Status, Reason: stop.Reason}
@@ -410,6 +409,9 @@ func TestBudgetsPauseAndHoldDispatch(t *testing.T) {
 		t.Errorf("usage %+v, want 3 calls before the $1 fleet budget stopped it", got.Usage)
 	}
 	b := e.create("next", 2)
+	// Nothing signals that a task was not dispatched: give the scheduler,
+	// which the creation woke, time to do it wrongly. A slow machine can
+	// only make this pass when it should not, never fail when it should not.
 	time.Sleep(100 * time.Millisecond)
 	if s := e.get(b.ID).Status; s != task.Queued {
 		t.Errorf("a task was dispatched over the fleet budget: %s", s)
@@ -424,7 +426,7 @@ func TestBudgetsPauseAndHoldDispatch(t *testing.T) {
 }
 
 func TestTaskBudgetResumeGrantsMore(t *testing.T) {
-	e := newEnv(t, Config{MaxIterations: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{MaxIterations: 2}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		for turn := 1; turn < 100; turn++ {
 			if stop := r.Host.Allow(ctx); stop != nil {
 				return engine.Outcome{Status: stop.Status, Reason: stop.Reason}
@@ -444,11 +446,7 @@ func TestTaskBudgetResumeGrantsMore(t *testing.T) {
 	if _, err := e.ex.Resume(context.Background(), tk.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	p = e.waitStatus(tk.ID, task.Paused)
-	for p.Usage.Iterations != 4 {
-		time.Sleep(5 * time.Millisecond)
-		p = e.waitStatus(tk.ID, task.Paused)
-	}
+	p = e.waitTask(tk.ID, "paused after 4 calls", func(tk task.Task) bool { return tk.Status == task.Paused && tk.Usage.Iterations == 4 })
 	if p.Budget.MaxIterations != 4 {
 		t.Errorf("budget after resume %+v, want 4 calls", p.Budget)
 	}
@@ -457,7 +455,7 @@ func TestTaskBudgetResumeGrantsMore(t *testing.T) {
 func TestEngineNotReadyKeepsTasksQueued(t *testing.T) {
 	var mu sync.Mutex
 	ready := errors.New("set ANTHROPIC_API_KEY")
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	e.ex.engines["fake"].(*fakeEngine).ready = func() error {
@@ -467,10 +465,7 @@ func TestEngineNotReadyKeepsTasksQueued(t *testing.T) {
 	}
 	tk := e.create("needs a model", 2)
 	e.start()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.ex.Held() == "" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, "the dispatcher to hold", func() bool { return e.ex.Held() != "" })
 	if held := e.ex.Held(); !strings.Contains(held, "engine fake is not ready: set ANTHROPIC_API_KEY") {
 		t.Errorf("Held() = %q", held)
 	}
@@ -485,7 +480,7 @@ func TestEngineNotReadyKeepsTasksQueued(t *testing.T) {
 }
 
 func TestUnknownEngineFails(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	tk, err := e.ctl.Create(context.Background(), task.Spec{Description: "x", Engine: "nope", Repo: e.dir})
@@ -499,7 +494,7 @@ func TestUnknownEngineFails(t *testing.T) {
 }
 
 func TestEnginePanicFailsTask(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome { panic("boom") })
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome { panic("boom") })
 	tk := e.create("x", 2)
 	e.start()
 	e.waitStatus(tk.ID, task.Failed)
@@ -508,7 +503,7 @@ func TestEnginePanicFailsTask(t *testing.T) {
 // A reply sent the moment a task starts waiting must wake it, however the
 // reply and the end of the run interleave.
 func TestReplyRacingTheWaitIsNotLost(t *testing.T) {
-	e := newEnv(t, Config{MaxConcurrent: 64}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{MaxConcurrent: 64}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		inbox, _ := r.Host.Inbox(ctx)
 		if len(inbox) == 0 {
 			return engine.Outcome{Status: engine.Waiting, Reason: "q"}

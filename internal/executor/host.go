@@ -15,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // host is the executor's side of one run.
@@ -207,7 +208,7 @@ func (h *host) escalate(ctx context.Context, p inject.Injection) ([]inject.Injec
 	h.mu.Lock()
 	turn := h.latest.Usage.Iterations
 	h.mu.Unlock()
-	by := cmpOr(p.Attrs["by"], string(p.Source))
+	by := words.Or(p.Attrs["by"], string(p.Source))
 	var queued []inject.Injection
 	told, err := h.e.applyEscalation(ctx, h.id, p.Attrs["from"], p.Attrs["to"], p.Attrs["reason"], by, turn, false)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 var errStartedMeanwhile = errors.New("the task started meanwhile")
@@ -54,7 +55,7 @@ func (e *Executor) Inject(ctx context.Context, inj inject.Injection) (inject.Inj
 	if inj.Kind == inject.Pause && !e.isRunning(t.ID) {
 		// Pause at once, unless the scheduler started the task meanwhile:
 		// the store serializes this check with its start.
-		reason := cmpOr(inj.Text, "paused by "+string(inj.Source))
+		reason := words.Or(inj.Text, "paused by "+string(inj.Source))
 		move := store.Transition(task.Paused, reason, e.now())
 		_, _, err := e.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
 			if t.Status == task.Running {
@@ -103,17 +104,10 @@ func (e *Executor) wakeIfWaiting(ctx context.Context, id task.ID) {
 	e.wakeIfPending(ctx, id)
 }
 
-func cmpOr(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
-}
-
 // Pause pauses a task: a running one at its next boundary (its status
 // changes then), any other at once.
 func (e *Executor) Pause(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	if _, err := e.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Pause, Source: inject.FromUser, Text: cmpOr(reason, "paused by user")}); err != nil {
+	if _, err := e.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Pause, Source: inject.FromUser, Text: words.Or(reason, "paused by user")}); err != nil {
 		return task.Task{}, err
 	}
 	return e.st.GetTask(ctx, id)
@@ -123,7 +117,7 @@ func (e *Executor) Pause(ctx context.Context, id task.ID, reason string) (task.T
 // conversation. A task paused for its own budget is granted the same budget
 // again (the limit it reached moves up by its size).
 func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	reason = cmpOr(reason, "resumed by user")
+	reason = words.Or(reason, "resumed by user")
 	move := store.Transition(task.Queued, reason, e.now())
 	cfg := e.cfg
 	t, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
@@ -152,7 +146,7 @@ func (e *Executor) Resume(ctx context.Context, id task.ID, reason string) (task.
 // Cancel stops a task for good; a running one is stopped at once, its
 // processes killed.
 func (e *Executor) Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error) {
-	t, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Cancelled, cmpOr(reason, "cancelled by user"), e.now()))
+	t, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Cancelled, words.Or(reason, "cancelled by user"), e.now()))
 	if err != nil {
 		return task.Task{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Personas is what the executor asks about personas. The daemon implements
@@ -130,7 +131,7 @@ func (e *Executor) Escalate(ctx context.Context, id task.ID, to, reason, by stri
 	if e.personas == nil {
 		return Escalation{}, errors.New("personas are not set up in this daemon")
 	}
-	by = cmpOr(by, "user")
+	by = words.Or(by, "user")
 	reason = strings.TrimSpace(reason)
 	t, err := e.st.GetTask(ctx, id)
 	if err != nil {
@@ -172,7 +173,7 @@ func (e *Executor) Escalate(ctx context.Context, id task.ID, to, reason, by stri
 	}
 	_, err = e.Inject(ctx, inject.Injection{TaskID: id, Kind: inject.Persona, Source: inject.Source(by),
 		Attrs: map[string]string{"from": current, "to": target, "by": by, "reason": reason},
-		Text:  cmpOr(reason, "escalated by "+by)})
+		Text:  words.Or(reason, "escalated by "+by)})
 	if err != nil {
 		return Escalation{}, err
 	}

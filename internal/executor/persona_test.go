@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -58,8 +59,10 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 		personas []string
 		notes    []inject.Injection
 	)
-	release := make(chan struct{})
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var enter sync.Once
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		enter.Do(func() { close(entered) })
 		select { // the escalations are made before the first boundary
 		case <-release:
 		case <-ctx.Done():
@@ -95,7 +98,13 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.start()
-	e.waitStatus(tk.ID, task.Running)
+	// Running is stored before the run selects the persona; the engine is
+	// entered after, so persona.selected is in the log before any escalation.
+	select {
+	case <-entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the run never reached its engine")
+	}
 	for _, want := range []string{"mid", "senior"} {
 		esc, err := e.ex.Escalate(context.Background(), tk.ID, "", "stuck", "watcher")
 		if err != nil || esc.To != want || esc.Applied {
@@ -153,7 +162,7 @@ func TestEscalateRunningTaskAtBoundary(t *testing.T) {
 // waiting by a stopped run and overtaken by a later change is dropped, not
 // applied backwards.
 func TestEscalateStoppedTaskAtOnce(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	e.ex.personas = &chainPersonas{}

@@ -21,7 +21,7 @@ func TestBlockingRebaseAtBoundary(t *testing.T) {
 		calls int
 		pause = true
 	)
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return boundaries(ctx, r, func(injs []inject.Injection) *engine.Outcome {
 			mu.Lock()
 			defer mu.Unlock()
@@ -99,7 +99,7 @@ func TestBlockingRebaseAtBoundary(t *testing.T) {
 // is decided inside Inject, so the status right after it tells); a loud
 // one wakes it.
 func TestQuietInjectionDoesNotWake(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		inbox, _ := r.Host.Inbox(ctx)
 		for _, inj := range inbox {
 			if inj.Kind == inject.Message {
@@ -135,7 +135,7 @@ func TestBlockingRebaseBetweenPrepareAndInbox(t *testing.T) {
 	injected := make(chan struct{})
 	var calls int
 	var mu sync.Mutex
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		for turn := 1; turn <= 3; turn++ {
 			if _, err := r.Host.Prepare(ctx); err != nil {
 				return engine.Outcome{Status: engine.Stopped}
@@ -190,7 +190,7 @@ func TestBlockingRebaseBetweenPrepareAndInbox(t *testing.T) {
 // An urgent blocking rebase request is not in the inbox (Prepare performs
 // it) but still counts as urgent: the engine cuts its turn in flight for it.
 func TestBlockingRebaseIsUrgentButNotInInbox(t *testing.T) {
-	e := newEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Completed}
 	})
 	e.ex.rebase = func(ctx context.Context, tk task.Task, req inject.Injection) RebaseReply {

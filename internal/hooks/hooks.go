@@ -21,11 +21,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Point is a decision point.
@@ -346,7 +346,7 @@ func (r *Runner) run(ctx context.Context, h Hook, id task.ID, decision []byte) (
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&reply); err != nil {
-		r.failed(id, h, fmt.Sprintf("stdout is not a reply (%v): %q", err, clip(out, 120)), res)
+		r.failed(id, h, fmt.Sprintf("stdout is not a reply (%v): %q", err, words.Clip(out, 120)), res)
 		return Reply{}, false
 	}
 	if dec.More() {
@@ -370,17 +370,7 @@ func stderrTail(s string) string {
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
-	return ": " + clip(s, 200)
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return ": " + words.Clip(s, 200)
 }
 
 // withEnviron is the daemon's environment with env added.

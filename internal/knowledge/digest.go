@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Bounds of a turn digest. A turn with more to say keeps its first lines
@@ -45,7 +46,7 @@ func (d *digest) reset(turn int) {
 }
 
 func (d *digest) add(line string, limit int) {
-	d.lines = append(d.lines, clipBytes(line, limit))
+	d.lines = append(d.lines, words.Clip(line, limit-len(words.Ellipsis)))
 	if len(d.lines) > maxLines {
 		// Keep the head (the turn's intent) and the recent lines.
 		d.lines = append(d.lines[:keptHead], d.lines[keptHead+1:]...)
@@ -55,7 +56,7 @@ func (d *digest) add(line string, limit int) {
 
 func (d *digest) text(p event.Text) {
 	d.setTurn(p.Turn)
-	d.add("assistant: "+oneLine(p.Text), maxTextLine)
+	d.add("assistant: "+words.OneLine(p.Text), maxTextLine)
 }
 
 func (d *digest) call(p event.ToolCall, c toolCall) {
@@ -70,11 +71,11 @@ func (d *digest) result(p event.ToolResult) {
 		status = "ERROR"
 	}
 	line := fmt.Sprintf("result %s: %s", p.Name, status)
-	if pv := oneLine(strings.TrimSuffix(p.Preview, "…")); pv != "" {
-		line += " — " + clipBytes(pv, 240)
+	if pv := words.OneLine(strings.TrimSuffix(p.Preview, "…")); pv != "" {
+		line += " — " + words.Clip(pv, 237)
 	}
 	if p.Error && p.Tail != "" {
-		t := oneLine(strings.TrimPrefix(p.Tail, "…"))
+		t := words.OneLine(strings.TrimPrefix(p.Tail, "…"))
 		if len(t) > 160 {
 			t = t[len(t)-160:]
 			for len(t) > 0 && t[0]&0xC0 == 0x80 {
@@ -93,7 +94,7 @@ func (d *digest) changed(p event.FileChanged) {
 
 func (d *digest) learning(p event.Learning) {
 	d.setTurn(p.Turn)
-	d.add("recorded learning: "+oneLine(p.Summary), maxDigestLine)
+	d.add("recorded learning: "+words.OneLine(p.Summary), maxDigestLine)
 }
 
 // setTurn follows the turn numbers of engines that report no TurnStarted.
@@ -142,7 +143,7 @@ func shortArgs(p event.ToolCall, c toolCall) string {
 			s = string(p.Args)
 		}
 	}
-	return clipBytes(oneLine(s), maxArgs)
+	return words.Clip(words.OneLine(s), maxArgs-len(words.Ellipsis))
 }
 
 // render writes the digest, within maxDigest bytes.
@@ -177,5 +178,5 @@ func (d *digest) render() string {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	return clipBytes(b.String(), maxDigest)
+	return words.Clip(b.String(), maxDigest-len(words.Ellipsis))
 }

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // discover applies the discovery rule to a successful glob or grep: a
@@ -37,7 +38,7 @@ func (st *taskState) discover(c toolCall, r event.ToolResult) []Candidate {
 	if !st.remember("discovery\x00" + c.family + "\x00" + c.target + "\x00" + strings.Join(sorted, "\x00")) {
 		return nil
 	}
-	pat := clip(strings.ReplaceAll(oneLine(c.target), "`", "'"), 80)
+	pat := words.Clip(strings.ReplaceAll(words.OneLine(c.target), "`", "'"), 79)
 	var sum, detail string
 	if c.family == "glob" {
 		sum = fmt.Sprintf("files matching `%s`: %s", pat, strings.Join(files, ", "))
@@ -55,8 +56,8 @@ func (st *taskState) discover(c toolCall, r event.ToolResult) []Candidate {
 	}
 	return []Candidate{{
 		Kind:    Discovery,
-		Summary: clip(sum, maxSummary),
-		Detail:  clip(detail, maxDetail),
+		Summary: words.Clip(sum, maxSummary-1),
+		Detail:  words.Clip(detail, maxDetail-1),
 		Tags:    []string{"location"},
 		Files:   files,
 		Turn:    c.turn,
@@ -253,7 +254,7 @@ func statement(s sentence) (string, bool) {
 	if utf8.RuneCountInString(Normalize(text)) < 15 {
 		return "", false
 	}
-	return clip(text, maxSummary), true
+	return words.Clip(text, maxSummary-1), true
 }
 
 // cleanSentence drops markdown around a sentence: list bullets, quotes,
@@ -261,7 +262,7 @@ func statement(s sentence) (string, bool) {
 func cleanSentence(s string) string {
 	s = strings.NewReplacer("**", "", "__", "").Replace(s)
 	s = strings.TrimLeft(strings.TrimSpace(s), "-*>#/ \t")
-	return oneLine(s)
+	return words.OneLine(s)
 }
 
 // sentence is a piece of text and the mark that ended it ('.', '!', '?',

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Kind says how a learning was found.
@@ -59,11 +60,13 @@ type ExtractConfig struct {
 // Bounds on what an Extractor keeps per task, so a task that runs for days
 // does not grow it.
 const (
-	maxPending     = 256 // tool calls waiting for their result
-	maxFailures    = 32  // open failures
-	maxChanged     = 16  // changed files remembered per failure
-	maxSeen        = 512 // discoveries and statements already emitted
-	maxExplicit    = 16  // record_learning details waiting for their Learning
+	maxPending  = 256 // tool calls waiting for their result
+	maxFailures = 32  // open failures
+	maxChanged  = 16  // changed files remembered per failure
+	maxSeen     = 512 // discoveries and statements already emitted
+	maxExplicit = 16  // record_learning details waiting for their Learning
+	// A clipped summary or detail keeps max-1 bytes and words.Ellipsis, so
+	// it is at most max characters long.
 	maxSummary     = 200
 	maxDetail      = 1000
 	maxStatements  = 3 // per Text
@@ -260,16 +263,16 @@ func canonicalCommand(cmd string) string {
 		}
 		return r
 	}, cmd)
-	return strings.TrimPrefix(oneLine(cmd), "./")
+	return strings.TrimPrefix(words.OneLine(cmd), "./")
 }
 
 // display is how a summary names a call: the command for a shell, else
 // the tool and its target.
 func (c toolCall) display() string {
 	if c.family == "bash" {
-		return clip(c.target, 70)
+		return words.Clip(c.target, 69)
 	}
-	return clip(c.family+" "+c.target, 70)
+	return words.Clip(c.family+" "+c.target, 69)
 }
 
 // stashExplicit keeps a record_learning call's detail for the Learning
@@ -294,7 +297,7 @@ func (st *taskState) explicitLearning(p event.Learning) Candidate {
 	return Candidate{
 		Kind:    Explicit,
 		Summary: s,
-		Detail:  clip(d, maxDetail),
+		Detail:  words.Clip(d, maxDetail-1),
 		Tags:    append([]string(nil), p.Tags...),
 		Files:   pathTokens(s),
 		Turn:    p.Turn,

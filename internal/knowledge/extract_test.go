@@ -395,7 +395,7 @@ changed auth/token.go (modified)
 call mcp__db__query: {"sql":"select 1"}
 result mcp__db__query: ok — 1
 `
-	// oneLine turns tabs into spaces.
+	// words.OneLine turns tabs into spaces.
 	want = strings.ReplaceAll(want, "\t", " ")
 	if diff := cmp.Diff(want, x.TurnDigest("t")); diff != "" {
 		t.Errorf("digest (-want +got):\n%s", diff)

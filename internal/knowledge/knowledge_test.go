@@ -236,19 +236,3 @@ func TestPathTokens(t *testing.T) {
 		}
 	}
 }
-
-func TestClip(t *testing.T) {
-	t.Parallel()
-	if got := clip("abcdef", 6); got != "abcdef" {
-		t.Errorf("clip = %q", got)
-	}
-	if got := clip("abc defg", 5); got != "abc…" {
-		t.Errorf("clip = %q", got)
-	}
-	if got := clip("ééééé", 3); got != "éé…" {
-		t.Errorf("clip = %q", got)
-	}
-	if got := clipBytes("ééé", 5); got != "é…" {
-		t.Errorf("clipBytes = %q", got)
-	}
-}

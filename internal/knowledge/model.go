@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // ModelPrompt is the system prompt of the turn-end model pass. The user
@@ -78,7 +79,7 @@ func ParseModelLearnings(reply string) ([]Candidate, error) {
 }
 
 func modelCandidate(l modelLearning) (Candidate, error) {
-	sum := oneLine(l.Summary)
+	sum := words.OneLine(l.Summary)
 	switch n := utf8.RuneCountInString(sum); {
 	case n == 0:
 		return Candidate{}, errors.New("the summary is empty")
@@ -92,7 +93,7 @@ func modelCandidate(l modelLearning) (Candidate, error) {
 	for _, t := range l.Tags {
 		t = strings.ToLower(strings.TrimSpace(t))
 		if n := utf8.RuneCountInString(t); n > maxTagLen {
-			return Candidate{}, fmt.Errorf("the tag %q has %d characters, at most %d allowed", clip(t, 40), n, maxTagLen)
+			return Candidate{}, fmt.Errorf("the tag %q has %d characters, at most %d allowed", words.Clip(t, 39), n, maxTagLen)
 		}
 		if t != "" && !slices.Contains(tags, t) {
 			tags = append(tags, t)
@@ -107,8 +108,8 @@ func modelCandidate(l modelLearning) (Candidate, error) {
 	}
 	return Candidate{
 		Kind:    Model,
-		Summary: clip(sum, maxSummary),
-		Detail:  clip(strings.TrimSpace(l.Detail), maxDetail),
+		Summary: words.Clip(sum, maxSummary-1),
+		Detail:  words.Clip(strings.TrimSpace(l.Detail), maxDetail-1),
 		Tags:    tags,
 		Files:   files,
 	}, nil

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // resolve applies the error-resolution rule to a call's result: a failure
@@ -51,11 +52,11 @@ func (st *taskState) resolve(c toolCall, r event.ToolResult) []Candidate {
 		sum = fmt.Sprintf("`%s` failed until %s changed", f.call.display(), files)
 	}
 	detail := fmt.Sprintf("`%s` failed in turn %d:\n%s\nIt succeeded in turn %d after these files changed: %s.",
-		f.call.display(), f.call.turn, clip(strings.TrimSpace(f.text), 600), c.turn, strings.Join(f.changed, ", "))
+		f.call.display(), f.call.turn, words.Clip(strings.TrimSpace(f.text), 599), c.turn, strings.Join(f.changed, ", "))
 	return []Candidate{{
 		Kind:    ErrorResolution,
-		Summary: clip(sum, maxSummary),
-		Detail:  clip(detail, maxDetail),
+		Summary: words.Clip(sum, maxSummary-1),
+		Detail:  words.Clip(detail, maxDetail-1),
 		Tags:    []string{c.family, "error"},
 		Files:   slices.Clone(f.changed),
 		Turn:    c.turn,
@@ -131,7 +132,7 @@ func tellingLine(text string) string {
 	if best == "" {
 		best = last
 	}
-	return clip(strings.ReplaceAll(stripLocation(best), "`", "'"), 90)
+	return words.Clip(strings.ReplaceAll(stripLocation(best), "`", "'"), 89)
 }
 
 // cleanLine trims a line and drops what is never the message: bracketed

@@ -34,7 +34,7 @@ var wordMarkers = []string{
 func Normalize(s string) string {
 	s = toLower(strings.ToValidUTF8(s, " "))
 	s = stripColonMarkers(s)
-	s = words(s)
+	s = tidyPunctuation(s)
 	for again := true; again; {
 		again = false
 		for _, m := range wordMarkers {
@@ -87,8 +87,8 @@ func isWord(r rune) bool {
 // isApostrophe reports the characters that join contractions.
 func isApostrophe(r rune) bool { return r == '\'' || r == '’' || r == 'ʼ' }
 
-// words is the punctuation-and-space pass of Normalize.
-func words(s string) string {
+// tidyPunctuation is the punctuation-and-space pass of Normalize.
+func tidyPunctuation(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	lastWord, space, skip := false, false, false
@@ -279,40 +279,6 @@ func FTSQuery(s string) string {
 func Fingerprint(s string) string {
 	h := sha256.Sum256([]byte(Normalize(s)))
 	return hex.EncodeToString(h[:8])
-}
-
-// clip shortens s to at most n runes, ending a cut text with "…".
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for j := range s {
-		if count == n-1 {
-			i = j
-			break
-		}
-		count++
-	}
-	return strings.TrimRightFunc(s[:i], unicode.IsSpace) + "…"
-}
-
-// clipBytes shortens s to at most n bytes without splitting a rune,
-// ending a cut text with "…" (counted).
-func clipBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := max(n-len("…"), 0)
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
-
-// oneLine joins the lines of s with spaces and collapses runs of space.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // sourceExts are the file extensions that make a word a path.

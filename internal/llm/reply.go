@@ -8,7 +8,8 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // DecodeObject reads a model reply that must be one JSON object, alone or
@@ -26,15 +27,7 @@ func DecodeObject(reply string, v any) error {
 		body = strings.TrimSpace(inner)
 	}
 	if !strings.HasPrefix(body, "{") {
-		start := body
-		if len(start) > 80 {
-			n := 80
-			for n > 0 && !utf8.RuneStart(start[n]) {
-				n--
-			}
-			start = start[:n] + "…"
-		}
-		return fmt.Errorf("the reply is not a JSON object: %q", start)
+		return fmt.Errorf("the reply is not a JSON object: %q", words.Clip(body, 80))
 	}
 	dec := json.NewDecoder(strings.NewReader(body))
 	if err := dec.Decode(v); err != nil {

@@ -60,7 +60,7 @@ func BenchmarkCheckCycle100(b *testing.B) { benchCycle(b, "b.txt") }
 func BenchmarkCheckCycle100Overlap(b *testing.B) { benchCycle(b, "a.txt") }
 
 func benchCycle(b *testing.B, file string) {
-	e := newEnv(b, defaults())
+	e := newWatchEnv(b, defaults())
 	benchTasks(b, e, 100)
 	for i := range 3 {
 		e.commit(e.repo, fmt.Sprintf("main %d", i), map[string]string{file: fmt.Sprintf("%d\n", i)})
@@ -81,7 +81,7 @@ func benchCycle(b *testing.B, file string) {
 // stored in their durable queues, seen through the filesystem watch (the
 // polling interval is an hour). Target: 1 s.
 func BenchmarkNoticeLatency100(b *testing.B) {
-	e := newEnv(b, Config{Enabled: true, Interval: time.Hour, Urgency: Helpful, Cooldown: 0})
+	e := newWatchEnv(b, Config{Enabled: true, Interval: time.Hour, Urgency: Helpful, Cooldown: 0})
 	ids := benchTasks(b, e, 100)
 	// The door: each notice is stored in the task's durable queue.
 	e.w.inject = func(ctx context.Context, n inject.Injection) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -43,22 +44,17 @@ type mwEnv struct {
 	failFor map[task.ID]error
 }
 
-func newEnv(t testing.TB, cfg Config) *mwEnv {
+func newWatchEnv(t testing.TB, cfg Config) *mwEnv {
 	t.Helper()
 	e := &mwEnv{t: t, got: make(chan inject.Injection, 1024), failFor: map[task.ID]error{}}
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	e.st = st
+	e.st = testkit.OpenStore(t, sqlite.Options{})
 	e.repo = filepath.Join(t.TempDir(), "repo")
 	if err := os.MkdirAll(e.repo, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	e.git(e.repo, "init", "-q", "-b", "main")
 	e.commit(e.repo, "initial", map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
-	e.wt = worktree.New(worktree.Options{Store: st})
+	e.wt = worktree.New(worktree.Options{Store: e.st})
 	e.w = e.watcher(cfg)
 	return e
 }

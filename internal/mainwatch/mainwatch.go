@@ -41,6 +41,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -384,20 +385,12 @@ func (w *Monitor) Health() Health {
 	return h
 }
 
-// shortID is the first 7 characters of a commit id.
-func shortID(id string) string {
-	if len(id) > 7 {
-		return id[:7]
-	}
-	return id
-}
-
 // summaries returns "abc1234 subject" for the first n of ids.
 func summaries(g *git.Graph, ids []string, n int) []string {
 	var out []string
 	for _, id := range ids[:min(n, len(ids))] {
 		c := g.Commits[id]
-		out = append(out, shortID(id)+" "+c.Subject)
+		out = append(out, words.ShortCommit(id)+" "+c.Subject)
 	}
 	return out
 }

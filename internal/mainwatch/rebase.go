@@ -11,6 +11,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -128,11 +129,11 @@ func (w *Monitor) request(ctx context.Context, id task.ID, byID map[task.ID]Task
 	case ts.State == StateError:
 		return Request{}, &RefusedError{Msg: fmt.Sprintf("task %s cannot be rebased: %s", id, ts.Note)}
 	case ts.Behind == 0:
-		return Request{TaskID: id, Outcome: "up_to_date", Note: "already has " + ts.Main + " (" + shortID(ts.MainCommit) + ")", Main: ts.Main}, nil
+		return Request{TaskID: id, Outcome: "up_to_date", Note: "already has " + ts.Main + " (" + words.ShortCommit(ts.MainCommit) + ")", Main: ts.Main}, nil
 	}
 	w.emit(ctx, id, event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
 		Urgency: string(Blocking), Conflicts: ts.Conflicts, Overlap: ts.Overlap, Manual: true})
-	attrs := map[string]string{"main": ts.Main, "main_commit": shortID(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
+	attrs := map[string]string{"main": ts.Main, "main_commit": words.ShortCommit(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
 	if err := w.inject(ctx, inject.Injection{TaskID: id, Kind: inject.Rebase, Source: inject.FromUser, Urgency: Blocking, Attrs: attrs,
 		Text: noticeText(ts, Blocking, false), Urgent: true}); err != nil {
 		return Request{}, err
@@ -194,7 +195,7 @@ func (w *Monitor) PerformRebase(ctx context.Context, t task.Task) Reply {
 		ts.LastNotice, ts.LastNoticeMain = &now, commit
 		w.mu.Unlock()
 		if res.Outcome == worktree.UpToDate {
-			return Reply{Outcome: inject.UpToDate, Text: fmt.Sprintf("Your branch %s already has %s (%s); nothing was changed.", wt.Branch, ref, shortID(commit))}
+			return Reply{Outcome: inject.UpToDate, Text: fmt.Sprintf("Your branch %s already has %s (%s); nothing was changed.", wt.Branch, ref, words.ShortCommit(commit))}
 		}
 		carried := ""
 		if res.Carried {
@@ -202,7 +203,7 @@ func (w *Monitor) PerformRebase(ctx context.Context, t task.Task) Reply {
 		}
 		return Reply{Outcome: inject.Rebased, Text: fmt.Sprintf("Neuraphage rebased your branch %s onto %s (%s) at this boundary: it was at %s and is now at %s.%s "+
 			"Files may have changed under you: re-read the files you are working on before you edit them again.",
-			wt.Branch, ref, shortID(commit), shortID(res.PreviousHead), shortID(res.NewHead), carried)}
+			wt.Branch, ref, words.ShortCommit(commit), words.ShortCommit(res.PreviousHead), words.ShortCommit(res.NewHead), carried)}
 	}
 	// A conflict: nothing was changed.
 	pause := w.cfg.PauseOnConflict
@@ -219,7 +220,7 @@ func (w *Monitor) PerformRebase(ctx context.Context, t task.Task) Reply {
 	text := fmt.Sprintf("Neuraphage tried to rebase your branch %s onto %s (%s) and stopped: it conflicts in %s. Nothing was changed: "+
 		"your branch, your files and your uncommitted work are exactly as they were.\n"+
 		"Finish your current step; then rebase yourself (git rebase --autostash %s) and resolve the conflicts, "+
-		"or carry on and resolve them when the merge queue asks you at the end.", wt.Branch, ref, shortID(commit), files, ref)
+		"or carry on and resolve them when the merge queue asks you at the end.", wt.Branch, ref, words.ShortCommit(commit), files, ref)
 	r := Reply{Outcome: inject.Conflict, Text: text}
 	if pause {
 		r.Pause = fmt.Sprintf("rebase onto %s conflicts in %s; nothing was changed. Rebase in %s by hand, or resume the task to let it resolve the conflicts", ref, files, wt.Path)

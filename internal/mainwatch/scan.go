@@ -13,6 +13,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -347,7 +348,7 @@ func (w *Monitor) checkGroup(ctx context.Context, k groupKey, es []entry, mode s
 		w.mu.Unlock()
 		if prev != commit && prev != "" {
 			w.emit(ctx, "", event.MainUpdated{Repo: k.repo, Branch: ref, Previous: prev, NewCommit: commit, Rewritten: rewritten, Behind: behind})
-			w.log.Info("main moved", "repo", k.repo, "main", ref, "commit", shortID(commit), "tasks_behind", behind, "rewritten", rewritten)
+			w.log.Info("main moved", "repo", k.repo, "main", ref, "commit", words.ShortCommit(commit), "tasks_behind", behind, "rewritten", rewritten)
 		}
 		slices.SortStableFunc(notices, func(a, b notice) int { return a.rank - b.rank })
 		for _, n := range notices {
@@ -455,7 +456,7 @@ func (w *Monitor) nextDue() time.Time {
 func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
 	ts := n.st
 	urg := w.cfg.Urgency
-	attrs := map[string]string{"main": ts.Main, "main_commit": shortID(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
+	attrs := map[string]string{"main": ts.Main, "main_commit": words.ShortCommit(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
 	w.emit(ctx, ts.TaskID, event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
 		Urgency: string(urg), Conflicts: ts.Conflicts, Overlap: ts.Overlap})
 	err := w.inject(ctx, inject.Injection{TaskID: ts.TaskID, Kind: inject.Rebase, Source: Source, Urgency: urg, Attrs: attrs,
@@ -475,7 +476,7 @@ func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
 // noticeText is what the task reads.
 func noticeText(ts TaskState, urg Urgency, rewritten bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s moved: your branch %s is %s behind it (now at %s).\n", ts.Main, ts.Branch, plural(ts.Behind, "commit"), shortID(ts.MainCommit))
+	fmt.Fprintf(&b, "%s moved: your branch %s is %s behind it (now at %s).\n", ts.Main, ts.Branch, plural(ts.Behind, "commit"), words.ShortCommit(ts.MainCommit))
 	if rewritten {
 		fmt.Fprintf(&b, "%s was rewritten (force-pushed): commits your branch started from may be gone from it.\n", ts.Main)
 	}

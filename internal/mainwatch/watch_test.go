@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 func defaults() Config {
@@ -23,7 +24,7 @@ func defaults() Config {
 // conflicts first; a task none of whose files main changed is not told.
 func TestCommitOnMainNotifiesBehindTasks(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, defaults())
+	e := newWatchEnv(t, defaults())
 	a, _ := e.task(task.Running, "a.txt")
 	b, wb := e.task(task.Paused, "a.txt")
 	c, _ := e.task(task.Running, "c.txt") // unrelated to what main changes
@@ -35,7 +36,7 @@ func TestCommitOnMainNotifiesBehindTasks(t *testing.T) {
 	wg.Go(func() { e.w.Run(ctx) })
 	defer func() { cancel(); wg.Wait() }()
 	// The first look, then the watch and the look after it.
-	waitFor(t, func() bool { return e.w.Health().Cycles >= 2 })
+	testkit.WaitFor(t, "two scan cycles", func() bool { return e.w.Health().Cycles >= 2 })
 
 	start := time.Now()
 	main := e.commit(e.repo, "feat: change a", map[string]string{"a.txt": "from main\n"})
@@ -100,7 +101,7 @@ func TestCommitOnMainNotifiesBehindTasks(t *testing.T) {
 // a new commit is told again once the cooldown is over.
 func TestNoRepeatsAndCooldown(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, defaults())
+	e := newWatchEnv(t, defaults())
 	t0 := time.Now()
 	e.setClock(t0)
 	a, _ := e.task(task.Running, "a.txt")
@@ -142,7 +143,7 @@ func TestNoRepeatsAndCooldown(t *testing.T) {
 // is told quietly (it is not woken).
 func TestWhoIsTold(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, defaults())
+	e := newWatchEnv(t, defaults())
 	queued, _ := e.task(task.Queued, "a.txt")
 	waiting, _ := e.task(task.Waiting, "a.txt")
 	merging, _ := e.task(task.Merging, "a.txt")
@@ -185,7 +186,7 @@ func TestUrgencies(t *testing.T) {
 			t.Parallel()
 			cfg := defaults()
 			cfg.Urgency, cfg.NotifyUnrelated = tc.urg, true
-			e := newEnv(t, cfg)
+			e := newWatchEnv(t, cfg)
 			a, _ := e.task(task.Running) // changed nothing yet
 			e.cycle()
 			e.commit(e.repo, "x", map[string]string{"a.txt": "x\n"})
@@ -209,7 +210,7 @@ func TestMainEdgeCases(t *testing.T) {
 	t.Parallel()
 	cfg := defaults()
 	cfg.Cooldown = 0
-	e := newEnv(t, cfg)
+	e := newWatchEnv(t, cfg)
 	a, _ := e.task(task.Running, "a.txt")
 	e.cycle()
 	// Detached HEAD in the user's checkout, then main moves anyway.
@@ -260,7 +261,7 @@ func TestMainEdgeCases(t *testing.T) {
 // with one warning and the watcher goes on with what it has.
 func TestRemoteAndOffline(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, defaults())
+	e := newWatchEnv(t, defaults())
 	bare := t.TempDir() + "/remote.git"
 	e.git(e.repo, "clone", "-q", "--bare", e.repo, bare)
 	e.git(e.repo, "remote", "add", "origin", bare)
@@ -293,7 +294,7 @@ func TestRemoteAndOffline(t *testing.T) {
 // A panic in a cycle is recovered and counted; the next cycle works.
 func TestCyclePanicRecovered(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, defaults())
+	e := newWatchEnv(t, defaults())
 	e.task(task.Running, "a.txt")
 	e.cycle()
 	e.commit(e.repo, "x", map[string]string{"a.txt": "x\n"})
@@ -315,7 +316,7 @@ func TestCyclePanicRecovered(t *testing.T) {
 // answer for each state.
 func TestRequestRebase(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, defaults())
+	e := newWatchEnv(t, defaults())
 	running, _ := e.task(task.Running, "a.txt")
 	paused, _ := e.task(task.Paused, "a.txt")
 	merging, _ := e.task(task.Merging, "a.txt")
@@ -372,7 +373,7 @@ func TestPerformRebase(t *testing.T) {
 	t.Parallel()
 	cfg := defaults()
 	cfg.PauseOnConflict = true
-	e := newEnv(t, cfg)
+	e := newWatchEnv(t, cfg)
 	ok, wok := e.task(task.Running, "b.txt")
 	bad, wbad := e.task(task.Running, "a.txt")
 	e.write(wok.Path, "b.txt", "ok's work\n")
@@ -416,22 +417,11 @@ func TestPerformRebase(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // Files a task changes after the watcher first looked count for the
 // forecast: a change read incrementally makes main's commit related.
 func TestFilesReadAsTheyChange(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, defaults())
+	e := newWatchEnv(t, defaults())
 	a, _ := e.task(task.Running) // nothing changed yet
 	e.cycle()
 	e.changed(a.ID, "a.txt")

@@ -18,7 +18,7 @@ func BenchmarkLand50(b *testing.B) {
 	var total time.Duration
 	for range b.N {
 		b.StopTimer()
-		e := newEnv(b, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+		e := newMergeEnv(b, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 		ids := make([]task.ID, n)
 		for i := range ids {
 			tk, w := e.newTask(fmt.Sprintf("task %d", i))

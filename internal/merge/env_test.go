@@ -23,6 +23,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -116,17 +117,14 @@ func withStore(wrap func(store.Store) store.Store) envOption {
 	return func(o *merge.Options) { o.Store = wrap(o.Store.(store.Store)) }
 }
 
-// newEnv makes the environment; the queue is not running (start runs it).
-func newEnv(t testing.TB, cfg merge.Config, opts ...envOption) *env {
+// newMergeEnv makes the environment; the queue is not running (start runs it).
+func newMergeEnv(t testing.TB, cfg merge.Config, opts ...envOption) *env {
 	t.Helper()
 	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlite.Open(context.Background(), filepath.Join(tmp, "db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.OpenStore(t, sqlite.Options{})
 	repo := filepath.Join(tmp, "repo")
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		t.Fatal(err)
@@ -148,10 +146,7 @@ func newEnv(t testing.TB, cfg merge.Config, opts ...envOption) *env {
 	}
 	e.st = e.opts.Store.(store.Store)
 	e.newQueue()
-	t.Cleanup(func() {
-		e.stop()
-		st.Close()
-	})
+	t.Cleanup(e.stop)
 	return e
 }
 

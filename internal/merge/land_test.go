@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -19,7 +20,7 @@ func TestLandClean(t *testing.T) {
 	for _, strategy := range []string{merge.Rebase, merge.Merge, merge.Squash} {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, merge.Config{Strategy: strategy, Cleanup: true, MaxSendBacks: 2})
+			e := newMergeEnv(t, merge.Config{Strategy: strategy, Cleanup: true, MaxSendBacks: 2})
 			e.start()
 			base := e.rev(e.repo, "main")
 			tk, w := e.newTask("add a feature")
@@ -115,7 +116,7 @@ func TestLandClean(t *testing.T) {
 // branched; the rebase puts the task's work on top and both are there.
 func TestLandAfterMainMoved(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 	tk, w := e.newTask("task")
 	e.commitOn(w.Path, "task work", map[string]string{"task.txt": "task\n"})
 	userCommit := e.commitOn(e.repo, "user work", map[string]string{"user.txt": "user\n"})
@@ -159,7 +160,7 @@ func TestConflictSentBackThenFixed(t *testing.T) {
 	for _, strategy := range []string{merge.Rebase, merge.Merge, merge.Squash} {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, merge.Config{Strategy: strategy, MaxSendBacks: 2})
+			e := newMergeEnv(t, merge.Config{Strategy: strategy, MaxSendBacks: 2})
 			e.start()
 			t2, w2, head := conflictPair(t, e)
 			ent := e.waitState(t2.ID, store.MergeSentBack)
@@ -222,7 +223,7 @@ func TestConflictSentBackThenFixed(t *testing.T) {
 // the user fixes the branch and retries.
 func TestConflictParkedThenRetry(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 0})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 0})
 	e.start()
 	t2, w2, head := conflictPair(t, e)
 	ent := e.waitState(t2.ID, store.MergeParked)
@@ -261,7 +262,7 @@ func TestConflictParkedThenRetry(t *testing.T) {
 
 func TestGate(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 3, Gate: `test -f ok.txt || { echo "ok.txt is missing in $PWD"; exit 3; }`})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 3, Gate: `test -f ok.txt || { echo "ok.txt is missing in $PWD"; exit 3; }`})
 	e.start()
 	tk, w := e.newTask("gated")
 	e.write(w.Path, "work.txt", "work\n")
@@ -294,7 +295,7 @@ func TestGateSeesMain(t *testing.T) {
 	for _, strategy := range []string{merge.Rebase, merge.Merge, merge.Squash} {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, merge.Config{Strategy: strategy, MaxSendBacks: 3, Gate: "test -f onmain.txt && test -f work.txt"})
+			e := newMergeEnv(t, merge.Config{Strategy: strategy, MaxSendBacks: 3, Gate: "test -f onmain.txt && test -f work.txt"})
 			tk, w := e.newTask("gated")
 			e.write(w.Path, "work.txt", "work\n")
 			e.commitOn(e.repo, "main only", map[string]string{"onmain.txt": "main\n"})
@@ -313,7 +314,7 @@ func TestGateSeesMain(t *testing.T) {
 // main holds the landing; the change is not touched; it lands once reverted.
 func TestDirtyCheckoutWaits(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 	before := e.rev(e.repo, "main")
 	dirty := "readme, edited by the user and not saved in git\r\n\x00binary"
 	e.write(e.repo, "README", dirty)
@@ -362,7 +363,7 @@ func TestDirtyCheckoutWaits(t *testing.T) {
 // landing adds one: git refuses, the entry waits, the file stays.
 func TestUntrackedInTheWay(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 	e.write(e.repo, "new.txt", "the user's own new.txt\n")
 	e.write(e.repo, "other-untracked.txt", "x\n")
 	e.start()
@@ -396,7 +397,7 @@ func TestUntrackedInTheWay(t *testing.T) {
 // update-ref and the user's branch and files stay.
 func TestMainNotCheckedOut(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Merge, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Merge, MaxSendBacks: 2})
 	e.git(e.repo, "checkout", "-q", "-b", "mine")
 	mine := e.commitOn(e.repo, "mine", map[string]string{"mine.txt": "mine\n"})
 	e.write(e.repo, "README", "dirty on my branch\n")
@@ -425,7 +426,7 @@ func TestMainNotCheckedOut(t *testing.T) {
 func TestConcurrentCompletes(t *testing.T) {
 	t.Parallel()
 	for round := range 3 {
-		e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+		e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 		e.start()
 		a, wa := e.newTask("a")
 		b, wb := e.newTask("b")
@@ -461,7 +462,7 @@ func TestConcurrentCompletes(t *testing.T) {
 
 func TestCancelAndRefusals(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 	e.write(e.repo, "README", "dirty\n") // holds the entry waiting
 	e.start()
 	tk, w := e.newTask("task")
@@ -530,7 +531,7 @@ func TestCancelAndRefusals(t *testing.T) {
 // taken up by the next queue.
 func TestRestartRunningEntry(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 	tk, w := e.newTask("task")
 	e.write(w.Path, "task.txt", "task\n")
 	e.complete(tk.ID, "task") // queued; no queue runs
@@ -557,7 +558,7 @@ func TestRestartRunningEntry(t *testing.T) {
 // never happened is enqueued by Run.
 func TestRecoverMergingWithoutEntry(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Squash, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Squash, MaxSendBacks: 2})
 	tk, w := e.newTask("task")
 	e.write(w.Path, "task.txt", "task\n")
 	e.move(tk.ID, task.Merging)
@@ -580,7 +581,7 @@ func TestResolvedByMergeThenMainMoves(t *testing.T) {
 	for _, strategy := range []string{merge.Rebase, merge.Merge, merge.Squash} {
 		t.Run(strategy, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, merge.Config{Strategy: strategy, MaxSendBacks: 1})
+			e := newMergeEnv(t, merge.Config{Strategy: strategy, MaxSendBacks: 1})
 			e.start()
 			t2, w2, _ := conflictPair(t, e)
 			sent := e.waitState(t2.ID, store.MergeSentBack)
@@ -621,15 +622,13 @@ func TestResolvedByMergeThenMainMoves(t *testing.T) {
 func TestCancelDuringGate(t *testing.T) {
 	t.Parallel()
 	hit := filepath.Join(t.TempDir(), "gate-started")
-	e := newEnv(t, merge.Config{Strategy: merge.Merge, MaxSendBacks: 2, Gate: "touch '" + hit + "'; sleep 30"})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Merge, MaxSendBacks: 2, Gate: "touch '" + hit + "'; sleep 30"})
 	e.start()
 	before := e.rev(e.repo, "main")
 	tk, w := e.newTask("task")
 	e.write(w.Path, "task.txt", "task\n")
 	e.complete(tk.ID, "task")
-	for !exists(hit) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitFor(t, "the gate to start", func() bool { return exists(hit) })
 	start := time.Now()
 	ent, err := e.q.Cancel(e.ctx, tk.ID, "the user changed their mind")
 	if err != nil {
@@ -660,7 +659,7 @@ func TestReviewThenEnqueue(t *testing.T) {
 	t.Parallel()
 	var landed []string
 	var mu sync.Mutex
-	e := newEnv(t, merge.Config{Strategy: merge.Squash, MaxSendBacks: 2, Cleanup: true}, func(o *merge.Options) {
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Squash, MaxSendBacks: 2, Cleanup: true}, func(o *merge.Options) {
 		o.Landed = func(repo, target, commit string) {
 			mu.Lock()
 			defer mu.Unlock()

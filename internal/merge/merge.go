@@ -30,6 +30,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -355,10 +356,10 @@ func (q *Queue) Complete(ctx context.Context, id task.ID, summary string, auto b
 		return true
 	}
 	if !auto {
-		move(task.Completed, fmt.Sprintf("%s (work on branch %s at %s, left for review: `neuraphage merge enqueue %s`)", summary, w.Branch, short(tip), id))
+		move(task.Completed, fmt.Sprintf("%s (work on branch %s at %s, left for review: `neuraphage merge enqueue %s`)", summary, w.Branch, words.ShortCommit(tip), id))
 		return true
 	}
-	move(task.Merging, fmt.Sprintf("%s (committed on %s at %s; in the merge queue for %s)", summary, w.Branch, short(tip), w.Base))
+	move(task.Merging, fmt.Sprintf("%s (committed on %s at %s; in the merge queue for %s)", summary, w.Branch, words.ShortCommit(tip), w.Base))
 	if _, err := q.enqueue(ctx, id); err != nil && !errors.Is(err, store.ErrExists) {
 		q.log.Error("enqueueing a completed task", "task_id", id, "err", err)
 	}
@@ -380,13 +381,6 @@ func commitMessage(id task.ID, summary string) string {
 		msg += "\n" + strings.TrimSpace(body) + "\n"
 	}
 	return msg + "\nNeuraphage-Task: " + string(id) + "\n"
-}
-
-func short(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }
 
 // Retry takes a task's parked (or waiting) entry up again: a new entry

@@ -72,7 +72,7 @@ func newWorld(t *testing.T, seed int64) *world {
 	strategy := []string{merge.Rebase, merge.Merge, merge.Squash}[rng.Intn(3)]
 	cfg := merge.Config{Strategy: strategy, MaxSendBacks: rng.Intn(3), Cleanup: rng.Intn(2) == 0, Retry: 50 * time.Millisecond}
 	w := &world{t: t, rng: rng, strategy: strategy, maxTasks: 4 + rng.Intn(3)}
-	w.e = newEnv(t, cfg)
+	w.e = newMergeEnv(t, cfg)
 	w.e.start()
 	w.logf("config %+v, up to %d tasks", cfg, w.maxTasks)
 	return w
@@ -312,7 +312,7 @@ func (w *world) checkUserEdit() {
 // first one waits for the user's dirty checkout.
 func (w *world) settle() {
 	w.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(waitFor)
 	for {
 		open, err := w.e.st.ListMerges(w.e.ctx, store.MergeQuery{Open: true})
 		if err != nil {

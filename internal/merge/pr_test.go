@@ -23,7 +23,7 @@ func TestPR(t *testing.T) {
 	if err := os.WriteFile(gh, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, PR: true, MaxSendBacks: 2, Cleanup: true},
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, PR: true, MaxSendBacks: 2, Cleanup: true},
 		withLookPath(func(name string) (string, error) {
 			if name != "gh" {
 				return "", exec.ErrNotFound
@@ -74,7 +74,7 @@ func TestPR(t *testing.T) {
 
 func TestPRWithoutGh(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, PR: true, MaxSendBacks: 2},
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, PR: true, MaxSendBacks: 2},
 		withLookPath(func(string) (string, error) { return "", errors.New("gh: executable file not found in $PATH") }))
 	e.start()
 	tk, w := e.newTask("task")

@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // casRetries bounds how often one entry starts over because the target
@@ -213,7 +214,7 @@ func (q *Queue) land(ctx context.Context, e store.MergeEntry) (outcome, error) {
 }
 
 func conflictDetail(target, base string, files []string) string {
-	return fmt.Sprintf("conflicts with %s (at %s) in %s", target, short(base), strings.Join(files, ", "))
+	return fmt.Sprintf("conflicts with %s (at %s) in %s", target, words.ShortCommit(base), strings.Join(files, ", "))
 }
 
 // identity returns the environment that signs the queue's commits.
@@ -324,18 +325,13 @@ func summaryOf(t task.Task) string {
 	if i := strings.Index(s, " (committed on "); i > 0 {
 		s = s[:i]
 	}
-	s = firstLine(s)
+	s = words.FirstLine(s)
 	if s == "" {
-		s = firstLine(t.Description)
+		s = words.FirstLine(t.Description)
 	}
 	if len(s) > 72 {
 		s = s[:69] + "..."
 	}
-	return s
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
 }
 
@@ -378,9 +374,9 @@ func (q *Queue) advance(ctx context.Context, e store.MergeEntry, base, commit st
 				msg := err.Error()
 				var gerr *git.Error
 				if errors.As(err, &gerr) && gerr.Stderr != "" {
-					msg = strings.Join(strings.Fields(gerr.Stderr), " ")
+					msg = words.OneLine(gerr.Stderr)
 				}
-				out = outcome{state: store.MergeWaiting, detail: fmt.Sprintf("git would not fast-forward the checkout of %s at %s (your files there are not touched): %s", e.Target, wt.Path, tailBytes(msg, 600))}
+				out = outcome{state: store.MergeWaiting, detail: fmt.Sprintf("git would not fast-forward the checkout of %s at %s (your files there are not touched): %s", e.Target, wt.Path, words.Tail(msg, 600))}
 				return nil
 			}
 			out = outcome{state: store.MergeLanded, commit: commit}
@@ -466,13 +462,13 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 			kind = inject.Rebase
 			message = fmt.Sprintf("Your work could not land on %s: your branch %s conflicts with %s (now at %s) in: %s.\n"+
 				"Bring your branch up to date in your working directory: run `git merge %s`, resolve the conflicts so that both your change and the one on %s are kept, commit, check the result, then complete the task again.",
-				e.Target, e.Branch, e.Target, short(out.base), strings.Join(out.files, ", "), e.Target, e.Target)
+				e.Target, e.Branch, e.Target, words.ShortCommit(out.base), strings.Join(out.files, ", "), e.Target, e.Target)
 			evs = append(evs, event.New(now, e.TaskID, event.MergeConflicted{Entry: e.ID, Target: e.Target, Files: out.files, SentBack: sendBack}))
 		} else {
 			kind = inject.Message
 			message = fmt.Sprintf("Your work could not land on %s: the merge gate `%s` failed (exit %d) on your branch brought up to date with %s. Its output ends:\n\n%s\n\nFix the problem, commit, and complete the task again.",
-				e.Target, q.cfg.Gate, out.gate.exit, e.Target, tailBytes(out.gate.output, 4000))
-			evs = append(evs, event.New(now, e.TaskID, event.MergeGateFailed{Entry: e.ID, Command: q.cfg.Gate, ExitCode: out.gate.exit, Output: tailBytes(out.gate.output, 2000), SentBack: sendBack}))
+				e.Target, q.cfg.Gate, out.gate.exit, e.Target, words.Tail(out.gate.output, 4000))
+			evs = append(evs, event.New(now, e.TaskID, event.MergeGateFailed{Entry: e.ID, Command: q.cfg.Gate, ExitCode: out.gate.exit, Output: words.Tail(out.gate.output, 2000), SentBack: sendBack}))
 		}
 		switch {
 		case sendBack:
@@ -487,7 +483,7 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 	case out.state == store.MergeLanded:
 		evs = append(evs, event.New(now, e.TaskID, event.MergeLanded{Entry: e.ID, Target: e.Target, Commit: out.commit, Strategy: q.cfg.Strategy, DurationMs: now.Sub(start).Milliseconds()}))
 		if t.Status == task.Merging {
-			moveTo, moveWhy = task.Completed, fmt.Sprintf("%s (landed on %s as %s)", summaryOf(t), e.Target, short(out.commit))
+			moveTo, moveWhy = task.Completed, fmt.Sprintf("%s (landed on %s as %s)", summaryOf(t), e.Target, words.ShortCommit(out.commit))
 		}
 	case out.state == store.MergePR:
 		evs = append(evs, event.New(now, e.TaskID, event.PROpened{Entry: e.ID, Branch: e.Branch, Target: e.Target, URL: out.pr}))
@@ -542,12 +538,4 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 		}
 	}
 	return out.state != store.MergeWaiting && out.state != store.MergeQueued
-}
-
-func tailBytes(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }

@@ -34,7 +34,7 @@ func (s *slowStore) UpdateTask(ctx context.Context, id task.ID, m store.Mutation
 func TestEnqueuePausedTaskRace(t *testing.T) {
 	t.Parallel()
 	var slow *slowStore
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2}, withStore(func(s store.Store) store.Store {
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2}, withStore(func(s store.Store) store.Store {
 		slow = &slowStore{Store: s, delay: 400 * time.Millisecond}
 		return slow
 	}))
@@ -89,7 +89,7 @@ func (s *holdStore) PutWorktree(ctx context.Context, w store.Worktree, evs ...ev
 func TestCancelAfterTargetMoved(t *testing.T) {
 	t.Parallel()
 	hold := &holdStore{reached: make(chan struct{}), release: make(chan struct{})}
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2}, withStore(func(s store.Store) store.Store {
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2}, withStore(func(s store.Store) store.Store {
 		hold.Store = s
 		return hold
 	}))

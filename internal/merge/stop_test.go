@@ -57,7 +57,7 @@ func (s slowCheckout) waitHit(t testing.TB) {
 // checkout must be left as it was or fully updated, with no lock held.
 func TestStopDuringLandingCheckout(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 	slow := e.slowCheckout()
 	before := e.rev(e.repo, "main")
 	tk, w := e.newTask("task")
@@ -101,7 +101,7 @@ func TestStopDuringLandingCheckout(t *testing.T) {
 // for the task's work: its missing files are not deletions to land.
 func TestStopDuringWorktreeRecreate(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
 	slow := e.slowCheckout()
 	tk, w := e.newTask("task")
 	e.commitOn(w.Path, "agent work", map[string]string{"a-first.txt": "first\n", "m.slow": "slow\n", "z-last.txt": "last\n"})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Route is the router persona's classification of a task.
@@ -71,7 +72,7 @@ func ParseRoute(reply string) (Route, error) {
 		return Route{}, err
 	}
 	if c != "" && !slices.Contains([]string{"low", "medium", "high"}, c) {
-		return Route{}, fmt.Errorf("complexity %q is not low, medium or high", clip(c, 20))
+		return Route{}, fmt.Errorf("complexity %q is not low, medium or high", words.Clip(c, 20))
 	}
 	r.Complexity = c
 	if raw.Tags != nil {
@@ -108,7 +109,7 @@ func word(v any, field string) (string, error) {
 	}
 	s = strings.ToLower(strings.TrimSpace(s))
 	if len(s) > maxWord || !printableWord(s) {
-		return "", fmt.Errorf("%s %q is not a short name", field, clip(s, 40))
+		return "", fmt.Errorf("%s %q is not a short name", field, words.Clip(s, 40))
 	}
 	return s, nil
 }
@@ -123,16 +124,6 @@ func printableWord(s string) bool {
 		}
 	}
 	return true
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // Match picks the persona a route names: the suggested persona when a task
@@ -169,7 +160,7 @@ func (s *Set) RouterRequest(t task.Task, model string) *llm.Request {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Task:\n%s\n", t.Description)
 	if strings.TrimSpace(t.Context) != "" {
-		fmt.Fprintf(&b, "\nContext:\n%s\n", clip(t.Context, 4000))
+		fmt.Fprintf(&b, "\nContext:\n%s\n", words.Clip(t.Context, 4000))
 	}
 	if len(t.Tags) > 0 {
 		fmt.Fprintf(&b, "\nTags: %s\n", strings.Join(t.Tags, ", "))

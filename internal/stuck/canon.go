@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // CanonicalCall returns the shape of a tool call, so that calls a person
@@ -18,7 +20,7 @@ import (
 func CanonicalCall(tool string, args json.RawMessage, root string) string {
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return tool + " " + collapse(string(args))
+		return tool + " " + words.OneLine(string(args))
 	}
 	v = canonValue(v, root)
 	if m, ok := v.(map[string]any); ok {
@@ -187,7 +189,7 @@ func Mask(s string) string {
 		s = maskTemp.ReplaceAllString(s, "$1<tmp>")
 	}
 	if !strings.ContainsAny(s, "0123456789") {
-		return collapse(s) // times, ids, hex and numbers all hold a digit
+		return words.OneLine(s) // times, ids, hex and numbers all hold a digit
 	}
 	if strings.Contains(s, ":") {
 		s = maskTime.ReplaceAllString(s, "<time>")
@@ -195,7 +197,7 @@ func Mask(s string) string {
 	if strings.Contains(s, "-") {
 		s = maskUUID.ReplaceAllString(s, "<id>")
 	}
-	return collapse(maskDigits(maskHex(s)))
+	return words.OneLine(maskDigits(maskHex(s)))
 }
 
 // maskHex replaces hex ids and addresses, words of 6 or more characters:
@@ -280,8 +282,6 @@ func maskDigits(s string) string {
 	}
 	return b.String()
 }
-
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func hash(s string) uint64 {
 	h := fnv.New64a()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // result records a tool result and runs the checks over call/result pairs.
@@ -34,7 +35,7 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	}
 	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, kw: c.kw, shape: Mask(body), exact: exact}
 	s.Epoch = d.epoch
-	s.What = clip(key, 100) + " → " + clip(errPrefix(p.Error)+s.shape, 120)
+	s.What = words.Clip(key, 100) + " → " + words.Clip(errPrefix(p.Error)+s.shape, 120)
 	fresh := !p.Error && !slices.ContainsFunc(d.steps, func(t Step) bool { return t.Kind == "result" && d.same(t, s) })
 	d.push(s)
 	d.sinceFS++
@@ -100,7 +101,7 @@ func (d *Detector) sameCall(a, b Step) bool {
 // keyWords is a canonical call's masked text with the JSON punctuation
 // split off, so its words compare as the command's words.
 func keyWords(key string) string {
-	return Mask(jsonPunct.Replace(clip(key, 400)))
+	return Mask(jsonPunct.Replace(words.Clip(key, 400)))
 }
 
 var jsonPunct = strings.NewReplacer("{", " ", "}", " ", `"`, " ", ",", " ", ":", " ", "[", " ", "]", " ")
@@ -149,7 +150,7 @@ func (d *Detector) repeat(res []Step, s Step) (Finding, bool) {
 	}
 	ev := evidence(run, s)
 	return Finding{Check: Repeat, Status: "stuck", Step: s.N, Key: string(Repeat) + " " + s.key, Exact: allExact(ev),
-		Diagnosis: fmt.Sprintf("the same call with the same result %d times in a row, no file changed: %s", len(run), clip(s.key, 120)),
+		Diagnosis: fmt.Sprintf("the same call with the same result %d times in a row, no file changed: %s", len(run), words.Clip(s.key, 120)),
 		Evidence:  ev}, true
 }
 
@@ -170,7 +171,7 @@ func (d *Detector) failing(res []Step, s Step) (Finding, bool) {
 	}
 	ev := evidence(run, s)
 	return Finding{Check: Failing, Status: "stuck", Step: s.N, Key: string(Failing) + " " + s.key, Exact: allExact(ev),
-		Diagnosis: fmt.Sprintf("the same call failed %d times in a row with nothing changed in between: %s", len(run), clip(s.key, 120)),
+		Diagnosis: fmt.Sprintf("the same call failed %d times in a row with nothing changed in between: %s", len(run), words.Clip(s.key, 120)),
 		Evidence:  ev}, true
 }
 
@@ -192,7 +193,7 @@ func (d *Detector) alternation(res []Step) (Finding, bool) {
 	last := tail[n-1]
 	slices.Reverse(tail)
 	return Finding{Check: Alternation, Status: "stuck", Step: last.N, Key: string(Alternation) + " " + tail[0].key + " | " + tail[1].key,
-		Diagnosis: fmt.Sprintf("alternating between two calls with the same results over %d steps: %s / %s", n, clip(tail[1].key, 60), clip(tail[0].key, 60)),
+		Diagnosis: fmt.Sprintf("alternating between two calls with the same results over %d steps: %s / %s", n, words.Clip(tail[1].key, 60), words.Clip(tail[0].key, 60)),
 		Evidence:  evidence(tail, Step{})}, true
 }
 
@@ -209,7 +210,7 @@ func (d *Detector) dense(res []Step) (Finding, bool) {
 			s := last[i]
 			ev := evidence(group, s)
 			return Finding{Check: Dense, Status: "stuck", Step: res[len(res)-1].N, Key: string(Dense) + " " + s.key, Exact: allExact(ev),
-				Diagnosis: fmt.Sprintf("the same call with the same result %d times in the last %d results: %s", len(group), len(last), clip(s.key, 120)),
+				Diagnosis: fmt.Sprintf("the same call with the same result %d times in the last %d results: %s", len(group), len(last), words.Clip(s.key, 120)),
 				Evidence:  ev}, true
 		}
 		if i < len(last)-1 {

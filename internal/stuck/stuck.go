@@ -20,6 +20,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Check names a tier-1 check.
@@ -262,7 +263,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		key := CanonicalCall(p.Name, p.Args, d.root)
 		c := pendingCall{key: key, kw: keyWords(key)}
 		d.pending[p.CallID] = c
-		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: clip(key, 160), key: key, kw: c.kw})
+		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: words.Clip(key, 160), key: key, kw: c.kw})
 	case event.ToolResult:
 		return d.result(e, p)
 	case event.FileChanged:
@@ -282,7 +283,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		if d.ctxErrs >= d.cfg.ContextErrors {
 			return []Finding{{Check: ContextErrors, Status: "stuck", Step: d.n, Key: string(ContextErrors),
 				Diagnosis: fmt.Sprintf("the conversation overflowed the context window %d times without progress", d.ctxErrs),
-				Evidence:  []event.Evidence{{Step: d.n, Kind: "usage", What: clip(p.Message, 160)}}}}
+				Evidence:  []event.Evidence{{Step: d.n, Kind: "usage", What: words.Clip(p.Message, 160)}}}}
 		}
 	}
 	return nil
@@ -351,8 +352,8 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 	d.n++
 	d.c.Steps++
 	d.c.StepsSinceProgress++
-	shape := Mask(clip(p.Text, 600))
-	s := Step{N: d.n, Kind: "text", What: clip(collapse(p.Text), 160), shape: shape, exact: event.ContentHash(p.Text),
+	shape := Mask(words.Clip(p.Text, 600))
+	s := Step{N: d.n, Kind: "text", What: words.Clip(words.OneLine(p.Text), 160), shape: shape, exact: event.ContentHash(p.Text),
 		sorry: apology.MatchString(p.Text)}
 	d.push(s)
 	var out []Finding
@@ -391,14 +392,4 @@ func (d *Detector) lastTexts(n int, ok func(Step) bool) []event.Evidence {
 		}
 	}
 	return evidence(run, Step{})
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -2,10 +2,8 @@ package supervise
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor/supervisortest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // This file holds the Watcher's collaborators as small in-memory fakes and
@@ -210,7 +209,7 @@ func start(t *testing.T, bubble bool, cfg Config, opt func(*Options)) *harness {
 	if bubble {
 		synctest.Wait()
 	} else if cfg.Enabled {
-		waitFor(t, "the Watcher to follow the bus", func() bool { return bus.Stats().Subscribers > 0 })
+		testkit.WaitFor(t, "the Watcher to follow the bus", func() bool { return bus.Stats().Subscribers > 0 })
 	}
 	return h
 }
@@ -239,27 +238,13 @@ func (h *harness) pub(id task.ID, p event.Payload) {
 	}
 }
 
-// waitFor polls cond until it holds; outside a bubble only.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // agent publishes one task's observations as the native agent emits them
 // (internal/agent/loop.go): per turn, turn.started, the tool call, the
 // call's usage, the result, the files it changed, turn.ended.
 type agent struct {
-	h      *harness
-	id     task.ID
-	turn   int
-	calls  int
-	tokens int64 // per model call
+	h   *harness
+	id  task.ID
+	obs testkit.Agent
 }
 
 // task stores a queued task and returns its agent.
@@ -270,7 +255,7 @@ func (h *harness) task(id task.ID, mod func(*task.Task)) *agent {
 		mod(&t)
 	}
 	h.st.put(t)
-	return &agent{h: h, id: id, tokens: 1200}
+	return &agent{h: h, id: id, obs: testkit.Agent{ID: id, Tokens: 1200}}
 }
 
 // status moves the task in the store and publishes the change.
@@ -287,22 +272,9 @@ func (a *agent) status(to task.Status) {
 
 // tool runs one turn with one tool call.
 func (a *agent) tool(name string, args map[string]string, out string, failed bool, changes ...string) {
-	a.turn++
-	a.calls++
-	raw, err := json.Marshal(args) // keys sorted: canonical
-	if err != nil {
-		a.h.t.Fatal(err)
+	for _, p := range a.obs.ToolTurn(name, args, out, failed, changes...) {
+		a.h.pub(a.id, p)
 	}
-	callID := fmt.Sprintf("toolu_%s_%d", a.id, a.calls)
-	a.h.pub(a.id, event.TurnStarted{Turn: a.turn, Engine: "native", Model: "claude-test"})
-	a.h.pub(a.id, event.ToolCall{Turn: a.turn, CallID: callID, Name: name, Args: raw})
-	a.h.pub(a.id, event.Usage{Turn: a.turn, InputTokens: a.tokens, OutputTokens: 60, CostUSD: 0.001})
-	a.h.pub(a.id, event.ToolResult{Turn: a.turn, CallID: callID, Name: name, Error: failed, Size: len(out),
-		Preview: strings.TrimSpace(out), Hash: event.ContentHash(out), DurationMs: 40})
-	for _, p := range changes {
-		a.h.pub(a.id, event.FileChanged{Turn: a.turn, Path: p, Op: "modified", Tool: name})
-	}
-	a.h.pub(a.id, event.TurnEnded{Turn: a.turn, StopReason: "tool_use", Attempts: 1, DurationMs: 900})
 }
 
 // fail runs the release check, which fails the same way every time.
@@ -329,7 +301,7 @@ func (a *agent) deliver(ids ...int64) {
 	for i := range kinds {
 		kinds[i] = string(inject.Nudge)
 	}
-	a.h.pub(a.id, event.Delivered{Turn: a.turn + 1, InjectionIDs: ids, Kinds: kinds, LatencyMs: make([]int64, len(ids))})
+	a.h.pub(a.id, a.obs.Delivered(ids, kinds))
 }
 
 // lastNudge returns the last nudge injected to the agent's task.

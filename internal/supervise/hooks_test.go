@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // These tests run real hook processes, so they run on the real clock and
@@ -80,7 +81,7 @@ func TestNudgeHookBlocks(t *testing.T) {
 	a := h.task("t-blocked", nil)
 	a.status(task.Running)
 	a.failN(3)
-	waitFor(t, "the hook to block the nudge", func() bool { return h.w.Stats().HookBlocks == 1 })
+	testkit.WaitFor(t, "the hook to block the nudge", func() bool { return h.w.Stats().HookBlocks == 1 })
 
 	if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
 		t.Errorf("a blocked nudge was sent: %+v", got)
@@ -111,7 +112,7 @@ func TestNudgeHookModifies(t *testing.T) {
 	a := h.task("t-modified", nil)
 	a.status(task.Running)
 	a.failN(3)
-	waitFor(t, "the nudge", func() bool { return len(recordedOf[event.WatcherNudge](h.st, a.id)) == 1 })
+	testkit.WaitFor(t, "the nudge", func() bool { return len(recordedOf[event.WatcherNudge](h.st, a.id)) == 1 })
 
 	const want = "From the hook: create VERSION, then run check.sh once."
 	if got := a.lastNudge(); got.Text != want || got.Attrs["severity"] != "hint" {
@@ -132,7 +133,7 @@ func TestNudgeHookCannotBreakTheNudge(t *testing.T) {
 	a := h.task("t-refused", nil)
 	a.status(task.Running)
 	a.failN(3)
-	waitFor(t, "the nudge", func() bool { return len(recordedOf[event.WatcherNudge](h.st, a.id)) == 1 })
+	testkit.WaitFor(t, "the nudge", func() bool { return len(recordedOf[event.WatcherNudge](h.st, a.id)) == 1 })
 
 	n := recordedOf[event.WatcherNudge](h.st, a.id)[0]
 	if got := a.lastNudge(); got.Text != Message(findingOf(n), hint) || got.Attrs["severity"] != "hint" {

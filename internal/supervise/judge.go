@@ -13,6 +13,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Snapshot is what tier 2 judges: the task's goal, its window and
@@ -78,19 +79,19 @@ func ParseVerdict(reply string) (Verdict, error) {
 	case raw.Status == nil:
 		return Verdict{}, errors.New("the reply has no status")
 	case !slices.Contains(statuses, strings.ToLower(*raw.Status)):
-		return Verdict{}, fmt.Errorf("status %q is not one of %s", clip(*raw.Status, 20), strings.Join(statuses, ", "))
+		return Verdict{}, fmt.Errorf("status %q is not one of %s", words.Clip(*raw.Status, 20), strings.Join(statuses, ", "))
 	case raw.Recommendation == nil:
 		return Verdict{}, errors.New("the reply has no recommendation")
 	case !slices.Contains(recommendations, strings.ToLower(*raw.Recommendation)):
-		return Verdict{}, fmt.Errorf("recommendation %q is not one of %s", clip(*raw.Recommendation, 20), strings.Join(recommendations, ", "))
+		return Verdict{}, fmt.Errorf("recommendation %q is not one of %s", words.Clip(*raw.Recommendation, 20), strings.Join(recommendations, ", "))
 	case raw.Confidence == nil:
 		return Verdict{}, errors.New("the reply has no confidence")
 	case !(*raw.Confidence >= 0 && *raw.Confidence <= 1):
 		return Verdict{}, fmt.Errorf("confidence %g is not between 0 and 1", *raw.Confidence)
 	}
 	v.Status, v.Recommendation, v.Confidence = strings.ToLower(*raw.Status), strings.ToLower(*raw.Recommendation), *raw.Confidence
-	v.Diagnosis = clip(oneLine(raw.Diagnosis), maxDiagnosis)
-	v.NudgeMessage = clip(strings.TrimSpace(cmpOr(raw.Nudge, raw.Nudge2)), maxNudge)
+	v.Diagnosis = words.Clip(words.OneLine(raw.Diagnosis), maxDiagnosis)
+	v.NudgeMessage = words.Clip(strings.TrimSpace(words.Or(raw.Nudge, raw.Nudge2)), maxNudge)
 	if v.Recommendation == "nudge" && v.NudgeMessage == "" {
 		return Verdict{}, errors.New("a nudge recommendation without a nudge-message")
 	}
@@ -120,7 +121,7 @@ func (j ModelJudge) Judge(ctx context.Context, s Snapshot) (Verdict, error) {
 // Prompt renders a snapshot for the watcher persona.
 func Prompt(s Snapshot) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Task %s (persona %s):\n%s\n", s.Task.ID, cmpOr(s.Task.Persona, "default"), clip(s.Task.Description, 2000))
+	fmt.Fprintf(&b, "Task %s (persona %s):\n%s\n", s.Task.ID, words.Or(s.Task.Persona, "default"), words.Clip(s.Task.Description, 2000))
 	c := s.Counters
 	fmt.Fprintf(&b, "\nSince it started or resumed: %d steps, %d tool calls (%d failed), %d file changes, %d turns.\n",
 		c.Steps, c.Calls, c.Errors, c.FileChanges, c.Turns)
@@ -145,27 +146,8 @@ func Prompt(s Snapshot) string {
 		fmt.Fprintf(&b, "%d %s e%d%s: %s\n", st.N, st.Kind, st.Epoch, mark, st.What)
 	}
 	if s.Excerpt != "" {
-		fmt.Fprintf(&b, "\nThe end of its conversation:\n%s\n", clip(s.Excerpt, 4000))
+		fmt.Fprintf(&b, "\nThe end of its conversation:\n%s\n", words.Clip(s.Excerpt, 4000))
 	}
 	b.WriteString("\nJudge whether it is making progress toward its goal. Reply with the JSON object only.")
 	return b.String()
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func cmpOr(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

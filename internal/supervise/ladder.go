@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // rung is how far up the ladder a task is.
@@ -451,7 +452,7 @@ func (w *Watcher) onJudged(ctx context.Context, wt *watched, finding *stuck.Find
 	wt.judging = false
 	wt.lastJudge = w.o.Now()
 	if err != nil {
-		w.setDegraded(true, "tier 2 failed: "+clip(err.Error(), 200))
+		w.setDegraded(true, "tier 2 failed: "+words.Clip(err.Error(), 200))
 		if finding != nil && wt.finding != nil && wt.rung < paused && w.ready(wt) {
 			w.advance(ctx, wt, wt.finding, nil)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Persona is an internal persona (the watcher's judge, the syncer's
@@ -47,7 +48,7 @@ func Ask[T any](ctx context.Context, p Persona, question string, parse func(repl
 // returns err, for the caller to log.
 func Fallback[T any](d *Degraded, v T, err error, fallback func() T) (T, error) {
 	if err != nil {
-		d.Fail(shorten(err.Error(), maxReason))
+		d.Fail(words.Clip(err.Error(), maxReason))
 		return fallback(), err
 	}
 	d.Recover()
@@ -141,15 +142,4 @@ func (d *Degraded) State() DegradedState {
 		s.Secs += d.now().Sub(d.since).Seconds()
 	}
 	return s
-}
-
-// shorten cuts s to n bytes at a rune boundary, marking the cut with "…".
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

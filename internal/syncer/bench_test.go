@@ -149,27 +149,27 @@ func benchTurnToQueue(b *testing.B, persona bool) {
 	seen := map[string]bool{}
 	b.ResetTimer()
 	for i := range b.N {
-		src.turn++
-		h.pub(src.id, event.TurnStarted{Turn: src.turn, Engine: "native", Model: "claude-test"})
-		h.pub(src.id, event.Text{Turn: src.turn, Text: burstSummary(i)})
+		src.Turn++
+		h.pub(src.id, event.TurnStarted{Turn: src.Turn, Engine: "native", Model: "claude-test"})
+		h.pub(src.id, event.Text{Turn: src.Turn, Text: burstSummary(i)})
 		observed := time.Now()
-		h.pub(src.id, event.TurnEnded{Turn: src.turn, StopReason: "end_turn", Attempts: 1, DurationMs: 900})
+		h.pub(src.id, event.TurnEnded{Turn: src.Turn, StopReason: "end_turn", Attempts: 1, DurationMs: 900})
 		id := ""
 		for got := 0; got < benchRelated; {
 			select {
 			case a := <-arrivals:
 				switch {
 				case id == "" && seen[a.learning]:
-					b.Fatalf("turn %d: an injection of learning %s, relayed before", src.turn, a.learning)
+					b.Fatalf("turn %d: an injection of learning %s, relayed before", src.Turn, a.learning)
 				case id == "":
 					id, seen[a.learning] = a.learning, true
 				case a.learning != id:
-					b.Fatalf("turn %d: an injection of learning %s while waiting for %s", src.turn, a.learning, id)
+					b.Fatalf("turn %d: an injection of learning %s while waiting for %s", src.Turn, a.learning, id)
 				}
 				lat = append(lat, a.at.Sub(observed))
 				got++
 			case <-time.After(30 * time.Second):
-				b.Fatalf("turn %d reached %d of %d related tasks in 30s (stats %+v)", src.turn, got, benchRelated, s.Stats())
+				b.Fatalf("turn %d reached %d of %d related tasks in 30s (stats %+v)", src.Turn, got, benchRelated, s.Stats())
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Brief gives a task that starts for the first time the learnings most
@@ -69,7 +70,7 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 		// Stored first: a learning relayed to the task since it started
 		// running is refused here, and left out of the briefing.
 		m, _, err := s.o.Knowledge.AddSyncMessage(ctx, store.SyncMessage{LearningID: p.l.ID, From: p.l.TaskID, TaskID: t.ID, Urgency: FYI,
-			Score: round2(p.score), Message: oneLine(p.l.Summary), Reason: fmt.Sprintf("a new task's briefing; score %.2f", p.score),
+			Score: round2(p.score), Message: words.OneLine(p.l.Summary), Reason: fmt.Sprintf("a new task's briefing; score %.2f", p.score),
 			DecidedBy: "brief", State: store.SyncHeld, CreatedAt: now}, nil)
 		if err != nil {
 			if !errors.Is(err, store.ErrExists) {
@@ -78,16 +79,16 @@ func (s *Syncer) Brief(ctx context.Context, t task.Task) {
 			continue
 		}
 		msgs = append(msgs, m)
-		fmt.Fprintf(&b, "\n- %s (learning #%d, from %s)", oneLine(p.l.Summary), p.l.ID, p.l.TaskID)
-		if d := oneLine(p.l.Detail); d != "" {
-			fmt.Fprintf(&b, ": %s", clip(d, 200))
+		fmt.Fprintf(&b, "\n- %s (learning #%d, from %s)", words.OneLine(p.l.Summary), p.l.ID, p.l.TaskID)
+		if d := words.OneLine(p.l.Detail); d != "" {
+			fmt.Fprintf(&b, ": %s", words.Clip(d, 200))
 		}
 	}
 	if len(msgs) == 0 {
 		return
 	}
 	inj, err := s.o.Actions.Inject(ctx, inject.Injection{TaskID: t.ID, Kind: inject.Sync, Source: inject.FromSyncer, Urgency: inject.FYI,
-		Attrs: map[string]string{"from": "knowledge"}, Text: clip(b.String(), executor.MaxInjectionLen), Quiet: true})
+		Attrs: map[string]string{"from": "knowledge"}, Text: words.Clip(strings.TrimSpace(b.String()), executor.MaxInjectionLen-len(words.Ellipsis)), Quiet: true})
 	if err != nil {
 		s.log.Warn("briefing a new task", "task_id", t.ID, "err", err)
 		for _, m := range msgs {

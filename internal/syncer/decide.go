@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Decision is who hears a learning: the syncer persona's reply (seed 004's
@@ -75,21 +76,21 @@ func ParseDecision(reply string, candidates []Candidate, maxMessage int) (Decisi
 	if raw.Recipients == nil {
 		return Decision{}, errors.New("the reply has no recipients list")
 	}
-	d := Decision{Source: task.ID(clip(raw.Source, 40)), Summary: clip(oneLine(raw.Summary), 300), SkipReason: clip(oneLine(cmpOr(raw.Skip, raw.Skip2)), 300)}
+	d := Decision{Source: task.ID(words.Clip(strings.TrimSpace(raw.Source), 40)), Summary: words.Clip(words.OneLine(raw.Summary), 300), SkipReason: words.Clip(words.OneLine(words.Or(raw.Skip, raw.Skip2)), 300)}
 	seen := map[task.ID]bool{}
 	var bad []error
 	for i, r := range *raw.Recipients {
-		id := task.ID(strings.TrimSpace(cmpOr(r.TaskID, r.TaskID2)))
+		id := task.ID(strings.TrimSpace(words.Or(r.TaskID, r.TaskID2)))
 		rel, urg := strings.ToLower(strings.TrimSpace(r.Relevance)), strings.ToLower(strings.TrimSpace(r.Urgency))
 		msg := strings.TrimSpace(r.Message)
 		var err error
 		switch {
 		case !slices.ContainsFunc(candidates, func(c Candidate) bool { return c.TaskID == id }):
-			err = fmt.Errorf("recipient %d: %q is not one of the candidate tasks", i+1, clip(string(id), 20))
+			err = fmt.Errorf("recipient %d: %q is not one of the candidate tasks", i+1, words.Clip(string(id), 20))
 		case !slices.Contains(relevances, rel):
-			err = fmt.Errorf("recipient %d: relevance %q is not high, medium or low", i+1, clip(rel, 20))
+			err = fmt.Errorf("recipient %d: relevance %q is not high, medium or low", i+1, words.Clip(strings.TrimSpace(rel), 20))
 		case urgencyRank(urg) >= len(urgencies):
-			err = fmt.Errorf("recipient %d: urgency %q is not blocking, helpful or fyi", i+1, clip(urg, 20))
+			err = fmt.Errorf("recipient %d: urgency %q is not blocking, helpful or fyi", i+1, words.Clip(strings.TrimSpace(urg), 20))
 		case msg == "":
 			err = fmt.Errorf("recipient %d: the message is empty", i+1)
 		}
@@ -101,7 +102,7 @@ func ParseDecision(reply string, candidates []Candidate, maxMessage int) (Decisi
 			continue
 		}
 		seen[id] = true
-		d.Recipients = append(d.Recipients, Recipient{TaskID: id, Relevance: rel, Urgency: urg, Message: clip(msg, maxMessage)})
+		d.Recipients = append(d.Recipients, Recipient{TaskID: id, Relevance: rel, Urgency: urg, Message: words.Clip(strings.TrimSpace(msg), maxMessage)})
 	}
 	if len(bad) > 0 && len(d.Recipients) == 0 {
 		// Nothing usable: the rules decide instead.
@@ -169,14 +170,14 @@ func rulesUrgency(l store.Learning, c Candidate) string {
 // RulesMessage is the rules' message: who found what, and the detail.
 func RulesMessage(l store.Learning, src Candidate, maxMessage int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task %s (%q) found: %s", src.TaskID, clip(src.Description, 80), oneLine(l.Summary))
-	if d := oneLine(l.Detail); d != "" {
+	fmt.Fprintf(&b, "Task %s (%q) found: %s", src.TaskID, words.Clip(strings.TrimSpace(src.Description), 80), words.OneLine(l.Summary))
+	if d := words.OneLine(l.Detail); d != "" {
 		fmt.Fprintf(&b, "\n%s", d)
 	}
 	if len(l.Files) > 0 {
 		fmt.Fprintf(&b, "\nFiles: %s", strings.Join(l.Files, ", "))
 	}
-	return clip(b.String(), maxMessage)
+	return words.Clip(strings.TrimSpace(b.String()), maxMessage)
 }
 
 // ModelDecider asks the syncer persona through a model client.
@@ -306,5 +307,3 @@ func (s *Syncer) Spent(u llm.Usage, usd float64) {
 		st.ModelUSD += usd
 	})
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

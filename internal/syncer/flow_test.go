@@ -170,7 +170,7 @@ func TestDeliveryReceipt(t *testing.T) {
 			t.Fatalf("the UI task's message = %+v, want delivered 3s after it was made", ms)
 		}
 		want := []event.SyncDelivered{{MessageID: ms[0].ID, LearningID: l.ID, From: string(tm.api.id), Urgency: Helpful,
-			InjectionID: inj.ID, Turn: tm.ui.turn + 1, LatencyMs: 3000}}
+			InjectionID: inj.ID, Turn: tm.ui.Turn + 1, LatencyMs: 3000}}
 		if diff := cmp.Diff(want, eventsOf[event.SyncDelivered](h, tm.ui.id)); diff != "" {
 			t.Errorf("SyncDelivered events (-want +got):\n%s", diff)
 		}

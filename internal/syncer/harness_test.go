@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -19,6 +18,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor/supervisortest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // This file holds a harness that runs a real Syncer on a real SQLite store
@@ -98,7 +98,7 @@ func (h *harness) start(cfg Config, opt func(*Options)) *Syncer {
 	if h.bubble {
 		synctest.Wait()
 	} else {
-		waitFor(h.t, "the Syncer to follow the bus", func() bool { return h.bus.Stats().Subscribers > 0 })
+		testkit.WaitFor(h.t, "the Syncer to follow the bus", func() bool { return h.bus.Stats().Subscribers > 0 })
 	}
 	return h.s
 }
@@ -132,7 +132,7 @@ func (h *harness) settle(what string, cond func() bool) {
 		return
 	}
 	if cond != nil {
-		waitFor(h.t, what, cond)
+		testkit.WaitFor(h.t, what, cond)
 	}
 }
 
@@ -148,7 +148,7 @@ func (h *harness) task(id task.ID, desc string, tags []string, st task.Status, m
 	if _, err := h.st.CreateTask(context.Background(), t); err != nil {
 		h.t.Fatal(err)
 	}
-	return &agent{h: h, id: id}
+	return &agent{Agent: testkit.Agent{ID: id}, h: h, id: id}
 }
 
 // pub records an event, as the executor does; the store publishes it.
@@ -176,7 +176,7 @@ func (h *harness) messages(q store.SyncQuery) []store.SyncMessage {
 // outside a bubble only.
 func (h *harness) waitQueued(n int) {
 	h.t.Helper()
-	waitFor(h.t, fmt.Sprintf("%d queued sync messages", n), func() bool {
+	testkit.WaitFor(h.t, fmt.Sprintf("%d queued sync messages", n), func() bool {
 		// Marked queued before the injection, which records its id.
 		ms := h.messages(store.SyncQuery{States: []store.SyncState{store.SyncQueued, store.SyncDelivered}})
 		return len(ms) == n && !slices.ContainsFunc(ms, func(m store.SyncMessage) bool { return m.InjectionID == 0 })
@@ -200,25 +200,12 @@ func eventsOf[P event.Payload](h *harness, id task.ID) []P {
 	return out
 }
 
-// waitFor polls cond until it holds; outside a bubble only.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // agent records one task's observations as the native agent and the
 // executor do (internal/agent/loop.go, internal/executor/host.go).
 type agent struct {
-	h     *harness
-	id    task.ID
-	turn  int
-	calls int
+	testkit.Agent
+	h  *harness
+	id task.ID
 }
 
 // status moves the task in the store, with its task.status event.
@@ -242,9 +229,7 @@ func (a *agent) status(to task.Status) {
 // tool's result. It returns the stored learning.
 func (a *agent) learn(summary, detail string, tags ...string) store.Learning {
 	a.h.t.Helper()
-	a.turn++
-	a.calls++
-	callID := fmt.Sprintf("toolu_%s_%d", a.id, a.calls)
+	callID := a.NextCall()
 	args := map[string]any{"summary": summary}
 	if detail != "" {
 		args["detail"] = detail
@@ -256,9 +241,9 @@ func (a *agent) learn(summary, detail string, tags ...string) store.Learning {
 	if err != nil {
 		a.h.t.Fatal(err)
 	}
-	a.h.pub(a.id, event.ToolCall{Turn: a.turn, CallID: callID, Name: "record_learning", Args: raw})
+	a.h.pub(a.id, event.ToolCall{Turn: a.Turn, CallID: callID, Name: "record_learning", Args: raw})
 	l := a.record(summary, detail, tags...)
-	a.h.pub(a.id, event.ToolResult{Turn: a.turn, CallID: callID, Name: "record_learning", Size: 8, Preview: "Recorded."})
+	a.h.pub(a.id, event.ToolResult{Turn: a.Turn, CallID: callID, Name: "record_learning", Size: 8, Preview: "Recorded."})
 	return l
 }
 
@@ -269,7 +254,7 @@ func (a *agent) record(summary, detail string, tags ...string) store.Learning {
 	l, _, err := a.h.st.RecordLearning(context.Background(), store.Learning{TaskID: a.id, Summary: summary, Detail: detail,
 		Tags: tags, CreatedAt: time.Now().UTC()},
 		func(sl store.Learning) []event.Event {
-			return []event.Event{event.New(sl.CreatedAt, a.id, event.Learning{Turn: a.turn, LearningID: sl.ID, Summary: sl.Summary, Tags: sl.Tags})}
+			return []event.Event{event.New(sl.CreatedAt, a.id, event.Learning{Turn: a.Turn, LearningID: sl.ID, Summary: sl.Summary, Tags: sl.Tags})}
 		})
 	if err != nil {
 		a.h.t.Fatal(err)
@@ -284,21 +269,9 @@ func (a *agent) record(summary, detail string, tags ...string) store.Learning {
 // turn.started, the call, its result, the files it changed, turn.ended.
 func (a *agent) tool(name string, args map[string]string, out string, failed bool, changes ...string) {
 	a.h.t.Helper()
-	a.turn++
-	a.calls++
-	raw, err := json.Marshal(args) // keys sorted: canonical
-	if err != nil {
-		a.h.t.Fatal(err)
+	for _, p := range a.ToolTurn(name, args, out, failed, changes...) {
+		a.h.pub(a.id, p)
 	}
-	callID := fmt.Sprintf("toolu_%s_%d", a.id, a.calls)
-	a.h.pub(a.id, event.TurnStarted{Turn: a.turn, Engine: "native", Model: "claude-test"})
-	a.h.pub(a.id, event.ToolCall{Turn: a.turn, CallID: callID, Name: name, Args: raw})
-	a.h.pub(a.id, event.ToolResult{Turn: a.turn, CallID: callID, Name: name, Error: failed, Size: len(out),
-		Preview: strings.TrimSpace(out), Hash: event.ContentHash(out), DurationMs: 40})
-	for _, p := range changes {
-		a.h.pub(a.id, event.FileChanged{Turn: a.turn, Path: p, Op: "modified", Tool: name})
-	}
-	a.h.pub(a.id, event.TurnEnded{Turn: a.turn, StopReason: "tool_use", Attempts: 1, DurationMs: 900})
 }
 
 // edit changes a file with edit_file.
@@ -309,7 +282,7 @@ func (a *agent) edit(path string) {
 // deliver records the receipt of injections of the given kinds.
 func (a *agent) deliver(ids []int64, kinds []string) {
 	a.h.t.Helper()
-	a.h.pub(a.id, event.Delivered{Turn: a.turn + 1, InjectionIDs: ids, Kinds: kinds, LatencyMs: make([]int64, len(ids))})
+	a.h.pub(a.id, a.Delivered(ids, kinds))
 }
 
 // syncs returns the sync injections sent to the agent's task.

@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // These tests run real hook processes, so they run on the real clock and
@@ -90,7 +91,7 @@ func TestRelayHookBlocks(t *testing.T) {
 	tm := newTeam(h)
 	s := h.start(baseConfig(), func(o *Options) { o.Hooks = r })
 	l := tm.api.learn(jwtSummary, "", "auth", "jwt")
-	waitFor(t, "both messages blocked", func() bool {
+	testkit.WaitFor(t, "both messages blocked", func() bool {
 		return states(h.messages(store.SyncQuery{LearningID: l.ID}))[store.SyncBlocked] == 2
 	})
 

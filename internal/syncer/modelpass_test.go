@@ -17,6 +17,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // These tests drive the turn-end model pass (Config.LLMExtract with a
@@ -72,21 +73,21 @@ func passConfig() Config {
 // turn.ended.
 func (a *agent) say(text, name string, args map[string]string, out string) {
 	a.h.t.Helper()
-	a.turn++
-	a.h.pub(a.id, event.TurnStarted{Turn: a.turn, Engine: "native", Model: "claude-test"})
-	a.h.pub(a.id, event.Text{Turn: a.turn, Text: text})
+	a.Turn++
+	a.h.pub(a.id, event.TurnStarted{Turn: a.Turn, Engine: "native", Model: "claude-test"})
+	a.h.pub(a.id, event.Text{Turn: a.Turn, Text: text})
 	if name != "" {
-		a.calls++
+		a.Calls++
 		raw, err := json.Marshal(args)
 		if err != nil {
 			a.h.t.Fatal(err)
 		}
-		callID := fmt.Sprintf("toolu_%s_%d", a.id, a.calls)
-		a.h.pub(a.id, event.ToolCall{Turn: a.turn, CallID: callID, Name: name, Args: raw})
-		a.h.pub(a.id, event.ToolResult{Turn: a.turn, CallID: callID, Name: name, Size: len(out), Preview: out,
+		callID := fmt.Sprintf("toolu_%s_%d", a.id, a.Calls)
+		a.h.pub(a.id, event.ToolCall{Turn: a.Turn, CallID: callID, Name: name, Args: raw})
+		a.h.pub(a.id, event.ToolResult{Turn: a.Turn, CallID: callID, Name: name, Size: len(out), Preview: out,
 			Hash: event.ContentHash(out), DurationMs: 40})
 	}
-	a.h.pub(a.id, event.TurnEnded{Turn: a.turn, StopReason: "end_turn", Attempts: 1, DurationMs: 900})
+	a.h.pub(a.id, event.TurnEnded{Turn: a.Turn, StopReason: "end_turn", Attempts: 1, DurationMs: 900})
 }
 
 // iatTurn is the JWT turn of the source: it says what it found and edits
@@ -139,7 +140,7 @@ func TestModelPassExtractsAndRelays(t *testing.T) {
 	s = h.start(passConfig(), func(o *Options) { o.Extractor = pass })
 	p.src.iatTurn()
 	h.waitQueued(1)
-	waitFor(t, "the message counted", func() bool { return s.Stats().Sent == 1 })
+	testkit.WaitFor(t, "the message counted", func() bool { return s.Stats().Sent == 1 })
 
 	reqs := srv.Requests()
 	if len(reqs) != 1 {
@@ -295,7 +296,7 @@ func TestModelPassFailures(t *testing.T) {
 			p := newPair(h)
 			s := h.start(passConfig(), func(o *Options) { o.Extractor = pass })
 			p.src.iatTurn()
-			waitFor(t, "the pass to fail", func() bool { return s.Stats().ExtractFailures == 1 })
+			testkit.WaitFor(t, "the pass to fail", func() bool { return s.Stats().ExtractFailures == 1 })
 
 			if ls := modelLearnings(h); len(ls) != 0 {
 				t.Errorf("learnings of kind llm = %+v, want none", ls)
@@ -389,19 +390,19 @@ func TestModelPassOneAtATimePerTask(t *testing.T) {
 	p := newPair(h)
 	s := h.start(passConfig(), func(o *Options) { o.Extractor = pass })
 	p.src.iatTurn()
-	waitFor(t, "the first pass's request", func() bool { return len(srv.Requests()) == 1 })
+	testkit.WaitFor(t, "the first pass's request", func() bool { return len(srv.Requests()) == 1 })
 
 	// Two more turn ends while the first pass waits for its reply: the
 	// source's second turn, and a duplicate turn.ended of it.
 	p.src.say("Also checking the exp claim handling", "", nil, "")
-	h.pub(p.src.id, event.TurnEnded{Turn: p.src.turn, StopReason: "end_turn", Attempts: 1, DurationMs: 10})
+	h.pub(p.src.id, event.TurnEnded{Turn: p.src.Turn, StopReason: "end_turn", Attempts: 1, DurationMs: 10})
 	// The related task's turn gets its own pass meanwhile.
 	p.rel.say("Wiring the refresh button to the token endpoint", "", nil, "")
 	// A barrier: once this learning is relayed, the loop has handled
 	// every event before it.
 	b := p.rel.learn("Login form fixtures live in web/testdata/login", "", "auth", "jwt")
 	h.waitQueued(1)
-	waitFor(t, "the related task's pass", func() bool { return len(srv.Requests()) == 2 })
+	testkit.WaitFor(t, "the related task's pass", func() bool { return len(srv.Requests()) == 2 })
 	// Handling the first pass's reply stores its learning: none yet means
 	// the reply was not handled before the second turn's end was, so that
 	// one found the pass in flight.
@@ -416,7 +417,7 @@ func TestModelPassOneAtATimePerTask(t *testing.T) {
 	}
 
 	// The first pass comes back: its learning is stored and relayed.
-	waitFor(t, "the first pass's learning", func() bool { return len(p.rel.syncs()) == 1 })
+	testkit.WaitFor(t, "the first pass's learning", func() bool { return len(p.rel.syncs()) == 1 })
 	ls := modelLearnings(h)
 	if len(ls) != 1 || ls[0].Summary != "The JWT validator rejects tokens without an iat claim" {
 		t.Fatalf("learnings of kind llm = %+v, want the first pass's", ls)
@@ -425,7 +426,7 @@ func TestModelPassOneAtATimePerTask(t *testing.T) {
 	// The next turn of the source gets a pass again; the second turn never
 	// did.
 	p.src.say("Token expiry is checked in the validator; adding a 24 hour limit", "", nil, "")
-	waitFor(t, "the third turn's learning", func() bool { return s.Stats().Learnings["llm"] == 2 })
+	testkit.WaitFor(t, "the third turn's learning", func() bool { return s.Stats().Learnings["llm"] == 2 })
 	reqs := srv.Requests()
 	var convs []string
 	for _, r := range reqs {
@@ -452,12 +453,12 @@ func TestModelPassRepeatingARecordedLearning(t *testing.T) {
 	h := newHarness(t, false)
 	p := newPair(h)
 	s := h.start(passConfig(), func(o *Options) { o.Extractor = pass })
-	h.pub(p.src.id, event.TurnStarted{Turn: p.src.turn + 1, Engine: "native", Model: "claude-test"})
+	h.pub(p.src.id, event.TurnStarted{Turn: p.src.Turn + 1, Engine: "native", Model: "claude-test"})
 	l := p.src.learn(jwtSummary, "", "auth", "jwt")
-	h.pub(p.src.id, event.TurnEnded{Turn: p.src.turn, StopReason: "end_turn", Attempts: 1, DurationMs: 900})
+	h.pub(p.src.id, event.TurnEnded{Turn: p.src.Turn, StopReason: "end_turn", Attempts: 1, DurationMs: 900})
 	// The merged learning is evaluated again and offered to nobody: the
 	// Syncer is done with the pass once it says so.
-	waitFor(t, "the pass's learning evaluated", func() bool { return len(eventsOf[event.SyncIgnored](h, p.src.id)) == 1 })
+	testkit.WaitFor(t, "the pass's learning evaluated", func() bool { return len(eventsOf[event.SyncIgnored](h, p.src.id)) == 1 })
 
 	if reqs := srv.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].Messages[0].Text(), "recorded learning: "+jwtSummary) {
 		t.Errorf("requests = %+v, want one whose digest holds the recorded learning", reqs)
@@ -503,9 +504,9 @@ func TestModelPassOfAFinishedTask(t *testing.T) {
 			p := newPair(h)
 			s := h.start(passConfig(), func(o *Options) { o.Extractor = pass })
 			p.src.iatTurn()
-			waitFor(t, "the pass's request", func() bool { return len(srv.Requests()) == 1 })
+			testkit.WaitFor(t, "the pass's request", func() bool { return len(srv.Requests()) == 1 })
 			p.src.status(to)
-			waitFor(t, "the pass's learning relayed or ignored", func() bool {
+			testkit.WaitFor(t, "the pass's learning relayed or ignored", func() bool {
 				return len(p.rel.syncs()) > 0 || len(eventsOf[event.SyncIgnored](h, "")) > 0
 			})
 
@@ -535,7 +536,7 @@ func TestModelPassLearningCarriesItsTurn(t *testing.T) {
 	h := newHarness(t, false)
 	p := newPair(h)
 	h.start(passConfig(), func(o *Options) { o.Extractor = pass })
-	p.src.turn = 3 // the source's fourth turn
+	p.src.Turn = 3 // the source's fourth turn
 	p.src.iatTurn()
 	h.waitQueued(1)
 	ex := eventsOf[event.LearningExtracted](h, p.src.id)

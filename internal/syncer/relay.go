@@ -16,6 +16,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervisor"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // learned stores a candidate learning (unless the agent's record_learning
@@ -145,7 +146,7 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 	for _, m := range sent {
 		skip[m.TaskID] = true
 	}
-	ev := Evaluation{Learning: view(l), Source: Candidate{TaskID: src.t.ID, Description: clip(src.t.Description, 300), Tags: src.t.Tags}}
+	ev := Evaluation{Learning: view(l), Source: Candidate{TaskID: src.t.ID, Description: words.Clip(strings.TrimSpace(src.t.Description), 300), Tags: src.t.Tags}}
 	r := s.recent(l.ID)
 	a := newAbout(l, src)
 	for id, m := range s.members {
@@ -185,7 +186,7 @@ func (s *Syncer) evaluate(ctx context.Context, l store.Learning, observed time.T
 		if v := s.o.Hooks.Decide(ctx, hooks.SyncerEvaluate, srcID, &ev, nil); v.Modified {
 			ev.Candidates = kept(orig, ev.Candidates)
 		}
-		ev.Learning, ev.Source = view(l), Candidate{TaskID: src.t.ID, Description: clip(src.t.Description, 300), Tags: src.t.Tags}
+		ev.Learning, ev.Source = view(l), Candidate{TaskID: src.t.ID, Description: words.Clip(strings.TrimSpace(src.t.Description), 300), Tags: src.t.Tags}
 		if len(ev.Candidates) == 0 {
 			s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, Reason: "hook-dropped", Detail: "a SyncerEvaluate hook left no candidates"})
 			return
@@ -258,7 +259,7 @@ func newAbout(l store.Learning, src *member) *about {
 
 func (s *Syncer) candidateOf(a *about, m *member) Candidate {
 	src := a.src
-	c := Candidate{TaskID: m.t.ID, Description: clip(m.t.Description, 300), Tags: m.t.Tags, Focus: m.focus}
+	c := Candidate{TaskID: m.t.ID, Description: words.Clip(strings.TrimSpace(m.t.Description), 300), Tags: m.t.Tags, Focus: m.focus}
 	if s.cfg.SameParent && src.t.ParentID != "" && src.t.ParentID == m.t.ParentID {
 		c.Relations = append(c.Relations, "same-parent")
 	}
@@ -423,7 +424,7 @@ func sharesFile(a, b map[string]bool) bool {
 }
 
 func view(l store.Learning) LearningView {
-	v := LearningView{ID: l.ID, Kind: l.Kind, Summary: l.Summary, Detail: clip(l.Detail, 1000), Tags: l.Tags, Files: l.Files}
+	v := LearningView{ID: l.ID, Kind: l.Kind, Summary: l.Summary, Detail: words.Clip(strings.TrimSpace(l.Detail), 1000), Tags: l.Tags, Files: l.Files}
 	for _, src := range l.Sources {
 		v.Sources = append(v.Sources, string(src.TaskID))
 	}
@@ -443,8 +444,8 @@ func (s *Syncer) relay(ctx context.Context, l store.Learning, observed time.Time
 		if by == "persona" {
 			code = "persona-skipped"
 		}
-		reason := cmpOr(d.SkipReason, "no recipient was relevant enough")
-		s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, Reason: code, Detail: clip(reason, 300)})
+		reason := words.Or(d.SkipReason, "no recipient was relevant enough")
+		s.ignore(ctx, srcID, event.SyncIgnored{LearningID: l.ID, Reason: code, Detail: words.Clip(strings.TrimSpace(reason), 300)})
 		return
 	}
 	for _, r := range d.Recipients {
@@ -459,7 +460,7 @@ func (s *Syncer) relay(ctx context.Context, l store.Learning, observed time.Time
 			continue
 		}
 		msg := store.SyncMessage{LearningID: l.ID, From: srcID, TaskID: r.TaskID, Urgency: r.Urgency, Relevance: r.Relevance,
-			Score: round2(c.Score), Message: clip(r.Message, s.cfg.MaxMessage), DecidedBy: by, State: store.SyncHeld,
+			Score: round2(c.Score), Message: words.Clip(strings.TrimSpace(r.Message), s.cfg.MaxMessage), DecidedBy: by, State: store.SyncHeld,
 			Reason: reasonOf(c), CreatedAt: s.o.Now().UTC()}
 		s.send(ctx, m, msg, c.Allowed, observed)
 	}
@@ -505,10 +506,10 @@ func (s *Syncer) send(ctx context.Context, m *member, msg store.SyncMessage, all
 		return nil
 	})
 	if v.Modified {
-		msg.Urgency, msg.Message, msg.DecidedBy = d.Urgency, clip(d.Message, s.cfg.MaxMessage), "hook"
+		msg.Urgency, msg.Message, msg.DecidedBy = d.Urgency, words.Clip(strings.TrimSpace(d.Message), s.cfg.MaxMessage), "hook"
 	}
 	if v.Blocked {
-		msg.State, msg.Note = store.SyncBlocked, cmpOr(v.Reason, "blocked by a SyncerRelay hook")
+		msg.State, msg.Note = store.SyncBlocked, words.Or(v.Reason, "blocked by a SyncerRelay hook")
 	}
 	lat := s.o.Now().Sub(observed).Milliseconds()
 	stored, _, err := s.o.Knowledge.AddSyncMessage(ctx, msg, func(sm store.SyncMessage) []event.Event {
@@ -559,26 +560,8 @@ func focusOf(p event.ToolCall) string {
 	_ = json.Unmarshal(p.Args, &args)
 	for _, k := range []string{"path", "file_path", "command", "pattern"} {
 		if v, ok := args[k].(string); ok && v != "" {
-			return p.Name + " " + clip(v, 120)
+			return p.Name + " " + words.Clip(strings.TrimSpace(v), 120)
 		}
 	}
 	return p.Name
-}
-
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func cmpOr(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Review is what a review phase reported.
@@ -46,7 +47,7 @@ func ParseReview(summary string) Review {
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return Review{Verdict: "unknown", Summary: s}
 	}
-	out := Review{Summary: clip(strings.TrimSpace(r.Summary), maxFindingLen)}
+	out := Review{Summary: words.Clip(strings.TrimSpace(r.Summary), maxFindingLen-len(words.Ellipsis))}
 	switch v := strings.ToLower(strings.TrimSpace(r.Verdict)); v {
 	case "approve", "approved", "lgtm":
 		out.Verdict = "approve"
@@ -74,7 +75,7 @@ func ParseReview(summary string) Review {
 		if n, ok := f.Line.(float64); ok && n > 0 && n < 1e9 {
 			line = int(n)
 		}
-		out.Findings = append(out.Findings, event.Finding{Severity: sev, File: clip(strings.TrimSpace(f.File), 500), Line: line, Message: clip(msg, maxFindingLen)})
+		out.Findings = append(out.Findings, event.Finding{Severity: sev, File: words.Clip(strings.TrimSpace(f.File), 500), Line: line, Message: words.Clip(msg, maxFindingLen-len(words.Ellipsis))})
 		if len(out.Findings) == maxFindings {
 			break
 		}

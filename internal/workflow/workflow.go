@@ -25,6 +25,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // EngineName is the engine of workflow tasks.
@@ -92,7 +93,7 @@ func (s *Service) Start(ctx context.Context, spec task.Spec) (task.Task, error) 
 		var cur []task.ID
 		for _, p := range ph.Personas {
 			child, err := s.o.Create(ctx, task.Spec{
-				Description: clip(fmt.Sprintf("%s: %s", ph.Name, spec.Description), task.MaxDescriptionLen),
+				Description: words.Clip(fmt.Sprintf("%s: %s", ph.Name, spec.Description), task.MaxDescriptionLen-len(words.Ellipsis)),
 				Context:     phaseContext(parent, i, p),
 				Tags:        spec.Tags, Priority: spec.Priority, ParentID: parent.ID, Persona: p,
 				Model: spec.Model, Repo: spec.Repo, Budget: spec.Budget, NoSupervision: spec.NoSupervision,
@@ -217,8 +218,8 @@ func (s *Service) PhaseDone(ctx context.Context, t task.Task, summary string) {
 		fin.Verdict, fin.Findings = r.Verdict, r.Findings
 		fin.Summary = r.Summary
 	}
-	msg := fmt.Sprintf("%s (%s, %s): %s", ph.Name, t.Persona, t.ID, firstLine(summary))
-	if _, made, err := s.o.Commit(ctx, t.ParentID, clip(msg, 2000)); err != nil {
+	msg := fmt.Sprintf("%s (%s, %s): %s", ph.Name, t.Persona, t.ID, words.FirstLine(summary))
+	if _, made, err := s.o.Commit(ctx, t.ParentID, words.Clip(msg, 2000)); err != nil {
 		s.o.Logger.Warn("committing a phase's work", "task_id", t.ID, "workflow", t.ParentID, "err", err)
 	} else if made {
 		s.o.Logger.Info("phase work committed", "task_id", t.ID, "workflow", t.ParentID)
@@ -317,7 +318,7 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 			return engine.Outcome{Status: engine.Stopped, Reason: err.Error()}
 		}
 		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("the merge queue sent the workflow's branch back: %s; fix it in the worktree (%s), then `neuraphage merge enqueue %s`",
-			firstLine(back[len(back)-1].Text), r.Dir, r.Task.ID)}
+			words.FirstLine(back[len(back)-1].Text), r.Dir, r.Task.ID)}
 	}
 	kids, err := e.s.o.Store.ListTasks(ctx, store.ListOptions{ParentID: r.Task.ID})
 	if err != nil {
@@ -338,22 +339,4 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		parts = append(parts, fmt.Sprintf("%s (%s)", ph.Name, strings.Join(who, ", ")))
 	}
 	return engine.Outcome{Status: engine.Completed, Reason: "workflow done: " + strings.Join(parts, " → ")}
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n]
 }

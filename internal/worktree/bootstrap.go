@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // bootstrap copies the configured files into a new worktree and runs its
@@ -52,7 +53,7 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 	case res.TimedOut:
 		note = fmt.Sprintf("%s%q timed out after %s", setupFailed, b.Setup, timeout)
 	case res.ExitCode != 0:
-		note = fmt.Sprintf("%s%q exited with %d: %s", setupFailed, b.Setup, res.ExitCode, tail(res.Output, 400))
+		note = fmt.Sprintf("%s%q exited with %d: %s", setupFailed, b.Setup, res.ExitCode, words.Tail(res.Output, 400))
 	}
 	if note != w.Note {
 		w.Note = note
@@ -65,14 +66,6 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 		return fmt.Errorf("%s: the worktree is kept at %s and setup runs again when the task resumes", note, w.Path)
 	}
 	return nil
-}
-
-func tail(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }
 
 // copyIgnored copies the git-ignored files matching patterns from the main

@@ -18,6 +18,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -45,17 +46,13 @@ type wtEnv struct {
 func wtNewEnv(t *testing.T, cfg worktree.Config) *wtEnv {
 	t.Helper()
 	e := &wtEnv{t: t}
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{
+	st := testkit.OpenStore(t, sqlite.Options{
 		Publish: func(evs ...event.Event) {
 			e.mu.Lock()
 			e.published = append(e.published, evs...)
 			e.mu.Unlock()
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	e.st = st
 	e.m = worktree.New(worktree.Options{Store: st, Config: cfg})
 	return e

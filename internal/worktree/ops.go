@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // identity returns the environment that signs a commit made for a task.
@@ -62,14 +63,9 @@ func (m *Manager) Commit(ctx context.Context, id task.ID, message string) (strin
 	if err != nil {
 		return "", false, err
 	}
-	m.emit(ctx, id, event.CommitMade{Branch: w.Branch, Commit: tip, Files: files, Message: firstLine(message)})
+	m.emit(ctx, id, event.CommitMade{Branch: w.Branch, Commit: tip, Files: files, Message: words.FirstLine(message)})
 	m.log.Info("task work committed", "task_id", id, "commit", tip, "files", files)
 	return tip, true, nil
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // Info is a worktree record with what is on disk now.

@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // RebaseOutcome is how a Rebase ended.
@@ -216,7 +217,7 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 	if _, err := git.RunEnv(ctx, dir, ident, "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false", "rebase", "-q", onto); err != nil {
 		files := conflictedFiles(ctx, dir)
 		if _, aerr := git.Run(ctx, dir, "rebase", "--abort"); aerr != nil {
-			return RebaseResult{}, &AsideError{Err: fmt.Errorf("the rebase failed (%s) and aborting it failed too (%w); the work is in the stash (%s) and under %s", gitDetail(err), aerr, short(stash), backup)}
+			return RebaseResult{}, &AsideError{Err: fmt.Errorf("the rebase failed (%s) and aborting it failed too (%w); the work is in the stash (%s) and under %s", gitDetail(err), aerr, words.ShortCommit(stash), backup)}
 		}
 		return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, files, gitDetail(err))
 	}
@@ -231,11 +232,11 @@ func (m *Manager) rebase(ctx context.Context, w store.Worktree, onto string) (Re
 			// Undo the half-applied work (all of it is in the stash), put
 			// the branch back, and re-apply the stash where it was made.
 			if err := m.clearApplied(ctx, dir, stash); err != nil {
-				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and clearing it failed (%w); the work is in the stash (%s) and under %s", err, short(stash), backup)}
+				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and clearing it failed (%w); the work is in the stash (%s) and under %s", err, words.ShortCommit(stash), backup)}
 			}
 			res.NewHead = oldHead
 			if _, rerr := git.Run(ctx, dir, "reset", "-q", "--hard", oldHead); rerr != nil {
-				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and moving the branch back failed (%w); the work is in the stash (%s) and under %s", rerr, short(stash), backup)}
+				return RebaseResult{}, &AsideError{Err: fmt.Errorf("re-applying the work conflicted and moving the branch back failed (%w); the work is in the stash (%s) and under %s", rerr, words.ShortCommit(stash), backup)}
 			}
 			return m.putBack(ctx, w, res, saved{oldHead, stash, photo, backup, work}, files, "your uncommitted changes conflict with the rebased branch: "+gitDetail(err))
 		}
@@ -267,12 +268,12 @@ func (m *Manager) putBack(ctx context.Context, w store.Worktree, res RebaseResul
 	res.NewHead = oldHead
 	if stash != "" {
 		if _, err := git.Run(ctx, dir, "stash", "apply", "--index", "-q", stash); err != nil {
-			return RebaseResult{}, &AsideError{Err: fmt.Errorf("putting the work back failed (%s); it is in the stash (%s) and under %s", gitDetail(err), short(stash), backup)}
+			return RebaseResult{}, &AsideError{Err: fmt.Errorf("putting the work back failed (%s); it is in the stash (%s) and under %s", gitDetail(err), words.ShortCommit(stash), backup)}
 		}
 		if photo != "" {
 			now, err := git.WorkTreeTree(ctx, dir)
 			if err != nil || now != photo {
-				return RebaseResult{}, &AsideError{Err: fmt.Errorf("the work tree after putting the work back differs from before the rebase; the work as it was is kept in the stash (%s) and under %s", short(stash), backup)}
+				return RebaseResult{}, &AsideError{Err: fmt.Errorf("the work tree after putting the work back differs from before the rebase; the work as it was is kept in the stash (%s) and under %s", words.ShortCommit(stash), backup)}
 			}
 		}
 		if err := dropStash(ctx, dir, stash); err != nil {
@@ -428,11 +429,4 @@ func conflictedFiles(ctx context.Context, dir string) []string {
 }
 
 // gitDetail is the useful part of a git error: its stderr's last lines.
-func gitDetail(err error) string { return tail(git.Stderr(err), 600) }
-
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
+func gitDetail(err error) string { return words.Tail(git.Stderr(err), 600) }

@@ -34,6 +34,7 @@ type Server struct {
 
 	mu       sync.Mutex // guards the fields below and writes to log
 	requests []Request
+	arrived  chan struct{} // closed, and replaced, when a request arrives
 	attempts map[string]int
 	seq      int
 }
@@ -49,7 +50,7 @@ func newServer(script *Script, log io.Writer) (*Server, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	return &Server{script: cs, log: log, stop: make(chan struct{}), attempts: make(map[string]int)}, nil
+	return &Server{script: cs, log: log, stop: make(chan struct{}), arrived: make(chan struct{}), attempts: make(map[string]int)}, nil
 }
 
 // NewServer starts a Server for script on a loopback port and closes it
@@ -129,6 +130,25 @@ func (s *Server) Requests() []Request {
 	return slices.Clone(s.requests)
 }
 
+// WaitRequests returns once at least n requests have arrived (the request
+// is recorded before its reply, latency or fault begins), or with ctx's
+// error when ctx ends first.
+func (s *Server) WaitRequests(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		got, arrived := len(s.requests), s.arrived
+		s.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 func (s *Server) logf(format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,6 +197,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.Fault = f.Kind
 	}
 	s.requests = append(s.requests, *req)
+	close(s.arrived)
+	s.arrived = make(chan struct{})
 	s.mu.Unlock()
 	s.logf("llmtest: %s %s model=%s conversation=%s step=%d attempt=%d stream=%t fault=%s",
 		r.Method, r.URL.Path, req.Model, req.Conversation, req.Step, req.Attempt, req.Stream, req.Fault)

@@ -1,0 +1,77 @@
+// Package words shortens and tidies text for people and models to read: a
+// clipped message, one line out of many, the end of a long error output, a
+// default for a blank value, a commit id as users see it. Every package that
+// shows or stores such text uses these, so the same cut looks the same
+// everywhere. The functions are pure and safe for concurrent use.
+package words
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Ellipsis marks where Clip or Tail cut text away.
+const Ellipsis = "…"
+
+// ShortCommitLen is how many characters of a commit id users see.
+const ShortCommitLen = 10
+
+// Clip returns s when it is at most n bytes long; otherwise its longest
+// prefix of at most n bytes that ends on a rune boundary, followed by
+// Ellipsis. A clipped text is at most n+len(Ellipsis) bytes; a caller with a
+// hard byte limit asks for limit-len(Ellipsis). Valid UTF-8 stays valid.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	n = max(n, 0)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + Ellipsis
+}
+
+// Tail returns the end of s with surrounding space trimmed: all of it when it
+// is at most n bytes long, otherwise Ellipsis followed by its last bytes,
+// at most n of them, starting on a rune boundary. Used for the end of a
+// command's output, where the error usually is.
+func Tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - max(n, 0)
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return Ellipsis + s[i:]
+}
+
+// OneLine returns s with every run of white space (line breaks included)
+// turned into one space, and none at either end.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// FirstLine returns the first line of s with surrounding space trimmed first,
+// so leading blank lines are skipped.
+func FirstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// Or returns s, or def when s is empty or only white space.
+func Or(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// ShortCommit returns the first ShortCommitLen characters of a commit id,
+// the form shown in every message, log line and listing; a shorter id is
+// returned as it is.
+func ShortCommit(id string) string {
+	if len(id) > ShortCommitLen {
+		return id[:ShortCommitLen]
+	}
+	return id
+}
