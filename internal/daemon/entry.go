@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"github.com/neuraphage/neuraphage-go/internal/config"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Version returns the version to report: the one set at build time, else the
@@ -21,8 +22,8 @@ func Version(set string) string {
 		return v
 	}
 	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "dev-" + s.Value[:12]
+		if s.Key == "vcs.revision" && s.Value != "" {
+			return "dev-" + words.ShortCommit(s.Value)
 		}
 	}
 	return "dev"

@@ -21,6 +21,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // modelDaemon is a daemon in this process whose every tier talks to a
@@ -119,7 +120,21 @@ func (d *modelDaemon) create(tb testing.TB, req api.CreateTaskRequest) task.Task
 // wait polls until the task satisfies ok.
 func (d *modelDaemon) wait(tb testing.TB, id task.ID, what string, ok func(task.Task) bool) task.Task {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	// Every change of the task is an event on its watch stream: check the
+	// task again after each one, so a slow machine only makes the wait
+	// longer. The limit is a backstop for a task that never gets there.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// From the log's last event on, so nothing that happens from here is missed.
+	st, err := d.client.Status(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := d.client.Watch(ctx, event.Query{Filter: event.Filter{TaskID: id}, AfterID: st.LastEventID})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer s.Close()
 	for {
 		det, err := d.client.GetTask(context.Background(), string(id))
 		if err != nil {
@@ -128,10 +143,9 @@ func (d *modelDaemon) wait(tb testing.TB, id task.ID, what string, ok func(task.
 		if ok(det.Task) {
 			return det.Task
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("task %s never %s: %s (%s)", id, what, det.Task.Status, det.Task.CloseReason)
+		if _, err := s.Next(); err != nil {
+			tb.Fatalf("task %s never %s: %s (%s); the watch ended: %v", id, what, det.Task.Status, det.Task.CloseReason, err)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -213,10 +227,10 @@ func TestRouterSelectsPersonaOrFallsBack(t *testing.T) {
 		t.Fatal("the refactor task never called the model")
 	}
 	if !strings.Contains(reqs[0].System, "senior software engineer") || reqs[0].Model != "claude-opus-4-5" {
-		t.Errorf("refactor called %q with a system prompt starting %q; want the senior persona on the expert tier's model", reqs[0].Model, clip(reqs[0].System))
+		t.Errorf("refactor called %q with a system prompt starting %q; want the senior persona on the expert tier's model", reqs[0].Model, words.Clip(reqs[0].System, 80))
 	}
 	if !strings.Contains(reqs[0].System, "complete_task") {
-		t.Errorf("the persona's prompt replaced the base prompt instead of going before it: %q", clip(reqs[0].System))
+		t.Errorf("the persona's prompt replaced the base prompt instead of going before it: %q", words.Clip(reqs[0].System, 80))
 	}
 	router := d.requests("route-refactor")
 	if len(router) != 1 || router[0].Model != "claude-haiku-4-5" {
@@ -257,13 +271,6 @@ func TestRouterSelectsPersonaOrFallsBack(t *testing.T) {
 			t.Errorf("%s did not run as mid on the worker tier", c.conv)
 		}
 	}
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }
 
 // A PersonaSelected hook changes the persona chosen (it sees the
@@ -363,10 +370,10 @@ conversations:
 		t.Fatalf("model calls: %+v", d.requests("long"))
 	}
 	if !strings.Contains(first.System, "mid-level") || first.Model != "claude-sonnet-4-5" {
-		t.Errorf("first call: %s with %q", first.Model, clip(first.System))
+		t.Errorf("first call: %s with %q", first.Model, words.Clip(first.System, 80))
 	}
 	if !strings.Contains(second.System, "senior software engineer") || second.Model != "claude-opus-4-5" {
-		t.Errorf("second call: %s with %q; want the senior prompt on the expert model", second.Model, clip(second.System))
+		t.Errorf("second call: %s with %q; want the senior prompt on the expert model", second.Model, words.Clip(second.System, 80))
 	}
 	if len(second.Messages) < 3 || second.Messages[0].Text() != first.Messages[0].Text() {
 		t.Fatalf("the conversation was not kept: %d messages", len(second.Messages))

@@ -146,6 +146,10 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			if err != nil {
 				return executor.Workspace{}, err
 			}
+			// The main watcher watches the refs of the repositories its
+			// tasks work on: a task's first worktree in a repository must
+			// not wait for its next pass to be watched.
+			rt.mw.Notify(wt.Repo)
 			return executor.Workspace{Dir: wt.Path, Env: rt.wt.Env(wt)}, nil
 		},
 		Complete: svc.Completed,

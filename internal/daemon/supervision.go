@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -54,36 +53,9 @@ func newWatcher(cfg config.Watcher, set *persona.Set, models func(llm.Tier) (llm
 			HardTokens: cfg.HardTokens, HardUSD: cfg.HardUSD,
 		},
 		Store: st, Bus: bus, Actions: ex, Judge: judge, Hooks: hs, Logger: log,
-		Excerpt: func(ctx context.Context, id task.ID) string { return excerpt(ctx, st, id) },
+		Excerpt: func(ctx context.Context, id task.ID) string { return supervise.Excerpt(ctx, st, id) },
 	})
 	return w
-}
-
-// excerpt renders the last few messages of a task's conversation.
-func excerpt(ctx context.Context, st store.Store, id task.ID) string {
-	const last = 6
-	n, err := st.ConversationLen(ctx, id)
-	if err != nil || n == 0 {
-		return ""
-	}
-	es, err := st.Conversation(ctx, id, max(n-last, 0))
-	if err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, e := range es {
-		text := strings.TrimSpace(e.Message.Text())
-		if len(text) > 600 {
-			text = text[:600] + "…"
-		}
-		for _, c := range e.Message.ToolCalls() {
-			text += fmt.Sprintf(" [calls %s]", c.Name)
-		}
-		if text != "" {
-			fmt.Fprintf(&b, "%s: %s\n", e.Message.Role, text)
-		}
-	}
-	return b.String()
 }
 
 // supervision serves the Watcher's views and the manual nudge to the API.
