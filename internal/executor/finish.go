@@ -1,0 +1,117 @@
+package executor
+
+// How a run ends: its outcome becomes the task's status, or the task goes
+// back to the queue.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// safeRun runs the engine, turning a panic into a failed outcome.
+func (e *Executor) safeRun(ctx context.Context, en engine.Engine, r engine.Run) (out engine.Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("engine panicked", "task_id", r.Task.ID, "panic", p)
+			out = engine.Outcome{Status: engine.Failed, Reason: fmt.Sprintf("the %s engine crashed: %v", en.Name(), p)}
+		}
+	}()
+	return en.Run(ctx, r)
+}
+
+// finishTimeout bounds the writes that record a run's end.
+const finishTimeout = 10 * time.Second
+
+// finish records how a run ended and returns the status it moved the task
+// to ("" when none).
+func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Status {
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	e.log.Info("task run ended", "task_id", id, "outcome", out.Status, "reason", out.Reason, "turn", out.Turn)
+	var to task.Status
+	switch out.Status {
+	case engine.Completed:
+		if e.complete != nil && e.complete(ctx, id, out.Reason) {
+			return "" // Complete moved it on.
+		}
+		to = task.Completed
+	case engine.Failed:
+		to = task.Failed
+	case engine.Waiting:
+		to = task.Waiting
+	case engine.Paused:
+		to = task.Paused
+	case engine.Stopped:
+		switch {
+		case errors.Is(cause, errCancelled):
+			return "" // Cancel already moved it.
+		case errors.Is(cause, errShutdown):
+			e.requeue(id, "the daemon is stopping; resumes from its last turn")
+		default:
+			e.requeue(id, "its run stopped; resumes from its last turn")
+		}
+		return task.Queued
+	default:
+		to = task.Failed
+		out.Reason = fmt.Sprintf("engine returned an unknown outcome %q: %s", out.Status, out.Reason)
+	}
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(to, out.Reason, e.now())); err != nil {
+		e.logMove(id, to, err)
+		return ""
+	}
+	return to
+}
+
+func (e *Executor) logMove(id task.ID, to task.Status, err error) {
+	var te *task.TransitionError
+	if errors.As(err, &te) {
+		// The user moved the task first (cancelled it, say): theirs stands.
+		e.log.Info("task outcome not applied", "task_id", id, "to", to, "err", err)
+		return
+	}
+	e.log.Error("recording a task's outcome", "task_id", id, "to", to, "err", err)
+}
+
+// requeue puts a running task back in the queue, to resume from its last turn.
+func (e *Executor) requeue(id task.ID, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	move := store.Transition(task.Queued, reason, e.now())
+	_, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
+		evs, err := move(t)
+		t.ResumePending = err == nil
+		return evs, err
+	})
+	if err != nil {
+		e.logMove(id, task.Queued, err)
+	}
+}
+
+// finishEarly ends a task that could not start.
+func (e *Executor) finishEarly(ctx context.Context, id task.ID, to task.Status, reason string) {
+	e.log.Warn("task not started", "task_id", id, "to", to, "reason", reason)
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(to, reason, e.now())); err != nil {
+		e.logMove(id, to, err)
+	}
+}
+
+// wakeIfPending queues a waiting task that has undelivered messages.
+func (e *Executor) wakeIfPending(ctx context.Context, id task.ID) {
+	pending, err := e.st.Pending(ctx, id)
+	if err != nil || len(pending) == 0 {
+		return
+	}
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Queued, "a message arrived", e.now())); err != nil {
+		var te *task.TransitionError
+		if !errors.As(err, &te) {
+			e.log.Error("waking a waiting task", "task_id", id, "err", err)
+		}
+	}
+}
