@@ -3,9 +3,6 @@ package archtest
 import (
 	"go/ast"
 	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,55 +15,17 @@ const module = "github.com/neuraphage/neuraphage-go"
 // root) to the packages its non-test files import.
 func imports(t *testing.T) map[string][]string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]string{}
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		if hasBuildTag(f.Comments, "tools") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		rel = filepath.ToSlash(rel)
+	walkGoFiles(t, parser.ImportsOnly, false, func(pkg string, _ bool, f *ast.File) {
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			out[rel] = append(out[rel], p)
+			out[pkg] = append(out[pkg], p)
 		}
-		if _, ok := out[rel]; !ok {
-			out[rel] = nil
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
-}
-
-func hasBuildTag(groups []*ast.CommentGroup, tag string) bool {
-	for _, g := range groups {
-		for _, c := range g.List {
-			if strings.HasPrefix(c.Text, "//go:build") && strings.Contains(c.Text, tag) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // internalDeps returns the module packages pkg depends on, transitively.

@@ -1,9 +1,8 @@
 package archtest
 
 import (
+	"go/ast"
 	"go/parser"
-	"go/token"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -24,31 +23,9 @@ type goFile struct {
 // of the module, test files included.
 func files(t *testing.T) []goFile {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []goFile
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		if hasBuildTag(f.Comments, "tools") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		g := goFile{pkg: filepath.ToSlash(rel), name: f.Name.Name, test: strings.HasSuffix(path, "_test.go")}
+	walkGoFiles(t, parser.ImportsOnly, true, func(pkg string, test bool, f *ast.File) {
+		g := goFile{pkg: pkg, name: f.Name.Name, test: test}
 		if f.Doc != nil {
 			g.doc = f.Doc.Text()
 		}
@@ -57,11 +34,7 @@ func files(t *testing.T) []goFile {
 			g.imports = append(g.imports, strings.TrimPrefix(p, module+"/"))
 		}
 		out = append(out, g)
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 

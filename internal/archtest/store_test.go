@@ -2,10 +2,6 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,37 +20,10 @@ var wholeStoreHolders = []string{"internal/daemon", "internal/store/sqlite", "in
 // relative to the module root.
 func sources(t *testing.T) map[string][]*ast.File {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]*ast.File{}
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		if hasBuildTag(f.Comments, "tools") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		rel = filepath.ToSlash(rel)
-		out[rel] = append(out[rel], f)
-		return nil
+	walkGoFiles(t, 0, false, func(pkg string, _ bool, f *ast.File) {
+		out[pkg] = append(out[pkg], f)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
