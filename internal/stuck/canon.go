@@ -29,7 +29,11 @@ func CanonicalCall(tool string, args json.RawMessage, root string) string {
 		}
 	}
 	b, _ := json.Marshal(v) // sorted keys
-	return tool + " " + string(b)
+	key := tool + " " + string(b)
+	if strings.Contains(key, "/tmp/") || strings.Contains(key, "/var/") || strings.Contains(key, "/private/") {
+		key = maskTemp.ReplaceAllString(key, "$1<tmp>") // a fresh temp dir each run is the same call
+	}
+	return key
 }
 
 // canonValue cleans every string that looks like a path.
@@ -44,7 +48,7 @@ func canonValue(v any, root string) any {
 			x[i] = canonValue(e, root)
 		}
 	case string:
-		return canonPath(strings.TrimSpace(x), root)
+		return canonPath(words.OneLine(x), root) // whitespace is cosmetic; numbers and paths stay
 	}
 	return v
 }
@@ -177,6 +181,36 @@ var (
 	maskTemp = regexp.MustCompile(`(^|[^\w.\-/])(?:/tmp|/var/folders|/private/var|/var/tmp)/[^\s:'"]*`)
 	maskTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b`)
 	maskUUID = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+)
+
+// MaskResult replaces the noise in a successful result: temporary paths,
+// times, UUIDs and hex ids, durations (0.412s, 41s, 3m2s) and source
+// positions (pay.go:88:5). Other numbers stay: the step a command printed,
+// the line range a page showed, the counts of a CI run are what the result
+// says, and a result whose numbers moved is a new result.
+func MaskResult(s string) string {
+	if s == "" {
+		return ""
+	}
+	if strings.Contains(s, "/tmp/") || strings.Contains(s, "/var/") || strings.Contains(s, "/private/") {
+		s = maskTemp.ReplaceAllString(s, "$1<tmp>")
+	}
+	if !strings.ContainsAny(s, "0123456789") {
+		return words.OneLine(s)
+	}
+	if strings.Contains(s, ":") {
+		s = maskTime.ReplaceAllString(s, "<time>")
+		s = maskPos.ReplaceAllString(s, "$1:#")
+	}
+	if strings.Contains(s, "-") {
+		s = maskUUID.ReplaceAllString(s, "<id>")
+	}
+	return words.OneLine(maskDur.ReplaceAllString(maskHex(s), "#$1"))
+}
+
+var (
+	maskDur = regexp.MustCompile(`\b\d+(?:\.\d+)?(ns|µs|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m))*\b`)
+	maskPos = regexp.MustCompile(`(\.[A-Za-z]\w*):\d+(?::\d+)?`)
 )
 
 // Mask replaces the volatile parts of a text (temporary paths, times,

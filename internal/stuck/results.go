@@ -33,7 +33,15 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	if exact == "" {
 		exact = event.ContentHash(body)
 	}
-	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, kw: c.kw, shape: Mask(body), exact: exact}
+	d.lastCall = c
+	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, kw: c.kw, exact: exact}
+	if p.Error {
+		s.shape = Mask(body) // the same failure, whatever its numbers
+		s.loose = s.shape
+	} else {
+		s.shape = MaskResult(body) // numbers a result says stay
+		s.loose = Mask(s.shape)
+	}
 	s.Epoch = d.epoch
 	s.What = words.Clip(key, 100) + " → " + words.Clip(errPrefix(p.Error)+s.shape, 120)
 	fresh := !p.Error && !slices.ContainsFunc(d.steps, func(t Step) bool { return t.Kind == "result" && d.same(t, s) })
@@ -61,7 +69,22 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 			out = append(out, f)
 		}
 	}
-	if d.sinceFS >= d.cfg.Wandering && d.sinceFS%d.cfg.Wandering == 0 {
+	if len(out) == 0 {
+		if f, ok := d.persist(res, s); ok {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		if f, ok := d.sameFailure(res, s); ok {
+			out = append(out, f)
+		}
+	}
+	switch {
+	case d.sinceFS >= d.cfg.WanderingAct && d.sinceFS%d.cfg.Wandering == 0:
+		out = append(out, Finding{Check: Wandering, Status: "struggling", Step: d.n, Key: string(Wandering), Tier2Only: true, Confirm: true,
+			Diagnosis: fmt.Sprintf("%d tool results without changing a file (act once tier 2 confirms)", d.sinceFS),
+			Evidence:  evidence(lastN(res, 5), Step{})})
+	case d.sinceFS >= d.cfg.Wandering && d.sinceFS%d.cfg.Wandering == 0:
 		out = append(out, Finding{Check: Wandering, Status: "struggling", Step: d.n, Key: string(Wandering), Tier2Only: true,
 			Diagnosis: fmt.Sprintf("%d tool results without changing a file", d.sinceFS),
 			Evidence:  evidence(lastN(res, 5), Step{})})
@@ -87,21 +110,20 @@ func (d *Detector) results() []Step {
 	return out
 }
 
-// sameCall reports whether two steps are the same call by shape.
+// sameCall reports whether two steps are the same call: the same canonical
+// call, or the same tool with the same words in another order (a flag
+// moved across a path). Numbers, paths and ranges are part of a call's
+// identity: `sed -n 1,40p f` and `sed -n 41,80p f` are two calls.
 func (d *Detector) sameCall(a, b Step) bool {
-	if a.key == b.key {
-		return true
-	}
-	if a.Tool != b.Tool {
-		return false
-	}
-	return Similar(a.kw, b.kw, d.cfg.Similarity)
+	return a.key == b.key || a.Tool == b.Tool && a.kw == b.kw
 }
 
-// keyWords is a canonical call's masked text with the JSON punctuation
-// split off, so its words compare as the command's words.
+// keyWords is a canonical call's words, JSON punctuation split off, sorted:
+// two calls with the same words in another order share it.
 func keyWords(key string) string {
-	return Mask(jsonPunct.Replace(words.Clip(key, 400)))
+	ws := strings.Fields(jsonPunct.Replace(key))
+	slices.Sort(ws)
+	return strings.Join(ws, " ")
 }
 
 var jsonPunct = strings.NewReplacer("{", " ", "}", " ", `"`, " ", ",", " ", ":", " ", "[", " ", "]", " ")

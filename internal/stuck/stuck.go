@@ -14,8 +14,10 @@
 package stuck
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -39,6 +41,11 @@ const (
 	NoProgress    Check = "no-progress"    // nothing new for a while, no tool running
 	Runaway       Check = "runaway"        // tokens or cost since the last progress over a limit
 	Wandering     Check = "wandering"      // many distinct steps without changing a file (for tier 2)
+	Persist       Check = "persist"        // the same call N in a row, whatever its noisy result
+	SameFailure   Check = "same-failure"   // the same failure N times, through varying calls or across edits
+	Talk          Check = "talk"           // turns without a tool call, N in a row
+	ModelErrors   Check = "model-errors"   // failed model calls and restarts with no answer between
+	Reask         Check = "reask"          // the same question put to the user again after answers
 )
 
 // Config holds the checks' thresholds. Zero fields take DefaultConfig's.
@@ -57,15 +64,23 @@ type Config struct {
 	NoProgress    time.Duration // default 10m
 	RunawayTokens int64         // tokens since progress, default 300000
 	RunawayUSD    float64       // cost since progress, default 3
-	Wandering     int           // tool results without a file change, default 30
+	Wandering     int           // tool results without a file change (tier 2 only), default 30
+	WanderingAct  int           // ... and actionable once tier 2 confirms, default 60
+	Persist       int           // the same call in a row, results alike under Loose, default 8
+	SameFailure   int           // the same failure, any call, edits between, default 4
+	Talk          int           // turns without a tool call in a row, default 5
+	ModelErrors   int           // failed model calls and restarts without an answer, default 4
+	Reask         int           // times the same question is asked, default 3
 	Similarity    float64       // near-duplicate threshold for masked results, default 0.9
+	Loose         float64       // similarity of fully masked results for Persist, default 0.7
 }
 
 // DefaultConfig returns the default thresholds.
 func DefaultConfig() Config {
 	return Config{Window: 40, Grace: 3, Repeat: 4, Failing: 3, Monologue: 3, Alternation: 6, Dense: 5, DenseOf: 10,
 		ContextErrors: 3, EmptyReplies: 3, Apologies: 3, NoProgress: 10 * time.Minute,
-		RunawayTokens: 300_000, RunawayUSD: 3, Wandering: 30, Similarity: 0.9}
+		RunawayTokens: 300_000, RunawayUSD: 3, Wandering: 30, WanderingAct: 60, Persist: 8, SameFailure: 4,
+		Talk: 5, ModelErrors: 4, Reask: 3, Similarity: 0.9, Loose: 0.7}
 }
 
 func (c Config) withDefaults() Config {
@@ -87,6 +102,15 @@ func (c Config) withDefaults() Config {
 	pick(&c.EmptyReplies, d.EmptyReplies)
 	pick(&c.Apologies, d.Apologies)
 	pick(&c.Wandering, d.Wandering)
+	pick(&c.WanderingAct, d.WanderingAct)
+	pick(&c.Persist, d.Persist)
+	pick(&c.SameFailure, d.SameFailure)
+	pick(&c.Talk, d.Talk)
+	pick(&c.ModelErrors, d.ModelErrors)
+	pick(&c.Reask, d.Reask)
+	if c.Loose <= 0 || c.Loose > 1 {
+		c.Loose = d.Loose
+	}
 	if c.NoProgress <= 0 {
 		c.NoProgress = d.NoProgress
 	}
@@ -99,7 +123,7 @@ func (c Config) withDefaults() Config {
 	if c.Similarity <= 0 || c.Similarity > 1 {
 		c.Similarity = d.Similarity
 	}
-	c.Window = max(c.Window, 2*c.DenseOf, 2*c.Alternation, 2*c.Repeat)
+	c.Window = max(c.Window, 2*c.DenseOf, 2*c.Alternation, 2*c.Repeat, 2*c.Persist, 2*c.SameFailure)
 	return c
 }
 
@@ -119,8 +143,12 @@ type Finding struct {
 	Exact bool `json:"exact,omitempty"`
 	// Tier2Only marks a signal too weak to act on alone: the Watcher asks
 	// its persona instead of nudging.
-	Tier2Only bool             `json:"tier2_only,omitempty"`
-	Evidence  []event.Evidence `json:"evidence"`
+	Tier2Only bool `json:"tier2_only,omitempty"`
+	// Confirm marks a finding to act on once tier 2 agrees (a long read
+	// without change may be a survey before a large write); it is also
+	// Tier2Only, so a Watcher that does not know Confirm asks, never nudges.
+	Confirm  bool             `json:"confirm,omitempty"`
+	Evidence []event.Evidence `json:"evidence"`
 }
 
 // Step is one step of the window, for snapshots.
@@ -137,7 +165,8 @@ type Step struct {
 	sorry bool   // a text that apologizes
 	key   string // canonical call (calls and results)
 	kw    string // keyWords(key), computed once
-	shape string // masked text (results and texts)
+	shape string // masked text (results: MaskResult, or Mask for errors; texts: Mask)
+	loose string // fully masked result (Mask), for Persist
 	exact string // exact identity (results and texts)
 }
 
@@ -162,7 +191,10 @@ type Counters struct {
 var apology = regexp.MustCompile(`(?i)\b(sorry|apologi[sz]e|apologies|my (mistake|bad)|I was wrong)\b`)
 
 // pendingCall is a tool call waiting for its result.
-type pendingCall struct{ key, kw string }
+type pendingCall struct {
+	key, kw string
+	args    json.RawMessage // kept for the file it may change
+}
 
 // Detector is the window and checks of one task. It is not safe for
 // concurrent use: its owner feeds it in order.
@@ -182,6 +214,19 @@ type Detector struct {
 	ctxErrs  int
 	apolog   int
 	turnBusy bool // the turn in flight had text or a call
+	turnCall bool // the turn in flight had a tool call
+	talk     int  // turns in a row without a tool call
+	// tree is what the task's files hold; it outlives Reset (files do not
+	// change while a task is paused). lastCall is the call of the latest
+	// result: the files changed next are its changes.
+	tree     *tree
+	lastCall pendingCall
+	// modelErrs counts failed model calls and model-failure pauses since a
+	// model call last answered; it outlives Reset, so a loop of failures
+	// and resumes is one loop.
+	modelErrs int
+	modelLog  []string
+	questions []string // questions asked, newest last (at most 8)
 	// toolStart is when the tools running now started; busy is the time
 	// tools ran since the last progress, which is not idle time.
 	toolStart time.Time
@@ -192,7 +237,7 @@ type Detector struct {
 // New returns a detector for a task working in root (its worktree, used
 // to make paths relative), started at now.
 func New(cfg Config, root string, now time.Time) *Detector {
-	d := &Detector{cfg: cfg.withDefaults(), root: root}
+	d := &Detector{cfg: cfg.withDefaults(), root: root, tree: newTree()}
 	d.Reset(now)
 	return d
 }
@@ -207,7 +252,8 @@ func (d *Detector) Reset(now time.Time) {
 	d.pending = map[string]pendingCall{}
 	d.running, d.n, d.sinceFS, d.empty, d.ctxErrs, d.apolog = 0, 0, 0, 0, 0, 0
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
-	d.turnBusy = false
+	d.turnBusy, d.turnCall, d.talk = false, false, 0
+	d.lastCall = pendingCall{}
 	d.c = Counters{LastProgress: now}
 }
 
@@ -230,29 +276,44 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		} else {
 			d.halted = true // waiting, paused or done: its clock stops
 		}
+		if p.To == task.Paused && strings.HasPrefix(p.Reason, "model call failed") {
+			return d.modelError(e.Time, "paused: "+p.Reason)
+		}
 	case event.TurnStarted:
 		d.c.Turns++
-		d.turnBusy = false
+		d.turnBusy, d.turnCall = false, false
 	case event.TurnEnded:
 		// No tool runs between turns: calls an urgent message dropped
 		// never get a result.
 		d.toolsDone(e.Time)
 		clear(d.pending)
+		var out []Finding
+		if d.turnCall {
+			d.talk = 0
+		} else if d.talk++; d.talk >= d.cfg.Talk {
+			out = append(out, Finding{Check: Talk, Status: "stuck", Step: d.n, Key: string(Talk),
+				Diagnosis: fmt.Sprintf("%d turns in a row without a tool call", d.talk),
+				Evidence:  d.lastTexts(d.talk, func(Step) bool { return true })})
+			if len(out[0].Evidence) == 0 {
+				out[0].Evidence = []event.Evidence{{Step: d.n, Kind: "text", What: fmt.Sprintf("turn %d: no tool call (%s)", p.Turn, p.StopReason)}}
+			}
+		}
 		if d.turnBusy {
 			d.empty = 0
-			return nil
+			return out
 		}
 		d.empty++
 		if d.empty >= d.cfg.EmptyReplies {
-			return []Finding{{Check: EmptyReplies, Status: "stuck", Step: d.n, Key: string(EmptyReplies),
+			out = append(out, Finding{Check: EmptyReplies, Status: "stuck", Step: d.n, Key: string(EmptyReplies),
 				Diagnosis: fmt.Sprintf("%d replies in a row with no text and no tool call", d.empty),
-				Evidence:  []event.Evidence{{Step: d.n, Kind: "text", What: fmt.Sprintf("turn %d: empty reply (%s)", p.Turn, p.StopReason)}}}}
+				Evidence:  []event.Evidence{{Step: d.n, Kind: "text", What: fmt.Sprintf("turn %d: empty reply (%s)", p.Turn, p.StopReason)}}})
 		}
+		return out
 	case event.Text:
 		d.turnBusy = true
 		return d.text(e, p)
 	case event.ToolCall:
-		d.turnBusy = true
+		d.turnBusy, d.turnCall = true, true
 		d.n++
 		d.c.Steps++
 		d.c.Calls++
@@ -261,23 +322,34 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		}
 		d.running++
 		key := CanonicalCall(p.Name, p.Args, d.root)
-		c := pendingCall{key: key, kw: keyWords(key)}
+		c := pendingCall{key: key, kw: keyWords(key), args: p.Args}
 		d.pending[p.CallID] = c
 		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: words.Clip(key, 160), key: key, kw: c.kw})
 	case event.ToolResult:
 		return d.result(e, p)
 	case event.FileChanged:
-		d.epoch++
 		d.c.FileChanges++
-		d.sinceFS = 0
-		d.progress(e.Time)
+		var args json.RawMessage
+		if d.lastCall.key != "" && strings.HasPrefix(d.lastCall.key, p.Tool+" ") {
+			args = d.lastCall.args
+		}
+		epoch, fresh := d.tree.change(canonPath(p.Path, d.root), p.Op, args)
+		d.epoch = epoch
+		if fresh {
+			d.sinceFS = 0
+			d.progress(e.Time)
+		}
+	case event.NeedsInput:
+		d.talk = 0 // asking the user is not talking to oneself
+		return d.ask(p)
 	case event.Usage:
+		d.modelErrs, d.modelLog = 0, d.modelLog[:0] // a model call answered
 		d.c.TokensSinceProgress += p.InputTokens + p.OutputTokens
 		d.c.USDSinceProgress += p.CostUSD
 		return d.spend()
 	case event.ModelError:
 		if p.Class != "context_too_long" {
-			return nil
+			return d.modelError(e.Time, p.Class+": "+p.Message)
 		}
 		d.ctxErrs++
 		if d.ctxErrs >= d.cfg.ContextErrors {

@@ -1,0 +1,163 @@
+package stuck
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/words"
+)
+
+// persist finds the same call repeated whatever its noisy result: results
+// alike once every number is masked (Loose), in the same tree state, more
+// times than an exact repeat needs.
+//
+// A call that waits on purpose (sleep, wait, watch) is a poll: what it
+// watches may be moving (a CI run's counts), so it gets three times the
+// count; a poll whose result does not move at all is a Repeat at 4.
+func (d *Detector) persist(res []Step, s Step) (Finding, bool) {
+	need := d.cfg.Persist
+	if isPoll(s.kw) {
+		need *= 3
+	}
+	run := []Step{s}
+	for i := len(res) - 2; i >= 0 && len(run) < need; i-- {
+		r := res[i]
+		if r.Epoch != s.Epoch || r.Error != s.Error || !d.sameCall(r, s) || !Similar(r.loose, s.loose, d.cfg.Loose) {
+			break
+		}
+		run = append(run, r)
+	}
+	if len(run) < need {
+		return Finding{}, false
+	}
+	return Finding{Check: Persist, Status: "stuck", Step: s.N, Key: string(Persist) + " " + s.key,
+		Diagnosis: fmt.Sprintf("the same call %d times in a row, its result changing only in noise, no file changed: %s", len(run), words.Clip(s.key, 120)),
+		Evidence:  evidence(run, s)}, true
+}
+
+// sameFailure finds the same failure met again and again, through varying
+// calls or across edits: the last SameFailure failed results say the same
+// thing once numbers are masked. Edits that leave a check failing the same
+// way are not progress.
+func (d *Detector) sameFailure(res []Step, s Step) (Finding, bool) {
+	if !s.Error {
+		return Finding{}, false
+	}
+	run := []Step{s}
+	for i := len(res) - 2; i >= 0 && len(run) < d.cfg.SameFailure; i-- {
+		r := res[i]
+		if !r.Error {
+			continue // edits and other steps between the failures
+		}
+		if !Similar(r.shape, s.shape, d.cfg.Similarity) {
+			break
+		}
+		run = append(run, r)
+	}
+	if len(run) < d.cfg.SameFailure {
+		return Finding{}, false
+	}
+	calls := map[string]bool{}
+	for _, r := range run {
+		calls[r.kw] = true
+	}
+	return Finding{Check: SameFailure, Status: "stuck", Step: s.N, Key: string(SameFailure) + " " + words.Clip(s.shape, 200),
+		Diagnosis: fmt.Sprintf("the same failure %d times (%d different calls, edits between did not change it): %s", len(run), len(calls), words.Clip(s.shape, 120)),
+		Evidence:  evidence(run, s)}, true
+}
+
+// modelError counts a failed model call or a pause for one; a model call
+// that answers resets the count, a resume does not.
+func (d *Detector) modelError(now time.Time, what string) []Finding {
+	d.modelErrs++
+	d.modelLog = append(d.modelLog, what)
+	if len(d.modelLog) > d.cfg.ModelErrors {
+		d.modelLog = d.modelLog[1:]
+	}
+	if d.modelErrs < d.cfg.ModelErrors {
+		return nil
+	}
+	ev := make([]event.Evidence, 0, len(d.modelLog))
+	for _, w := range d.modelLog {
+		ev = append(ev, event.Evidence{Step: d.n, Kind: "usage", What: words.Clip(w, 160)})
+	}
+	return []Finding{{Check: ModelErrors, Status: "stuck", Step: d.n, Key: string(ModelErrors),
+		Diagnosis: fmt.Sprintf("%d failed model calls or pauses for them with no answer between (last at %s)", d.modelErrs, now.UTC().Format(time.RFC3339)),
+		Evidence:  ev}}
+}
+
+// ask records a question to the user and finds it asked again, reworded:
+// questions sharing most of their content words.
+func (d *Detector) ask(p event.NeedsInput) []Finding {
+	q := contentWords(p.Question)
+	var same []string
+	for _, o := range d.questions {
+		if sameQuestion(contentWords(o), q) {
+			same = append(same, o)
+		}
+	}
+	d.questions = append(d.questions, p.Question)
+	if len(d.questions) > 8 {
+		d.questions = d.questions[1:]
+	}
+	if len(same)+1 < d.cfg.Reask {
+		return nil
+	}
+	var ev []event.Evidence
+	for _, o := range append(same, p.Question) {
+		ev = append(ev, event.Evidence{Step: d.n, Kind: "text", What: words.Clip(words.OneLine(o), 160)})
+	}
+	return []Finding{{Check: Reask, Status: "stuck", Step: d.n, Key: string(Reask) + " " + strings.Join(q, " "),
+		Diagnosis: fmt.Sprintf("the same question asked %d times after answers", len(same)+1),
+		Evidence:  ev}}
+}
+
+// contentWords returns a text's words of three letters or more, lower case,
+// without the commonest function words.
+func contentWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	}) {
+		if len(w) >= 3 && !stopWords[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+var stopWords = map[string]bool{"the": true, "and": true, "for": true, "should": true, "would": true, "could": true,
+	"you": true, "use": true, "which": true, "what": true, "this": true, "that": true, "with": true, "want": true,
+	"please": true, "can": true, "are": true, "was": true, "did": true, "does": true, "have": true, "there": true,
+	"tell": true, "let": true, "know": true, "one": true, "from": true, "into": true, "like": true, "prefer": true}
+
+// sameQuestion: at least two content words shared, covering 60% of the
+// shorter question.
+func sameQuestion(a, b []string) bool {
+	set := map[string]bool{}
+	for _, w := range a {
+		set[w] = true
+	}
+	shared, seen := 0, map[string]bool{}
+	for _, w := range b {
+		if set[w] && !seen[w] {
+			shared++
+		}
+		seen[w] = true
+	}
+	n := min(len(set), len(seen))
+	return shared >= 2 && float64(shared) >= 0.6*float64(n)
+}
+
+// isPoll reports whether a call's words (keyWords) include a deliberate wait.
+func isPoll(kw string) bool {
+	for _, w := range strings.Fields(kw) {
+		switch w {
+		case "sleep", "wait", "watch", "--watch", "--wait", "--follow":
+			return true
+		}
+	}
+	return false
+}
