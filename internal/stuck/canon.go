@@ -205,11 +205,11 @@ func MaskResult(s string) string {
 	if strings.Contains(s, "-") {
 		s = maskUUID.ReplaceAllString(s, "<id>")
 	}
-	return words.OneLine(maskDur.ReplaceAllString(maskHex(s), "#$1"))
+	return words.OneLine(maskDur.ReplaceAllString(maskHex(s), "<dur>"))
 }
 
 var (
-	maskDur = regexp.MustCompile(`\b\d+(?:\.\d+)?(ns|µs|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m))*\b`)
+	maskDur = regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m))*\b`)
 	maskPos = regexp.MustCompile(`(\.[A-Za-z]\w*):\d+(?::\d+)?`)
 )
 
