@@ -198,7 +198,7 @@ func MaskResult(s string) string {
 	if !strings.ContainsAny(s, "0123456789") {
 		return words.OneLine(s)
 	}
-	if strings.Contains(s, ":") {
+	if colonDigit(s) { // times and source positions hold ":" and a digit; the expressions are the cost
 		s = maskTime.ReplaceAllString(s, "<time>")
 		s = maskPos.ReplaceAllString(s, "$1:#")
 	}
@@ -206,6 +206,21 @@ func MaskResult(s string) string {
 		s = maskUUID.ReplaceAllString(s, "<id>")
 	}
 	return words.OneLine(maskDur.ReplaceAllString(maskHex(s), "<dur>"))
+}
+
+// colonDigit reports whether s holds a ":" followed by a digit.
+func colonDigit(s string) bool {
+	for i := strings.IndexByte(s, ':'); i >= 0 && i+1 < len(s); {
+		if c := s[i+1]; c >= '0' && c <= '9' {
+			return true
+		}
+		j := strings.IndexByte(s[i+1:], ':')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 var (
@@ -225,7 +240,7 @@ func Mask(s string) string {
 	if !strings.ContainsAny(s, "0123456789") {
 		return words.OneLine(s) // times, ids, hex and numbers all hold a digit
 	}
-	if strings.Contains(s, ":") {
+	if colonDigit(s) {
 		s = maskTime.ReplaceAllString(s, "<time>")
 	}
 	if strings.Contains(s, "-") {
