@@ -198,27 +198,77 @@ func MaskResult(s string) string {
 	if !strings.ContainsAny(s, "0123456789") {
 		return words.OneLine(s)
 	}
-	if colonDigit(s) { // times and source positions hold ":" and a digit; the expressions are the cost
+	// The expressions are the cost: each runs only on text that can hold
+	// what it matches.
+	if mayHoldTime(s) {
 		s = maskTime.ReplaceAllString(s, "<time>")
+	}
+	if mayHoldPos(s) {
 		s = maskPos.ReplaceAllString(s, "$1:#")
 	}
-	if strings.Contains(s, "-") {
+	if mayHoldUUID(s) {
 		s = maskUUID.ReplaceAllString(s, "<id>")
 	}
-	return words.OneLine(maskDur.ReplaceAllString(maskHex(s), "<dur>"))
+	s = maskHex(s)
+	if mayHoldDur(s) {
+		s = maskDur.ReplaceAllString(s, "<dur>")
+	}
+	return words.OneLine(s)
 }
 
-// colonDigit reports whether s holds a ":" followed by a digit.
-func colonDigit(s string) bool {
-	for i := strings.IndexByte(s, ':'); i >= 0 && i+1 < len(s); {
-		if c := s[i+1]; c >= '0' && c <= '9' {
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// mayHoldTime: a digit, ":" and two digits (h:mm, hh:mm:ss), or a date's
+// dddd-dd-dd.
+func mayHoldTime(s string) bool {
+	for i := 1; i+2 < len(s); i++ {
+		switch s[i] {
+		case ':':
+			if isDigit(s[i-1]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
+				return true
+			}
+		case '-':
+			if i >= 4 && isDigit(s[i-1]) && isDigit(s[i-4]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mayHoldUUID: four hex digits, "-", four hex digits.
+func mayHoldUUID(s string) bool {
+	for i := 4; i+4 < len(s); i++ {
+		if s[i] == '-' && isHex(s[i-1]) && isHex(s[i-2]) && isHex(s[i-3]) && isHex(s[i-4]) &&
+			isHex(s[i+1]) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) {
 			return true
 		}
-		j := strings.IndexByte(s[i+1:], ':')
-		if j < 0 {
-			return false
+	}
+	return false
+}
+
+// mayHoldPos: a letter or digit, ":" and a digit (file.go:88).
+func mayHoldPos(s string) bool {
+	for i := 1; i+1 < len(s); i++ {
+		if s[i] == ':' && isDigit(s[i+1]) {
+			c := s[i-1]
+			if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' {
+				return true
+			}
 		}
-		i += 1 + j
+	}
+	return false
+}
+
+// mayHoldDur: a digit followed by a unit's first letter.
+func mayHoldDur(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if isDigit(s[i]) {
+			switch s[i+1] {
+			case 'n', 'u', 'm', 's', 'h', 0xc2: // 0xc2: µ
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -240,10 +290,10 @@ func Mask(s string) string {
 	if !strings.ContainsAny(s, "0123456789") {
 		return words.OneLine(s) // times, ids, hex and numbers all hold a digit
 	}
-	if colonDigit(s) {
+	if mayHoldTime(s) {
 		s = maskTime.ReplaceAllString(s, "<time>")
 	}
-	if strings.Contains(s, "-") {
+	if mayHoldUUID(s) {
 		s = maskUUID.ReplaceAllString(s, "<id>")
 	}
 	return words.OneLine(maskDigits(maskHex(s)))
@@ -345,30 +395,57 @@ func Similar(a, b string, threshold float64) bool {
 	if a == b {
 		return true
 	}
-	if threshold >= 1 || a == "" || b == "" {
+	if threshold >= 1 || a == "" || b == "" || !closeLengths(len(a), len(b), threshold) {
 		return false
 	}
-	la, lb := len(a), len(b)
-	if float64(min(la, lb)) < threshold*float64(max(la, lb)) {
-		return false
-	}
-	wa, wb := strings.Fields(a), strings.Fields(b)
-	set := make(map[string]struct{}, len(wa))
-	for _, w := range wa {
-		set[w] = struct{}{}
-	}
-	inter, union := 0, len(set)
-	seen := make(map[string]struct{}, len(wb))
-	for _, w := range wb {
-		if _, dup := seen[w]; dup {
+	return similarSets(wordSet(a), wordSet(b), threshold)
+}
+
+func closeLengths(la, lb int, threshold float64) bool {
+	return float64(min(la, lb)) >= threshold*float64(max(la, lb))
+}
+
+// wordSet returns the hashes of a text's distinct words, sorted: two texts'
+// sets compare by a merge, without maps.
+func wordSet(s string) []uint64 {
+	out := make([]uint64, 0, 16)
+	const offset, prime = 14695981039346656037, 1099511628211
+	h, in := uint64(offset), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+			if in {
+				out = append(out, h)
+				h, in = offset, false
+			}
 			continue
 		}
-		seen[w] = struct{}{}
-		if _, ok := set[w]; ok {
+		h = (h ^ uint64(c)) * prime
+		in = true
+	}
+	if in {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// similarSets is Similar over two wordSets: the Jaccard index at least
+// threshold.
+func similarSets(a, b []uint64, threshold float64) bool {
+	inter, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
 			inter++
-		} else {
-			union++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
 		}
 	}
+	union := len(a) + len(b) - inter
 	return union > 0 && float64(inter)/float64(union) >= threshold
 }

@@ -21,10 +21,20 @@ func (d *Detector) persist(res []Step, s Step) (Finding, bool) {
 	if isPoll(s.kw) {
 		need *= 3
 	}
+	if len(res) < need {
+		return Finding{}, false
+	}
+	loose := func(r Step) string {
+		if r.loose == "" && !r.Error {
+			return Mask(r.shape)
+		}
+		return r.loose
+	}
+	sl := loose(s)
 	run := []Step{s}
 	for i := len(res) - 2; i >= 0 && len(run) < need; i-- {
 		r := res[i]
-		if r.Epoch != s.Epoch || r.Error != s.Error || !d.sameCall(r, s) || !Similar(r.loose, s.loose, d.cfg.Loose) {
+		if r.Epoch != s.Epoch || r.Error != s.Error || !d.sameCall(r, s) || !Similar(loose(r), sl, d.cfg.Loose) {
 			break
 		}
 		run = append(run, r)
@@ -51,7 +61,7 @@ func (d *Detector) sameFailure(res []Step, s Step) (Finding, bool) {
 		if !r.Error {
 			continue // edits and other steps between the failures
 		}
-		if !Similar(r.shape, s.shape, d.cfg.Similarity) {
+		if !d.similar(r, s) {
 			break
 		}
 		run = append(run, r)

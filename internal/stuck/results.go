@@ -39,9 +39,9 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 		s.shape = Mask(body) // the same failure, whatever its numbers
 		s.loose = s.shape
 	} else {
-		s.shape = MaskResult(body) // numbers a result says stay
-		s.loose = Mask(s.shape)
+		s.shape = MaskResult(body) // numbers a result says stay; loose is made when Persist needs it
 	}
+	s.words = wordSet(s.shape)
 	s.Epoch = d.epoch
 	s.What = words.Clip(key, 100) + " → " + words.Clip(errPrefix(p.Error)+s.shape, 120)
 	fresh := !p.Error && !slices.ContainsFunc(d.steps, func(t Step) bool { return t.Kind == "result" && d.same(t, s) })
@@ -101,12 +101,13 @@ func errPrefix(b bool) string {
 
 // results returns the result steps of the window, oldest first.
 func (d *Detector) results() []Step {
-	out := make([]Step, 0, len(d.steps)/2+1)
+	out := d.res[:0]
 	for _, s := range d.steps {
 		if s.Kind == "result" {
 			out = append(out, s)
 		}
 	}
+	d.res = out
 	return out
 }
 
@@ -156,7 +157,7 @@ func (d *Detector) same(a, b Step) bool {
 	if a.exact == b.exact && a.key == b.key {
 		return true
 	}
-	return d.sameCall(a, b) && Similar(a.shape, b.shape, d.cfg.Similarity)
+	return d.sameCall(a, b) && d.similar(a, b)
 }
 
 func (d *Detector) repeat(res []Step, s Step) (Finding, bool) {
@@ -208,7 +209,7 @@ func (d *Detector) alternation(res []Step) (Finding, bool) {
 	}
 	for i := 2; i < n; i++ {
 		a, b := tail[i], tail[i-2]
-		if a.Epoch != b.Epoch || a.Error != b.Error || !d.sameCall(a, b) || !Similar(a.shape, b.shape, d.cfg.Similarity) {
+		if a.Epoch != b.Epoch || a.Error != b.Error || !d.sameCall(a, b) || !d.similar(a, b) {
 			return Finding{}, false
 		}
 	}

@@ -166,7 +166,8 @@ type Step struct {
 	key   string // canonical call (calls and results)
 	kw    string // keyWords(key), computed once
 	shape string // masked text (results: MaskResult, or Mask for errors; texts: Mask)
-	loose string // fully masked result (Mask), for Persist
+	words []uint64 // wordSet(shape)
+	loose string   // fully masked result (Mask), for Persist
 	exact string // exact identity (results and texts)
 }
 
@@ -202,7 +203,9 @@ type Detector struct {
 	cfg  Config
 	root string
 
-	steps   []Step // the window, oldest first
+	steps   []Step // the window, oldest first: a view of buf
+	buf     []Step
+	res     []Step // results' scratch, reused
 	pending map[string]pendingCall
 	running int // tool calls without a result yet
 
@@ -248,7 +251,7 @@ func (d *Detector) Config() Config { return d.cfg }
 // Reset starts the window afresh: the task started or resumed. Steps from
 // before are not held against it; the grace period starts again.
 func (d *Detector) Reset(now time.Time) {
-	d.steps = d.steps[:0]
+	d.steps = d.buf[:0]
 	d.pending = map[string]pendingCall{}
 	d.running, d.n, d.sinceFS, d.empty, d.ctxErrs, d.apolog = 0, 0, 0, 0, 0, 0
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
@@ -375,11 +378,22 @@ func (d *Detector) Tick(now time.Time) []Finding {
 	return nil
 }
 
+// push appends a step to the window. The window is a view of buf, which
+// holds twice its size: dropping the oldest step moves the view, and the
+// steps are copied back to buf's start only once per Window pushes.
 func (d *Detector) push(s Step) {
 	s.Epoch = d.epoch
+	if d.buf == nil {
+		d.buf = make([]Step, 0, 2*d.cfg.Window)
+		d.steps = d.buf[:0]
+	}
 	if len(d.steps) == d.cfg.Window {
-		copy(d.steps, d.steps[1:])
-		d.steps = d.steps[:len(d.steps)-1]
+		d.steps = d.steps[1:]
+	}
+	if len(d.steps) == cap(d.steps) {
+		n := copy(d.buf[:cap(d.buf)], d.steps)
+		clear(d.buf[n:cap(d.buf)]) // let the dropped steps' strings go
+		d.steps = d.buf[:n]
 	}
 	d.steps = append(d.steps, s)
 }
@@ -425,8 +439,8 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 	d.c.Steps++
 	d.c.StepsSinceProgress++
 	shape := Mask(words.Clip(p.Text, 600))
-	s := Step{N: d.n, Kind: "text", What: words.Clip(words.OneLine(p.Text), 160), shape: shape, exact: event.ContentHash(p.Text),
-		sorry: apology.MatchString(p.Text)}
+	s := Step{N: d.n, Kind: "text", What: words.Clip(words.OneLine(p.Text), 160), shape: shape, words: wordSet(shape),
+		exact: event.ContentHash(p.Text), sorry: apology.MatchString(p.Text)}
 	d.push(s)
 	var out []Finding
 	if s.sorry {
@@ -442,7 +456,7 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 	exact := true
 	for i := len(d.steps) - 2; i >= 0 && len(run) < d.cfg.Monologue; i-- {
 		t := d.steps[i]
-		if t.Kind != "text" || !Similar(t.shape, shape, d.cfg.Similarity) {
+		if t.Kind != "text" || !d.similar(t, s) {
 			break
 		}
 		exact = exact && t.exact == s.exact
@@ -464,4 +478,17 @@ func (d *Detector) lastTexts(n int, ok func(Step) bool) []event.Evidence {
 		}
 	}
 	return evidence(run, Step{})
+}
+
+// similar reports whether two steps' shapes are near-duplicates (Similar,
+// over the word sets computed when the steps were made).
+func (d *Detector) similar(a, b Step) bool {
+	if a.shape == b.shape {
+		return true
+	}
+	t := d.cfg.Similarity
+	if t >= 1 || a.shape == "" || b.shape == "" || !closeLengths(len(a.shape), len(b.shape), t) {
+		return false
+	}
+	return similarSets(a.words, b.words, t)
 }
