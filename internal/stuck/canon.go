@@ -17,19 +17,20 @@ import (
 // would call the same compare equal: JSON keys sorted, whitespace and shell
 // quoting normalized, short flags that take no value in sorted order, and
 // paths made relative to root (the task's worktree).
+//
+// Numbers, paths and ranges stay: they are what makes two calls two.
 func CanonicalCall(tool string, args json.RawMessage, root string) string {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return tool + " " + words.OneLine(string(args))
-	}
-	v = canonValue(v, root)
-	if m, ok := v.(map[string]any); ok {
-		if cmd, ok := m["command"].(string); ok {
-			m["command"] = CanonicalCommand(cmd, root)
+	var key string
+	if kvs, ok := flatStrings(args); ok {
+		key = canonFlat(tool, kvs, root) // nearly every call: no reflection
+	} else {
+		var v any
+		if err := json.Unmarshal(args, &v); err != nil {
+			return tool + " " + words.OneLine(string(args))
 		}
+		b, _ := json.Marshal(canonValue(v, root)) // sorted keys
+		key = tool + " " + string(b)
 	}
-	b, _ := json.Marshal(v) // sorted keys
-	key := tool + " " + string(b)
 	if strings.Contains(key, "/tmp/") || strings.Contains(key, "/var/") || strings.Contains(key, "/private/") {
 		key = maskTemp.ReplaceAllString(key, "$1<tmp>") // a fresh temp dir each run is the same call
 	}
@@ -41,6 +42,10 @@ func canonValue(v any, root string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
+			if cmd, ok := e.(string); ok && k == "command" {
+				x[k] = CanonicalCommand(strings.TrimSpace(cmd), root)
+				continue
+			}
 			x[k] = canonValue(e, root)
 		}
 	case []any:
@@ -83,7 +88,7 @@ func canonPath(s, root string) string {
 // --name=value, or when the next word is another flag or the end: then it
 // cannot be taking that word as its value).
 func CanonicalCommand(cmd, root string) string {
-	if root = strings.TrimSuffix(root, "/"); root != "" {
+	if root = strings.TrimSuffix(root, "/"); root != "" && strings.Contains(cmd, root) {
 		cmd = rootRef(root).ReplaceAllString(cmd, "$1.$2")
 	}
 	words := shellWords(cmd)

@@ -18,10 +18,13 @@ import (
 // count; a poll whose result does not move at all is a Repeat at 4.
 func (d *Detector) persist(res []Step, s Step) (Finding, bool) {
 	need := d.cfg.Persist
-	if isPoll(s.kw) {
+	if isPoll(s.key) {
 		need *= 3
 	}
 	if len(res) < need {
+		return Finding{}, false
+	}
+	if p := res[len(res)-2]; p.Epoch != s.Epoch || p.Error != s.Error || !d.sameCall(p, s) {
 		return Finding{}, false
 	}
 	loose := func(r Step) string {
@@ -69,7 +72,7 @@ func (d *Detector) sameFailure(res []Step, s Step) (Finding, bool) {
 	if len(run) < d.cfg.SameFailure {
 		return Finding{}, false
 	}
-	calls := map[string]bool{}
+	calls := map[uint64]bool{}
 	for _, r := range run {
 		calls[r.kw] = true
 	}
@@ -161,9 +164,10 @@ func sameQuestion(a, b []string) bool {
 	return shared >= 2 && float64(shared) >= 0.6*float64(n)
 }
 
-// isPoll reports whether a call's words (keyWords) include a deliberate wait.
-func isPoll(kw string) bool {
-	for _, w := range strings.Fields(kw) {
+// isPoll reports whether a canonical call's words include a deliberate
+// wait.
+func isPoll(key string) bool {
+	for _, w := range strings.FieldsFunc(key, func(r rune) bool { return r < 128 && isKeySep(byte(r)) }) {
 		switch w {
 		case "sleep", "wait", "watch", "--watch", "--wait", "--follow":
 			return true

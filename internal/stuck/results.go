@@ -21,7 +21,7 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	}
 	c, ok := d.pending[p.CallID]
 	if !ok {
-		c = pendingCall{key: p.Name, kw: p.Name}
+		c = pendingCall{key: p.Name, kw: keyWords(p.Name)}
 	}
 	key := c.key
 	delete(d.pending, p.CallID)
@@ -44,7 +44,7 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	s.words = wordSet(s.shape)
 	s.Epoch = d.epoch
 	s.What = words.Clip(key, 100) + " → " + words.Clip(errPrefix(p.Error)+s.shape, 120)
-	fresh := !p.Error && !slices.ContainsFunc(d.steps, func(t Step) bool { return t.Kind == "result" && d.same(t, s) })
+	fresh := !p.Error && !slices.ContainsFunc(d.rwin.s, func(t Step) bool { return d.same(t, s) })
 	d.push(s)
 	d.sinceFS++
 	if fresh {
@@ -101,14 +101,7 @@ func errPrefix(b bool) string {
 
 // results returns the result steps of the window, oldest first.
 func (d *Detector) results() []Step {
-	out := d.res[:0]
-	for _, s := range d.steps {
-		if s.Kind == "result" {
-			out = append(out, s)
-		}
-	}
-	d.res = out
-	return out
+	return d.rwin.s
 }
 
 // sameCall reports whether two steps are the same call: the same canonical
@@ -119,15 +112,37 @@ func (d *Detector) sameCall(a, b Step) bool {
 	return a.key == b.key || a.Tool == b.Tool && a.kw == b.kw
 }
 
-// keyWords is a canonical call's words, JSON punctuation split off, sorted:
-// two calls with the same words in another order share it.
-func keyWords(key string) string {
-	ws := strings.Fields(jsonPunct.Replace(key))
-	slices.Sort(ws)
-	return strings.Join(ws, " ")
+// keyWords identifies a canonical call's words regardless of their order:
+// the sum of the words' hashes (JSON punctuation and white space separate
+// words), with their count. Two calls with the same words in another order
+// share it; it is computed without allocating.
+func keyWords(key string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	var sum, n uint64
+	h, in := uint64(offset), false
+	for i := 0; i <= len(key); i++ {
+		if i == len(key) || isKeySep(key[i]) {
+			if in {
+				sum += mix(h, 0)
+				n++
+				h, in = offset, false
+			}
+			continue
+		}
+		h = (h ^ uint64(key[i])) * prime
+		in = true
+	}
+	return sum ^ mix(n, 1)
 }
 
-var jsonPunct = strings.NewReplacer("{", " ", "}", " ", `"`, " ", ",", " ", ":", " ", "[", " ", "]", " ")
+func isKeySep(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '{', '}', '"', ',', ':', '[', ']':
+		return true
+	}
+	return false
+}
+
 
 // wholeWords joins a result's preview and tail without the words their
 // cuts split: a masked value of another width earlier in the output moves
@@ -214,6 +229,7 @@ func (d *Detector) alternation(res []Step) (Finding, bool) {
 		}
 	}
 	last := tail[n-1]
+	tail = slices.Clone(tail)
 	slices.Reverse(tail)
 	return Finding{Check: Alternation, Status: "stuck", Step: last.N, Key: string(Alternation) + " " + tail[0].key + " | " + tail[1].key,
 		Diagnosis: fmt.Sprintf("alternating between two calls with the same results over %d steps: %s / %s", n, words.Clip(tail[1].key, 60), words.Clip(tail[0].key, 60)),

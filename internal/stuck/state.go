@@ -19,32 +19,40 @@ import (
 
 // fileState is what one file holds: a base (0 for the content it had when
 // the task began, else the hash of what was written or an opaque change)
-// and the edits applied since, newest last.
+// and the edits applied since, newest last, each with the state it led to
+// (so undoing one, or applying one, costs the same whatever the history).
 type fileState struct {
 	base  uint64
 	edits []editPair
 }
 
-type editPair struct{ old, new uint64 }
+type editPair struct{ old, new, sum uint64 }
 
-func (f *fileState) sum(seed maphash.Seed) uint64 {
+// maxEdits bounds a file's edit history; past it the state so far becomes
+// the base (an undo further back is then a new state, i.e. progress).
+const maxEdits = 256
+
+func (f *fileState) sum() uint64 {
 	if len(f.edits) == 0 {
 		return f.base
 	}
-	var h maphash.Hash
-	h.SetSeed(seed)
-	var b [16]byte
-	put := func(a, c uint64) {
-		for i := range 8 {
-			b[i], b[8+i] = byte(a>>(8*i)), byte(c>>(8*i))
+	return f.edits[len(f.edits)-1].sum
+}
+
+func (f *fileState) set(base uint64) { f.base, f.edits = base, f.edits[:0] }
+
+// apply records an edit old → new: undoing the last edit pops it.
+func (f *fileState) apply(old, new uint64) {
+	switch {
+	case old == new:
+	case len(f.edits) > 0 && f.edits[len(f.edits)-1].old == new && f.edits[len(f.edits)-1].new == old:
+		f.edits = f.edits[:len(f.edits)-1]
+	default:
+		if len(f.edits) == maxEdits {
+			f.set(f.sum())
 		}
-		h.Write(b[:])
+		f.edits = append(f.edits, editPair{old, new, mix(f.sum()^mix(old, 1), new)})
 	}
-	put(f.base, uint64(len(f.edits)))
-	for _, e := range f.edits {
-		put(e.old, e.new)
-	}
-	return h.Sum64()
 }
 
 // tree is the task's files and the states the tree has been in.
@@ -82,7 +90,7 @@ func (t *tree) change(path, op string, args json.RawMessage) (epoch int, fresh b
 		f = &fileState{}
 		t.files[path] = f
 	}
-	before := f.sum(t.seed)
+	before := f.sum()
 	var a changeArgs
 	if op == "deleted" || len(args) == 0 || json.Unmarshal(args, &a) != nil {
 		a = changeArgs{}
@@ -93,23 +101,16 @@ func (t *tree) change(path, op string, args json.RawMessage) (epoch int, fresh b
 	}
 	switch {
 	case op == "deleted":
-		f.base, f.edits = maphash.String(t.seed, "\x00deleted"), f.edits[:0]
+		f.set(maphash.String(t.seed, "\x00deleted"))
 	case a.Content != nil:
-		f.base, f.edits = maphash.String(t.seed, *a.Content), f.edits[:0]
+		f.set(maphash.String(t.seed, *a.Content))
 	case old != nil && neu != nil:
-		o, n := maphash.String(t.seed, *old), maphash.String(t.seed, *neu)
-		switch {
-		case o == n:
-		case len(f.edits) > 0 && f.edits[len(f.edits)-1] == editPair{n, o}:
-			f.edits = f.edits[:len(f.edits)-1]
-		default:
-			f.edits = append(f.edits, editPair{o, n})
-		}
+		f.apply(maphash.String(t.seed, *old), maphash.String(t.seed, *neu))
 	default:
 		t.opaque++
-		f.base, f.edits = maphash.String(t.seed, "\x00opaque")^t.opaque, f.edits[:0]
+		f.set(mix(maphash.String(t.seed, "\x00opaque"), t.opaque))
 	}
-	after := f.sum(t.seed)
+	after := f.sum()
 	p := maphash.String(t.seed, path)
 	if before != 0 {
 		t.sum ^= mix(p, before)

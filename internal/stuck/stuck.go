@@ -164,7 +164,7 @@ type Step struct {
 
 	sorry bool   // a text that apologizes
 	key   string // canonical call (calls and results)
-	kw    string // keyWords(key), computed once
+	kw    uint64 // keyWords(key), computed once
 	shape string // masked text (results: MaskResult, or Mask for errors; texts: Mask)
 	words []uint64 // wordSet(shape)
 	loose string   // fully masked result (Mask), for Persist
@@ -193,7 +193,8 @@ var apology = regexp.MustCompile(`(?i)\b(sorry|apologi[sz]e|apologies|my (mistak
 
 // pendingCall is a tool call waiting for its result.
 type pendingCall struct {
-	key, kw string
+	key  string
+	kw   uint64
 	args    json.RawMessage // kept for the file it may change
 }
 
@@ -203,9 +204,9 @@ type Detector struct {
 	cfg  Config
 	root string
 
-	steps   []Step // the window, oldest first: a view of buf
-	buf     []Step
-	res     []Step // results' scratch, reused
+	steps   []Step // the window, oldest first (win.s)
+	win     window
+	rwin    window // the window's results
 	pending map[string]pendingCall
 	running int // tool calls without a result yet
 
@@ -251,7 +252,9 @@ func (d *Detector) Config() Config { return d.cfg }
 // Reset starts the window afresh: the task started or resumed. Steps from
 // before are not held against it; the grace period starts again.
 func (d *Detector) Reset(now time.Time) {
-	d.steps = d.buf[:0]
+	d.win.reset()
+	d.rwin.reset()
+	d.steps = d.win.s
 	d.pending = map[string]pendingCall{}
 	d.running, d.n, d.sinceFS, d.empty, d.ctxErrs, d.apolog = 0, 0, 0, 0, 0, 0
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
@@ -378,25 +381,50 @@ func (d *Detector) Tick(now time.Time) []Finding {
 	return nil
 }
 
-// push appends a step to the window. The window is a view of buf, which
-// holds twice its size: dropping the oldest step moves the view, and the
-// steps are copied back to buf's start only once per Window pushes.
+// push appends a step to the window, dropping the oldest when it is full;
+// the results' window follows.
 func (d *Detector) push(s Step) {
 	s.Epoch = d.epoch
-	if d.buf == nil {
-		d.buf = make([]Step, 0, 2*d.cfg.Window)
-		d.steps = d.buf[:0]
+	if old, ok := d.win.push(s, d.cfg.Window); ok && old.Kind == "result" {
+		d.rwin.dropFront()
 	}
-	if len(d.steps) == d.cfg.Window {
-		d.steps = d.steps[1:]
+	if s.Kind == "result" {
+		d.rwin.push(s, d.cfg.Window)
 	}
-	if len(d.steps) == cap(d.steps) {
-		n := copy(d.buf[:cap(d.buf)], d.steps)
-		clear(d.buf[n:cap(d.buf)]) // let the dropped steps' strings go
-		d.steps = d.buf[:n]
-	}
-	d.steps = append(d.steps, s)
+	d.steps = d.win.s
 }
+
+// window is a queue of steps, oldest first: a view of a buffer twice its
+// size, so dropping the oldest step moves the view and the steps are copied
+// back to the buffer's start only once per size pushes.
+type window struct{ buf, s []Step }
+
+// push appends st, dropping and returning the oldest step when n are held.
+func (w *window) push(st Step, n int) (old Step, dropped bool) {
+	if w.buf == nil {
+		w.buf = make([]Step, 0, 2*n)
+		w.s = w.buf[:0]
+	}
+	if len(w.s) >= n {
+		old, dropped = w.s[0], true
+		w.s = w.s[1:]
+	}
+	if len(w.s) == cap(w.s) {
+		k := copy(w.buf[:cap(w.buf)], w.s)
+		clear(w.buf[k:cap(w.buf)]) // let the dropped steps' strings go
+		w.s = w.buf[:k]
+	}
+	w.s = append(w.s, st)
+	return old, dropped
+}
+
+func (w *window) dropFront() {
+	if len(w.s) > 0 {
+		w.s = w.s[1:]
+	}
+}
+
+func (w *window) reset() { w.s = w.buf[:0] }
 
 // toolsDone ends the time tools were running at now.
 func (d *Detector) toolsDone(now time.Time) {
