@@ -143,7 +143,6 @@ func isKeySep(c byte) bool {
 	return false
 }
 
-
 // wholeWords joins a result's preview and tail without the words their
 // cuts split: a masked value of another width earlier in the output moves
 // the cut, and a split word would make two equal results differ.

@@ -162,13 +162,13 @@ type Step struct {
 	// epochs saw different files.
 	Epoch int `json:"epoch"`
 
-	sorry bool   // a text that apologizes
-	key   string // canonical call (calls and results)
-	kw    uint64 // keyWords(key), computed once
-	shape string // masked text (results: MaskResult, or Mask for errors; texts: Mask)
+	sorry bool     // a text that apologizes
+	key   string   // canonical call (calls and results)
+	kw    uint64   // keyWords(key), computed once
+	shape string   // masked text (results: MaskResult, or Mask for errors; texts: Mask)
 	words []uint64 // wordSet(shape)
 	loose string   // fully masked result (Mask), for Persist
-	exact string // exact identity (results and texts)
+	exact string   // exact identity (results and texts)
 }
 
 // Counters summarize the task since it started or resumed.
@@ -195,7 +195,7 @@ var apology = regexp.MustCompile(`(?i)\b(sorry|apologi[sz]e|apologies|my (mistak
 type pendingCall struct {
 	key  string
 	kw   uint64
-	args    json.RawMessage // kept for the file it may change
+	args json.RawMessage // kept for the file it may change
 }
 
 // Detector is the window and checks of one task. It is not safe for
