@@ -24,7 +24,7 @@ func newPatterns() []stuckCase {
 					s.mark(event.KindToolResult)
 				}
 			}},
-		{name: "same-failure/edits that return the tree to an earlier state (A → B → A)", check: SameFailure, want: 4, unit: "failures",
+		{name: "same-failure/edits that return the tree to an earlier state (A → B → A)", check: SameFailure, want: 5, unit: "failures",
 			build: func(s *stream) {
 				s.prelude()
 				for range 3 {
@@ -36,7 +36,7 @@ func newPatterns() []stuckCase {
 					s.mark(event.KindToolResult)
 				}
 			}},
-		{name: "same-failure/edits that leave the same check failing", check: SameFailure, want: 4, unit: "failures",
+		{name: "same-failure/edits that leave the same check failing", check: SameFailure, want: 5, unit: "failures",
 			build: func(s *stream) {
 				s.prelude()
 				for i := range 5 {
@@ -45,7 +45,7 @@ func newPatterns() []stuckCase {
 					s.mark(event.KindToolResult)
 				}
 			}},
-		{name: "same-failure/the same failure through varying calls", check: SameFailure, want: 4, unit: "failures",
+		{name: "same-failure/the same failure through varying calls", check: SameFailure, want: 5, unit: "failures",
 			build: func(s *stream) {
 				s.prelude()
 				for _, cmd := range []string{"go build ./...", "go vet ./internal/pay", "go test ./internal/pay/", "go build ./cmd/shop", "go run ./cmd/shop"} {

@@ -67,7 +67,7 @@ type Config struct {
 	Wandering     int           // tool results without a file change (tier 2 only), default 30
 	WanderingAct  int           // ... and actionable once tier 2 confirms, default 60
 	Persist       int           // the same call in a row, results alike under Loose, default 8
-	SameFailure   int           // the same failure, any call, edits between, default 4
+	SameFailure   int           // the same failure, any call, edits between, default 5
 	Talk          int           // turns without a tool call in a row, default 5
 	ModelErrors   int           // failed model calls and restarts without an answer, default 4
 	Reask         int           // times the same question is asked, default 3
@@ -79,7 +79,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Window: 40, Grace: 3, Repeat: 4, Failing: 3, Monologue: 3, Alternation: 6, Dense: 5, DenseOf: 10,
 		ContextErrors: 3, EmptyReplies: 3, Apologies: 3, NoProgress: 10 * time.Minute,
-		RunawayTokens: 300_000, RunawayUSD: 3, Wandering: 30, WanderingAct: 60, Persist: 8, SameFailure: 4,
+		RunawayTokens: 300_000, RunawayUSD: 3, Wandering: 30, WanderingAct: 60, Persist: 8, SameFailure: 5,
 		Talk: 5, ModelErrors: 4, Reask: 3, Similarity: 0.9, Loose: 0.7}
 }
 
@@ -158,8 +158,10 @@ type Step struct {
 	Tool  string `json:"tool,omitempty"`
 	What  string `json:"what"`
 	Error bool   `json:"error,omitempty"`
-	// Epoch counts the file changes before this step: steps of different
-	// epochs saw different files.
+	// Epoch names the state of the task's files this step saw: a new
+	// state gets the next number, a return to an earlier state (the same
+	// bytes rewritten, an edit undone) its number again. Steps of
+	// different epochs saw different files.
 	Epoch int `json:"epoch"`
 
 	sorry bool     // a text that apologizes
