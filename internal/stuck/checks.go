@@ -14,12 +14,13 @@ import (
 // times than an exact repeat needs.
 //
 // A call that waits on purpose (sleep, wait, watch) is a poll: what it
-// watches may be moving (a CI run's counts), so it gets three times the
-// count; a poll whose result does not move at all is a Repeat at 4.
+// watches may be moving (a CI run's counts), so Persist leaves it alone; a
+// poll whose result does not move is a Repeat at 4, and a poll that never
+// ends runs into the spend checks.
 func (d *Detector) persist(res []Step, s Step) (Finding, bool) {
 	need := d.cfg.Persist
 	if isPoll(s.key) {
-		need *= 3
+		return Finding{}, false
 	}
 	if len(res) < need {
 		return Finding{}, false
