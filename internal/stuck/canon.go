@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"unicode"
 
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
@@ -58,17 +56,33 @@ func canonValue(v any, root string) any {
 	return v
 }
 
-// rootRefs caches rootRef's expressions by root.
-var rootRefs sync.Map
-
-// rootRef matches root as a whole path, alone or followed by "/".
-func rootRef(root string) *regexp.Regexp {
-	if re, ok := rootRefs.Load(root); ok {
-		return re.(*regexp.Regexp)
+// replaceRoot replaces root by "." where it stands as a whole path: at the
+// start or after white space, a quote, "=", ":" or "(", and before "/", the
+// end, white space, a quote or a shell operator.
+func replaceRoot(cmd, root string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; ; {
+		j := strings.Index(cmd[i:], root)
+		if j < 0 {
+			break
+		}
+		j += i
+		end := j + len(root)
+		before := j == 0 || strings.IndexByte(" \t\n\r\v\f'\"=:(", cmd[j-1]) >= 0
+		after := end == len(cmd) || strings.IndexByte("/ \t\n\r\v\f'\";)|&", cmd[end]) >= 0
+		if before && after {
+			b.WriteString(cmd[last:j])
+			b.WriteByte('.')
+			last = end
+		}
+		i = j + 1
 	}
-	re := regexp.MustCompile(`(^|[\s'"=:(])` + regexp.QuoteMeta(root) + `(/|$|[\s'";)|&])`)
-	rootRefs.Store(root, re)
-	return re
+	if last == 0 {
+		return cmd
+	}
+	b.WriteString(cmd[last:])
+	return b.String()
 }
 
 // canonPath makes a path relative to root and clean; other text is left.
@@ -89,7 +103,7 @@ func canonPath(s, root string) string {
 // cannot be taking that word as its value).
 func CanonicalCommand(cmd, root string) string {
 	if root = strings.TrimSuffix(root, "/"); root != "" && strings.Contains(cmd, root) {
-		cmd = rootRef(root).ReplaceAllString(cmd, "$1.$2")
+		cmd = replaceRoot(cmd, root)
 	}
 	words := shellWords(cmd)
 	var out []string
@@ -131,52 +145,71 @@ func sortFlags(seg []string) []string {
 
 // shellWords splits a command into words the way a shell would for
 // comparison: quotes group and are dropped, operators are words of their own.
+// A word without quotes or escapes is a substring of s; only the others are
+// built.
 func shellWords(s string) []string {
+	words := make([]string, 0, 8)
 	var (
-		words []string
-		cur   strings.Builder
-		quote rune
-		have  bool
+		cur   []byte // the word being built, once it needed building
+		built bool
+		start = -1 // where the current word started, -1 between words
 	)
-	end := func() {
-		if have {
-			words = append(words, cur.String())
-			cur.Reset()
-			have = false
+	end := func(i int) {
+		switch {
+		case built:
+			words = append(words, string(cur))
+		case start >= 0:
+			words = append(words, s[start:i])
+		}
+		cur, built, start = cur[:0], false, -1
+	}
+	build := func(i int) { // switch the word at i to building
+		if !built {
+			if start >= 0 {
+				cur = append(cur[:0], s[start:i]...)
+			}
+			built = true
+		}
+		if start < 0 {
+			start = i
 		}
 	}
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
+		case c == '\'' || c == '"':
+			build(i)
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				cur = append(cur, s[i+1:]...)
+				i = len(s)
+				break
 			}
-		case r == '\'' || r == '"':
-			quote, have = r, true
-		case r == '\\' && i+1 < len(rs):
+			cur = append(cur, s[i+1:i+1+j]...)
+			i += 1 + j
+		case c == '\\' && i+1 < len(s):
+			build(i)
 			i++
-			cur.WriteRune(rs[i])
-			have = true
-		case unicode.IsSpace(r):
-			end()
-		case r == '|' || r == '&' || r == ';':
-			end()
-			op := string(r)
-			if (r == '|' || r == '&') && i+1 < len(rs) && rs[i+1] == r {
-				op += string(r)
+			cur = append(cur, s[i])
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			end(i)
+		case c == '|' || c == '&' || c == ';':
+			end(i)
+			op := s[i : i+1]
+			if c != ';' && i+1 < len(s) && s[i+1] == c {
+				op = s[i : i+2]
 				i++
 			}
 			words = append(words, op)
 		default:
-			cur.WriteRune(r)
-			have = true
+			if built {
+				cur = append(cur, c)
+			} else if start < 0 {
+				start = i
+			}
 		}
 	}
-	end()
+	end(len(s))
 	return words
 }
 
