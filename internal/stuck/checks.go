@@ -82,15 +82,19 @@ func (d *Detector) sameFailure(res []Step, s Step) (Finding, bool) {
 		Evidence:  evidence(run, s)}, true
 }
 
-// modelError counts a failed model call or a pause for one; a model call
-// that answers resets the count, a resume does not.
+// modelError records a failed model call, a pause for one, or a restart
+// (counted in d.restarts by the caller). Failed calls are counted until a
+// model call answers, restarts until progress; a resume resets neither.
 func (d *Detector) modelError(now time.Time, what string) []Finding {
-	d.modelErrs++
+	if !strings.HasPrefix(what, "restarted") {
+		d.modelErrs++
+	}
 	d.modelLog = append(d.modelLog, what)
 	if len(d.modelLog) > d.cfg.ModelErrors {
 		d.modelLog = d.modelLog[1:]
 	}
-	if d.modelErrs < d.cfg.ModelErrors {
+	n := d.modelErrs + d.restarts
+	if n < d.cfg.ModelErrors {
 		return nil
 	}
 	ev := make([]event.Evidence, 0, len(d.modelLog))
@@ -98,7 +102,7 @@ func (d *Detector) modelError(now time.Time, what string) []Finding {
 		ev = append(ev, event.Evidence{Step: d.n, Kind: "usage", What: words.Clip(w, 160)})
 	}
 	return []Finding{{Check: ModelErrors, Status: "stuck", Step: d.n, Key: string(ModelErrors),
-		Diagnosis: fmt.Sprintf("%d failed model calls or pauses for them with no answer between (last at %s)", d.modelErrs, now.UTC().Format(time.RFC3339)),
+		Diagnosis: fmt.Sprintf("%d failed model calls (or pauses for them) and %d restarts with no answer or progress between (last at %s)", d.modelErrs, d.restarts, now.UTC().Format(time.RFC3339)),
 		Evidence:  ev}}
 }
 

@@ -73,6 +73,16 @@ func newPatterns() []stuckCase {
 					s.status(task.Paused, task.Running)
 				}
 			}},
+		{name: "model-errors/restarts after failing, without progress", check: ModelErrors, want: 4, unit: "restarts",
+			build: func(s *stream) {
+				s.prelude()
+				for range 4 {
+					s.turn("", bash("go build ./...", buildErr).failed())
+					s.status(task.Running, task.Failed)
+					s.status(task.Failed, task.Running)
+					s.mark(event.KindTaskStatus)
+				}
+			}},
 		{name: "reask/the same question, reworded, after answers", check: Reask, want: 3, unit: "questions",
 			build: func(s *stream) {
 				s.prelude()

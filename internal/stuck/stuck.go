@@ -232,6 +232,8 @@ type Detector struct {
 	// and resumes is one loop.
 	modelErrs int
 	modelLog  []string
+	restarts  int  // restarts on its own since the last progress; outlives Reset
+	ran       bool // the task has been running before
 	questions []string // questions asked, newest last (at most 8)
 	// toolStart is when the tools running now started; busy is the time
 	// tools ran since the last progress, which is not idle time.
@@ -281,6 +283,15 @@ func (d *Detector) Observe(e event.Event) []Finding {
 	case event.TaskStatus:
 		if p.To == task.Running {
 			d.Reset(e.Time)
+			// A task started again after failing, or queued again after
+			// running, restarted on its own: a loop of restarts is one
+			// loop, however many windows it spans.
+			restart := p.From == task.Failed || p.From == task.Queued && d.ran
+			d.ran = true
+			if restart {
+				d.restarts++
+				return d.modelError(e.Time, fmt.Sprintf("restarted (%s → running)", p.From))
+			}
 		} else {
 			d.halted = true // waiting, paused or done: its clock stops
 		}
@@ -351,7 +362,10 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		d.talk = 0 // asking the user is not talking to oneself
 		return d.ask(p)
 	case event.Usage:
-		d.modelErrs, d.modelLog = 0, d.modelLog[:0] // a model call answered
+		d.modelErrs = 0 // a model call answered
+		if d.restarts == 0 {
+			d.modelLog = d.modelLog[:0]
+		}
 		d.c.TokensSinceProgress += p.InputTokens + p.OutputTokens
 		d.c.USDSinceProgress += p.CostUSD
 		return d.spend()
@@ -446,6 +460,10 @@ func (d *Detector) progress(now time.Time) {
 	d.c.StepsSinceProgress = 0
 	d.c.TokensSinceProgress, d.c.USDSinceProgress = 0, 0
 	d.ctxErrs, d.apolog = 0, 0
+	d.restarts = 0
+	if d.modelErrs == 0 {
+		d.modelLog = d.modelLog[:0]
+	}
 }
 
 func (d *Detector) spend() []Finding {
