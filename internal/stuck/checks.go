@@ -54,7 +54,10 @@ func (d *Detector) persist(res []Step, s Step) (Finding, bool) {
 // sameFailure finds the same failure met again and again, through varying
 // calls or across edits: the last SameFailure failed results say the same
 // thing once numbers are masked. Edits that leave a check failing the same
-// way are not progress.
+// way are not progress, when they are attempts at one thing: edits between
+// the failures touching more than two files are work across the tree while
+// a failure stands (a broken test elsewhere, run with every `go test ./...`),
+// and are left alone.
 func (d *Detector) sameFailure(res []Step, s Step) (Finding, bool) {
 	if !s.Error {
 		return Finding{}, false
@@ -71,6 +74,15 @@ func (d *Detector) sameFailure(res []Step, s Step) (Finding, bool) {
 		run = append(run, r)
 	}
 	if len(run) < d.cfg.SameFailure {
+		return Finding{}, false
+	}
+	files := map[string]bool{}
+	for _, c := range d.changes {
+		if c.n >= run[len(run)-1].N && c.n <= s.N {
+			files[c.path] = true
+		}
+	}
+	if len(files) > 2 {
 		return Finding{}, false
 	}
 	calls := map[uint64]bool{}

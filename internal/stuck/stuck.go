@@ -193,6 +193,12 @@ type Counters struct {
 
 var apology = regexp.MustCompile(`(?i)\b(sorry|apologi[sz]e|apologies|my (mistake|bad)|I was wrong)\b`)
 
+// fileChange is a file changed after step n.
+type fileChange struct {
+	n    int
+	path string
+}
+
 // pendingCall is a tool call waiting for its result.
 type pendingCall struct {
 	key  string
@@ -227,6 +233,7 @@ type Detector struct {
 	// result: the files changed next are its changes.
 	tree     *tree
 	lastCall pendingCall
+	changes  []fileChange // recent file changes, oldest first
 	// modelErrs counts failed model calls and model-failure pauses since a
 	// model call last answered; it outlives Reset, so a loop of failures
 	// and resumes is one loop.
@@ -352,8 +359,13 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		if d.lastCall.key != "" && strings.HasPrefix(d.lastCall.key, p.Tool+" ") {
 			args = d.lastCall.args
 		}
-		epoch, fresh := d.tree.change(canonPath(p.Path, d.root), p.Op, args)
+		path := canonPath(p.Path, d.root)
+		epoch, fresh := d.tree.change(path, p.Op, args)
 		d.epoch = epoch
+		d.changes = append(d.changes, fileChange{n: d.n, path: path})
+		if len(d.changes) > 2*d.cfg.Window {
+			d.changes = append(d.changes[:0], d.changes[len(d.changes)-d.cfg.Window:]...)
+		}
 		if fresh {
 			d.sinceFS = 0
 			d.progress(e.Time)

@@ -88,6 +88,14 @@ func healthyTraps() []healthyCase {
 				s.tick()
 			}
 		}},
+		{name: "work across packages while one unrelated test keeps failing", build: func(s *stream) {
+			s.prelude()
+			for i := range 8 {
+				f := fmt.Sprintf("internal/%s/doc.go", []string{"pay", "ledger", "api", "store", "audit", "tax", "mail", "cli"}[i])
+				s.turn("", edit(f, "// TODO", fmt.Sprintf("// done %d", i)))
+				s.turn("", bash("go test ./...", "ok  \tgithub.com/acme/shop/internal/api\t0.2s\n--- FAIL: TestLegacyExport (0.01s)\n    export_test.go:12: golden file out of date\nFAIL\tgithub.com/acme/shop/internal/export\t0.03s\nFAIL").failed())
+			}
+		}},
 		{name: "a retry that succeeds", build: func(s *stream) {
 			s.prelude()
 			for range 2 {
