@@ -166,8 +166,8 @@ it rests on. It changes nothing and needs no daemon for a FILE.
 FILE holds events one JSON object per line, as ` + "`neuraphage events --follow --json`" + `
 and ` + "`task attach --json`" + ` print them; a JSON array, as ` + "`events --json`" + ` prints,
 is read too. "-" reads standard input. --task ID replays the task's whole event
-log from the daemon instead. The checks read task.status (a move to running
-starts the window afresh) and the agent's turns, texts, tool calls and results,
+log from the daemon instead. The checks read task.status (a resume keeps the
+window: a loop across a pause is one loop) and the agent's turns, texts, tool calls and results,
 file changes, usage and model errors; other events are ignored. The flags tune
 the thresholds, to see what another setting would have done.
 

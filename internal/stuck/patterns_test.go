@@ -83,6 +83,20 @@ func newPatterns() []stuckCase {
 					s.mark(event.KindTaskStatus)
 				}
 			}},
+		{name: "failing/a loop broken by a question and its answer", check: Failing, want: 3, unit: "failures",
+			build: func(s *stream) {
+				s.prelude()
+				for i := range 3 {
+					s.turn("Building again.", bash("go build ./...", buildErr).failed())
+					s.mark(event.KindToolResult)
+					if i == 1 {
+						s.turn("Should I add the ledger import?")
+						s.emit(event.NeedsInput{Turn: s.turns, Question: "Should I add the ledger import?"})
+						s.status(task.Running, task.Waiting)
+						s.status(task.Waiting, task.Running)
+					}
+				}
+			}},
 		{name: "reask/the same question, reworded, after answers", check: Reask, want: 3, unit: "questions",
 			build: func(s *stream) {
 				s.prelude()

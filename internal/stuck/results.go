@@ -12,6 +12,7 @@ import (
 // result records a tool result and runs the checks over call/result pairs.
 func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	d.n++
+	d.started++
 	d.c.Steps++
 	d.c.StepsSinceProgress++
 	if d.running == 1 {

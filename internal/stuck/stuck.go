@@ -173,7 +173,8 @@ type Step struct {
 	exact string   // exact identity (results and texts)
 }
 
-// Counters summarize the task since it started or resumed.
+// Counters summarize the task since it started (a resume does not reset
+// them).
 type Counters struct {
 	Steps        int       `json:"steps"`
 	Calls        int       `json:"calls"`
@@ -218,7 +219,8 @@ type Detector struct {
 	pending map[string]pendingCall
 	running int // tool calls without a result yet
 
-	n        int // steps since the start or resume
+	n        int // steps since the task started (step numbers)
+	started  int // steps since the last start or resume, for the grace period
 	epoch    int
 	c        Counters
 	sinceFS  int // results since the last file change
@@ -239,8 +241,8 @@ type Detector struct {
 	// and resumes is one loop.
 	modelErrs int
 	modelLog  []string
-	restarts  int  // restarts on its own since the last progress; outlives Reset
-	ran       bool // the task has been running before
+	restarts  int      // restarts on its own since the last progress; outlives Reset
+	ran       bool     // the task has been running before
 	questions []string // questions asked, newest last (at most 8)
 	// toolStart is when the tools running now started; busy is the time
 	// tools ran since the last progress, which is not idle time.
@@ -252,7 +254,7 @@ type Detector struct {
 // New returns a detector for a task working in root (its worktree, used
 // to make paths relative), started at now.
 func New(cfg Config, root string, now time.Time) *Detector {
-	d := &Detector{cfg: cfg.withDefaults(), root: root, tree: newTree()}
+	d := &Detector{cfg: cfg.withDefaults(), root: root, tree: newTree(), c: Counters{LastProgress: now}}
 	d.Reset(now)
 	return d
 }
@@ -260,18 +262,21 @@ func New(cfg Config, root string, now time.Time) *Detector {
 // Config returns the thresholds in use.
 func (d *Detector) Config() Config { return d.cfg }
 
-// Reset starts the window afresh: the task started or resumed. Steps from
-// before are not held against it; the grace period starts again.
+// Reset marks a start or a resume (after a pause, an answer, a restart).
+// The window, the files' state and the counters since progress are kept: a
+// loop that spans a pause is still one loop. What restarts is the clock
+// (the time paused is not idle), the turn in flight (calls without a result
+// are dropped) and the grace period of the clock and spend checks.
 func (d *Detector) Reset(now time.Time) {
-	d.win.reset()
-	d.rwin.reset()
-	d.steps = d.win.s
-	d.pending = map[string]pendingCall{}
-	d.running, d.n, d.sinceFS, d.empty, d.ctxErrs, d.apolog = 0, 0, 0, 0, 0, 0
+	clear(d.pending)
+	if d.pending == nil {
+		d.pending = map[string]pendingCall{}
+	}
+	d.running, d.started, d.empty = 0, 0, 0
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
 	d.turnBusy, d.turnCall, d.talk = false, false, 0
 	d.lastCall = pendingCall{}
-	d.c = Counters{LastProgress: now}
+	d.c.LastProgress = now
 }
 
 // Counters returns the task's counters.
@@ -341,6 +346,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 	case event.ToolCall:
 		d.turnBusy, d.turnCall = true, true
 		d.n++
+		d.started++
 		d.c.Steps++
 		d.c.Calls++
 		if d.running == 0 {
@@ -398,7 +404,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 // Tick runs the clock checks at now: no progress for too long while no
 // tool runs, and spending since progress.
 func (d *Detector) Tick(now time.Time) []Finding {
-	if d.halted || d.n < d.cfg.Grace || d.running > 0 {
+	if d.halted || d.started < d.cfg.Grace || d.running > 0 {
 		return nil
 	}
 	if idle := now.Sub(d.c.LastProgress) - d.busy; idle >= d.cfg.NoProgress {
@@ -479,7 +485,7 @@ func (d *Detector) progress(now time.Time) {
 }
 
 func (d *Detector) spend() []Finding {
-	if d.n < d.cfg.Grace {
+	if d.started < d.cfg.Grace {
 		return nil
 	}
 	c := d.c
@@ -496,6 +502,7 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 		return nil
 	}
 	d.n++
+	d.started++
 	d.c.Steps++
 	d.c.StepsSinceProgress++
 	shape := Mask(words.Clip(p.Text, 600))
