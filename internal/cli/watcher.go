@@ -142,6 +142,7 @@ func signals(ss []string) string {
 
 type watcherReplayOpts struct {
 	task          string
+	from          string
 	json          bool
 	repeat        int
 	failing       int
@@ -165,10 +166,14 @@ it rests on. It changes nothing and needs no daemon for a FILE.
 FILE holds events one JSON object per line, as ` + "`neuraphage events --follow --json`" + `
 and ` + "`task attach --json`" + ` print them; a JSON array, as ` + "`events --json`" + ` prints,
 is read too. "-" reads standard input. --task ID replays the task's whole event
-log from the daemon instead. The checks read task.status (a move to running
-starts the window afresh) and the agent's turns, texts, tool calls and results,
+log from the daemon instead. The checks read task.status (a resume keeps the
+window: a loop across a pause is one loop) and the agent's turns, texts, tool calls and results,
 file changes, usage and model errors; other events are ignored. The flags tune
-the thresholds, to see what another setting would have done.`,
+the thresholds, to see what another setting would have done.
+
+--from scores a trajectory recorded by another agent: openhands reads an
+OpenHands event stream (a JSON array or JSON lines of its events), swe-agent a
+SWE-agent .traj file. docs/watcher.md describes the mapping.`,
 		Args: maxArgs("FILE"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			return a.runWatcherReplay(cmd.Context(), opts, args, cmd.InOrStdin(), cmd.OutOrStdout())
@@ -176,6 +181,7 @@ the thresholds, to see what another setting would have done.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.task, "task", "", "replay this task's event log, read from the daemon")
+	f.StringVar(&opts.from, "from", "neuraphage", "FILE's format: neuraphage (events), openhands (event stream) or swe-agent (.traj)")
 	f.BoolVar(&opts.json, "json", false, `print {"events","tasks","verdicts":[…]}`)
 	f.IntVar(&opts.repeat, "repeat", def.Repeat, "the same call with the same result this many times in a row is a loop")
 	f.IntVar(&opts.failing, "failing", def.Failing, "the same call failing this many times in a row is a loop")
@@ -215,7 +221,7 @@ func (a *app) runWatcherReplay(ctx context.Context, opts watcherReplayOpts, args
 		}
 	} else {
 		name := args[0]
-		if evs, err = readEventFile(name, stdin); err != nil {
+		if evs, err = readTrajectory(name, opts.from, stdin); err != nil {
 			return fmt.Errorf("reading %s: %w", name, err)
 		}
 	}
@@ -270,6 +276,29 @@ func taskEvents(ctx context.Context, c *client.Client, ref string) ([]event.Even
 		evs = append(evs, page...)
 		q.AfterID = page[len(page)-1].ID
 	}
+}
+
+// readTrajectory reads FILE in the format from: the daemon's events, or a
+// public trajectory format converted to them (as task "imported").
+func readTrajectory(name, from string, stdin io.Reader) ([]event.Event, error) {
+	if from == "" || from == "neuraphage" {
+		return readEventFile(name, stdin)
+	}
+	conv := map[string]func(io.Reader, task.ID) ([]event.Event, error){
+		"openhands": stuck.FromOpenHands, "swe-agent": stuck.FromSWEAgent}[from]
+	if conv == nil {
+		return nil, usageErrorf("--from %q: want neuraphage, openhands or swe-agent", from)
+	}
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	return conv(r, "imported")
 }
 
 // readEventFile reads a recorded stream of events from the file name, or

@@ -357,3 +357,16 @@ func FuzzReadEventFile(f *testing.F) {
 		}
 	})
 }
+
+// A SWE-agent trajectory is scored with --from swe-agent; an unknown format
+// is a usage error.
+func TestWatcherReplayFromSWEAgent(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCLI(t, t.TempDir(), "", "watcher", "replay", "--from", "swe-agent", "testdata/swe_agent_loop.traj")
+	if code != 0 || !strings.Contains(out, "repeat") || !strings.Contains(out, "python reproduce.py") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, t.TempDir(), "", "watcher", "replay", "--from", "langchain", "testdata/swe_agent_loop.traj"); code == 0 || !strings.Contains(errOut, "--from") {
+		t.Errorf("unknown format: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -28,7 +28,14 @@ type Watcher struct {
 	RunawayTokens  int64   `yaml:"runaway_tokens"`   // tokens since the last progress; default 300000, at least 1000
 	RunawayUSD     float64 `yaml:"runaway_usd"`      // cost since the last progress; default 3, more than 0
 	Wandering      int     `yaml:"wandering"`        // tool results without a file change before tier 2 is asked; default 30, 5..10000
+	WanderingAct   int     `yaml:"wandering_act"`    // ... before the finding asks tier 2 to confirm acting; default 60, at least wandering, at most 10000
+	Persist        int     `yaml:"persist"`          // the same call in a row, its result moving only in noise; default 8, 3..100
+	SameFailure    int     `yaml:"same_failure"`     // the same failure, any calls, edits between; default 5, 2..100
+	Talk           int     `yaml:"talk"`             // turns in a row without a tool call; default 5, 2..100
+	ModelErrors    int     `yaml:"model_errors"`     // failed model calls and pauses for them with no answer; default 4, 1..100
+	Reask          int     `yaml:"reask"`            // times the same question is put to the user; default 3, 2..100
 	Similarity     float64 `yaml:"similarity"`       // near-duplicate threshold for masked results; default 0.9, 0.5..1
+	Loose          float64 `yaml:"loose"`            // how alike persist's fully masked results must be; default 0.7, 0.5..1
 
 	// Tier 2: the watcher persona's judgement.
 	Tier2            bool `yaml:"tier2"`              // ask the watcher persona when tier 1 finds something; default true
@@ -50,7 +57,8 @@ func DefaultWatcher() Watcher {
 	return Watcher{Enabled: true, IntervalSecs: 5,
 		WindowSteps: 40, GraceSteps: 3, Repeat: 4, Failing: 3, Monologue: 3, Alternation: 6, Dense: 5, DenseOf: 10,
 		ContextErrors: 3, EmptyReplies: 3, Apologies: 3, NoProgressSecs: 600, RunawayTokens: 300_000, RunawayUSD: 3,
-		Wandering: 30, Similarity: 0.9,
+		Wandering: 30, WanderingAct: 60, Persist: 8, SameFailure: 5, Talk: 5, ModelErrors: 4, Reask: 3,
+		Similarity: 0.9, Loose: 0.7,
 		Tier2: true, Tier2EverySecs: 900, Tier2TimeoutSecs: 30,
 		Nudges: 3, StepsToHeed: 3, Escalate: true, Pause: true}
 }
@@ -79,6 +87,12 @@ func (w Watcher) Validate() error {
 		{"apologies", w.Apologies, 1, 100},
 		{"no_progress_secs", w.NoProgressSecs, 10, 86400},
 		{"wandering", w.Wandering, 5, 10000},
+		{"wandering_act", w.WanderingAct, w.Wandering, 10000},
+		{"persist", w.Persist, 3, 100},
+		{"same_failure", w.SameFailure, 2, 100},
+		{"talk", w.Talk, 2, 100},
+		{"model_errors", w.ModelErrors, 1, 100},
+		{"reask", w.Reask, 2, 100},
 	} {
 		if err := checkRange(r.key, r.n, r.lo, r.hi); err != nil {
 			return err
@@ -93,6 +107,8 @@ func (w Watcher) Validate() error {
 		return &Error{Key: "runaway_usd", Msg: fmt.Sprintf("want more than 0, got %g", w.RunawayUSD)}
 	case !(w.Similarity >= 0.5 && w.Similarity <= 1):
 		return &Error{Key: "similarity", Msg: fmt.Sprintf("want 0.5 to 1, got %g", w.Similarity)}
+	case !(w.Loose >= 0.5 && w.Loose <= 1):
+		return &Error{Key: "loose", Msg: fmt.Sprintf("want 0.5 to 1, got %g", w.Loose)}
 	case w.Tier2EverySecs != 0 && (w.Tier2EverySecs < 60 || w.Tier2EverySecs > 86400):
 		return &Error{Key: "tier2_every_secs", Msg: fmt.Sprintf("want 0 (never) or 60 to 86400, got %d", w.Tier2EverySecs)}
 	}

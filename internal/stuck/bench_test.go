@@ -12,12 +12,12 @@ import (
 // runs, reads, large outputs) and the stuck patterns, in stream order.
 func benchMix() []event.Event {
 	var evs []event.Event
-	for _, c := range healthyCases() {
+	for _, c := range append(healthyCases(), healthyTraps()...) {
 		s := newStream("t-bench")
 		c.build(s)
 		evs = append(evs, s.events()...)
 	}
-	for _, c := range stuckCases() {
+	for _, c := range append(stuckCases(), newPatterns()...) {
 		s := newStream("t-bench")
 		c.build(s)
 		evs = append(evs, s.events()...)

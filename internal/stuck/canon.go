@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"unicode"
 
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
@@ -17,19 +15,24 @@ import (
 // would call the same compare equal: JSON keys sorted, whitespace and shell
 // quoting normalized, short flags that take no value in sorted order, and
 // paths made relative to root (the task's worktree).
+//
+// Numbers, paths and ranges stay: they are what makes two calls two.
 func CanonicalCall(tool string, args json.RawMessage, root string) string {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return tool + " " + words.OneLine(string(args))
-	}
-	v = canonValue(v, root)
-	if m, ok := v.(map[string]any); ok {
-		if cmd, ok := m["command"].(string); ok {
-			m["command"] = CanonicalCommand(cmd, root)
+	var key string
+	if kvs, ok := flatStrings(args); ok {
+		key = canonFlat(tool, kvs, root) // nearly every call: no reflection
+	} else {
+		var v any
+		if err := json.Unmarshal(args, &v); err != nil {
+			return tool + " " + words.OneLine(string(args))
 		}
+		b, _ := json.Marshal(canonValue(v, root)) // sorted keys
+		key = tool + " " + string(b)
 	}
-	b, _ := json.Marshal(v) // sorted keys
-	return tool + " " + string(b)
+	if strings.Contains(key, "/tmp/") || strings.Contains(key, "/var/") || strings.Contains(key, "/private/") {
+		key = maskTemp.ReplaceAllString(key, "$1<tmp>") // a fresh temp dir each run is the same call
+	}
+	return key
 }
 
 // canonValue cleans every string that looks like a path.
@@ -37,6 +40,10 @@ func canonValue(v any, root string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
+			if cmd, ok := e.(string); ok && k == "command" {
+				x[k] = CanonicalCommand(strings.TrimSpace(cmd), root)
+				continue
+			}
 			x[k] = canonValue(e, root)
 		}
 	case []any:
@@ -44,22 +51,38 @@ func canonValue(v any, root string) any {
 			x[i] = canonValue(e, root)
 		}
 	case string:
-		return canonPath(strings.TrimSpace(x), root)
+		return canonPath(words.OneLine(x), root) // whitespace is cosmetic; numbers and paths stay
 	}
 	return v
 }
 
-// rootRefs caches rootRef's expressions by root.
-var rootRefs sync.Map
-
-// rootRef matches root as a whole path, alone or followed by "/".
-func rootRef(root string) *regexp.Regexp {
-	if re, ok := rootRefs.Load(root); ok {
-		return re.(*regexp.Regexp)
+// replaceRoot replaces root by "." where it stands as a whole path: at the
+// start or after white space, a quote, "=", ":" or "(", and before "/", the
+// end, white space, a quote or a shell operator.
+func replaceRoot(cmd, root string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; ; {
+		j := strings.Index(cmd[i:], root)
+		if j < 0 {
+			break
+		}
+		j += i
+		end := j + len(root)
+		before := j == 0 || strings.IndexByte(" \t\n\r\v\f'\"=:(", cmd[j-1]) >= 0
+		after := end == len(cmd) || strings.IndexByte("/ \t\n\r\v\f'\";)|&", cmd[end]) >= 0
+		if before && after {
+			b.WriteString(cmd[last:j])
+			b.WriteByte('.')
+			last = end
+		}
+		i = j + 1
 	}
-	re := regexp.MustCompile(`(^|[\s'"=:(])` + regexp.QuoteMeta(root) + `(/|$|[\s'";)|&])`)
-	rootRefs.Store(root, re)
-	return re
+	if last == 0 {
+		return cmd
+	}
+	b.WriteString(cmd[last:])
+	return b.String()
 }
 
 // canonPath makes a path relative to root and clean; other text is left.
@@ -79,8 +102,8 @@ func canonPath(s, root string) string {
 // --name=value, or when the next word is another flag or the end: then it
 // cannot be taking that word as its value).
 func CanonicalCommand(cmd, root string) string {
-	if root = strings.TrimSuffix(root, "/"); root != "" {
-		cmd = rootRef(root).ReplaceAllString(cmd, "$1.$2")
+	if root = strings.TrimSuffix(root, "/"); root != "" && strings.Contains(cmd, root) {
+		cmd = replaceRoot(cmd, root)
 	}
 	words := shellWords(cmd)
 	var out []string
@@ -122,52 +145,71 @@ func sortFlags(seg []string) []string {
 
 // shellWords splits a command into words the way a shell would for
 // comparison: quotes group and are dropped, operators are words of their own.
+// A word without quotes or escapes is a substring of s; only the others are
+// built.
 func shellWords(s string) []string {
+	words := make([]string, 0, 8)
 	var (
-		words []string
-		cur   strings.Builder
-		quote rune
-		have  bool
+		cur   []byte // the word being built, once it needed building
+		built bool
+		start = -1 // where the current word started, -1 between words
 	)
-	end := func() {
-		if have {
-			words = append(words, cur.String())
-			cur.Reset()
-			have = false
+	end := func(i int) {
+		switch {
+		case built:
+			words = append(words, string(cur))
+		case start >= 0:
+			words = append(words, s[start:i])
+		}
+		cur, built, start = cur[:0], false, -1
+	}
+	build := func(i int) { // switch the word at i to building
+		if !built {
+			if start >= 0 {
+				cur = append(cur[:0], s[start:i]...)
+			}
+			built = true
+		}
+		if start < 0 {
+			start = i
 		}
 	}
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
+		case c == '\'' || c == '"':
+			build(i)
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				cur = append(cur, s[i+1:]...)
+				i = len(s)
+				break
 			}
-		case r == '\'' || r == '"':
-			quote, have = r, true
-		case r == '\\' && i+1 < len(rs):
+			cur = append(cur, s[i+1:i+1+j]...)
+			i += 1 + j
+		case c == '\\' && i+1 < len(s):
+			build(i)
 			i++
-			cur.WriteRune(rs[i])
-			have = true
-		case unicode.IsSpace(r):
-			end()
-		case r == '|' || r == '&' || r == ';':
-			end()
-			op := string(r)
-			if (r == '|' || r == '&') && i+1 < len(rs) && rs[i+1] == r {
-				op += string(r)
+			cur = append(cur, s[i])
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			end(i)
+		case c == '|' || c == '&' || c == ';':
+			end(i)
+			op := s[i : i+1]
+			if c != ';' && i+1 < len(s) && s[i+1] == c {
+				op = s[i : i+2]
 				i++
 			}
 			words = append(words, op)
 		default:
-			cur.WriteRune(r)
-			have = true
+			if built {
+				cur = append(cur, c)
+			} else if start < 0 {
+				start = i
+			}
 		}
 	}
-	end()
+	end(len(s))
 	return words
 }
 
@@ -177,6 +219,101 @@ var (
 	maskTemp = regexp.MustCompile(`(^|[^\w.\-/])(?:/tmp|/var/folders|/private/var|/var/tmp)/[^\s:'"]*`)
 	maskTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b`)
 	maskUUID = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+)
+
+// MaskResult replaces the noise in a successful result: temporary paths,
+// times, UUIDs and hex ids, durations (0.412s, 41s, 3m2s) and source
+// positions (pay.go:88:5). Other numbers stay: the step a command printed,
+// the line range a page showed, the counts of a CI run are what the result
+// says, and a result whose numbers moved is a new result.
+func MaskResult(s string) string {
+	if s == "" {
+		return ""
+	}
+	if strings.Contains(s, "/tmp/") || strings.Contains(s, "/var/") || strings.Contains(s, "/private/") {
+		s = maskTemp.ReplaceAllString(s, "$1<tmp>")
+	}
+	if !strings.ContainsAny(s, "0123456789") {
+		return words.OneLine(s)
+	}
+	// The expressions are the cost: each runs only on text that can hold
+	// what it matches.
+	if mayHoldTime(s) {
+		s = maskTime.ReplaceAllString(s, "<time>")
+	}
+	if mayHoldPos(s) {
+		s = maskPos.ReplaceAllString(s, "$1:#")
+	}
+	if mayHoldUUID(s) {
+		s = maskUUID.ReplaceAllString(s, "<id>")
+	}
+	s = maskHex(s)
+	if mayHoldDur(s) {
+		s = maskDur.ReplaceAllString(s, "<dur>")
+	}
+	return words.OneLine(s)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// mayHoldTime: a digit, ":" and two digits (h:mm, hh:mm:ss), or a date's
+// dddd-dd-dd.
+func mayHoldTime(s string) bool {
+	for i := 1; i+2 < len(s); i++ {
+		switch s[i] {
+		case ':':
+			if isDigit(s[i-1]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
+				return true
+			}
+		case '-':
+			if i >= 4 && isDigit(s[i-1]) && isDigit(s[i-4]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mayHoldUUID: four hex digits, "-", four hex digits.
+func mayHoldUUID(s string) bool {
+	for i := 4; i+4 < len(s); i++ {
+		if s[i] == '-' && isHex(s[i-1]) && isHex(s[i-2]) && isHex(s[i-3]) && isHex(s[i-4]) &&
+			isHex(s[i+1]) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHoldPos: a letter or digit, ":" and a digit (file.go:88).
+func mayHoldPos(s string) bool {
+	for i := 1; i+1 < len(s); i++ {
+		if s[i] == ':' && isDigit(s[i+1]) {
+			c := s[i-1]
+			if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mayHoldDur: a digit followed by a unit's first letter.
+func mayHoldDur(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if isDigit(s[i]) {
+			switch s[i+1] {
+			case 'n', 'u', 'm', 's', 'h', 0xc2: // 0xc2: µ
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	maskDur = regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m))*\b`)
+	maskPos = regexp.MustCompile(`(\.[A-Za-z]\w*):\d+(?::\d+)?`)
 )
 
 // Mask replaces the volatile parts of a text (temporary paths, times,
@@ -191,10 +328,10 @@ func Mask(s string) string {
 	if !strings.ContainsAny(s, "0123456789") {
 		return words.OneLine(s) // times, ids, hex and numbers all hold a digit
 	}
-	if strings.Contains(s, ":") {
+	if mayHoldTime(s) {
 		s = maskTime.ReplaceAllString(s, "<time>")
 	}
-	if strings.Contains(s, "-") {
+	if mayHoldUUID(s) {
 		s = maskUUID.ReplaceAllString(s, "<id>")
 	}
 	return words.OneLine(maskDigits(maskHex(s)))
@@ -296,30 +433,57 @@ func Similar(a, b string, threshold float64) bool {
 	if a == b {
 		return true
 	}
-	if threshold >= 1 || a == "" || b == "" {
+	if threshold >= 1 || a == "" || b == "" || !closeLengths(len(a), len(b), threshold) {
 		return false
 	}
-	la, lb := len(a), len(b)
-	if float64(min(la, lb)) < threshold*float64(max(la, lb)) {
-		return false
-	}
-	wa, wb := strings.Fields(a), strings.Fields(b)
-	set := make(map[string]struct{}, len(wa))
-	for _, w := range wa {
-		set[w] = struct{}{}
-	}
-	inter, union := 0, len(set)
-	seen := make(map[string]struct{}, len(wb))
-	for _, w := range wb {
-		if _, dup := seen[w]; dup {
+	return similarSets(wordSet(a), wordSet(b), threshold)
+}
+
+func closeLengths(la, lb int, threshold float64) bool {
+	return float64(min(la, lb)) >= threshold*float64(max(la, lb))
+}
+
+// wordSet returns the hashes of a text's distinct words, sorted: two texts'
+// sets compare by a merge, without maps.
+func wordSet(s string) []uint64 {
+	out := make([]uint64, 0, 16)
+	const offset, prime = 14695981039346656037, 1099511628211
+	h, in := uint64(offset), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+			if in {
+				out = append(out, h)
+				h, in = offset, false
+			}
 			continue
 		}
-		seen[w] = struct{}{}
-		if _, ok := set[w]; ok {
+		h = (h ^ uint64(c)) * prime
+		in = true
+	}
+	if in {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// similarSets is Similar over two wordSets: the Jaccard index at least
+// threshold.
+func similarSets(a, b []uint64, threshold float64) bool {
+	inter, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
 			inter++
-		} else {
-			union++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
 		}
 	}
+	union := len(a) + len(b) - inter
 	return union > 0 && float64(inter)/float64(union) >= threshold
 }

@@ -32,7 +32,7 @@ type item struct {
 	// mark says the item is one occurrence of the pattern under test.
 	mark bool
 	// step is the detector's step count once the item is observed (calls,
-	// results and texts count; a move to running starts again at 0).
+	// results and texts count, from the task's start).
 	step int
 }
 
@@ -155,10 +155,6 @@ func (s *stream) emit(p event.Payload) {
 	case event.Text:
 		if p.Text != "" {
 			s.step++
-		}
-	case event.TaskStatus:
-		if p.To == task.Running {
-			s.step = 0
 		}
 	}
 	s.items = append(s.items, item{ev: event.New(s.now, s.id, p), step: s.step})

@@ -12,6 +12,7 @@ import (
 // result records a tool result and runs the checks over call/result pairs.
 func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	d.n++
+	d.started++
 	d.c.Steps++
 	d.c.StepsSinceProgress++
 	if d.running == 1 {
@@ -21,7 +22,7 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	}
 	c, ok := d.pending[p.CallID]
 	if !ok {
-		c = pendingCall{key: p.Name, kw: p.Name}
+		c = pendingCall{key: p.Name, kw: keyWords(p.Name)}
 	}
 	key := c.key
 	delete(d.pending, p.CallID)
@@ -33,10 +34,18 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	if exact == "" {
 		exact = event.ContentHash(body)
 	}
-	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, kw: c.kw, shape: Mask(body), exact: exact}
+	d.lastCall = c
+	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, kw: c.kw, exact: exact}
+	if p.Error {
+		s.shape = Mask(body) // the same failure, whatever its numbers
+		s.loose = s.shape
+	} else {
+		s.shape = MaskResult(body) // numbers a result says stay; loose is made when Persist needs it
+	}
+	s.words = wordSet(s.shape)
 	s.Epoch = d.epoch
 	s.What = words.Clip(key, 100) + " → " + words.Clip(errPrefix(p.Error)+s.shape, 120)
-	fresh := !p.Error && !slices.ContainsFunc(d.steps, func(t Step) bool { return t.Kind == "result" && d.same(t, s) })
+	fresh := !p.Error && !slices.ContainsFunc(d.rwin.s, func(t Step) bool { return d.same(t, s) })
 	d.push(s)
 	d.sinceFS++
 	if fresh {
@@ -61,7 +70,22 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 			out = append(out, f)
 		}
 	}
-	if d.sinceFS >= d.cfg.Wandering && d.sinceFS%d.cfg.Wandering == 0 {
+	if len(out) == 0 {
+		if f, ok := d.persist(res, s); ok {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		if f, ok := d.sameFailure(res, s); ok {
+			out = append(out, f)
+		}
+	}
+	switch {
+	case d.sinceFS >= d.cfg.WanderingAct && d.sinceFS%d.cfg.Wandering == 0:
+		out = append(out, Finding{Check: Wandering, Status: "struggling", Step: d.n, Key: string(Wandering), Tier2Only: true, Confirm: true,
+			Diagnosis: fmt.Sprintf("%d tool results without changing a file (act once tier 2 confirms)", d.sinceFS),
+			Evidence:  evidence(lastN(res, 5), Step{})})
+	case d.sinceFS >= d.cfg.Wandering && d.sinceFS%d.cfg.Wandering == 0:
 		out = append(out, Finding{Check: Wandering, Status: "struggling", Step: d.n, Key: string(Wandering), Tier2Only: true,
 			Diagnosis: fmt.Sprintf("%d tool results without changing a file", d.sinceFS),
 			Evidence:  evidence(lastN(res, 5), Step{})})
@@ -78,33 +102,47 @@ func errPrefix(b bool) string {
 
 // results returns the result steps of the window, oldest first.
 func (d *Detector) results() []Step {
-	out := make([]Step, 0, len(d.steps)/2+1)
-	for _, s := range d.steps {
-		if s.Kind == "result" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return d.rwin.s
 }
 
-// sameCall reports whether two steps are the same call by shape.
+// sameCall reports whether two steps are the same call: the same canonical
+// call, or the same tool with the same words in another order (a flag
+// moved across a path). Numbers, paths and ranges are part of a call's
+// identity: `sed -n 1,40p f` and `sed -n 41,80p f` are two calls.
 func (d *Detector) sameCall(a, b Step) bool {
-	if a.key == b.key {
+	return a.key == b.key || a.Tool == b.Tool && a.kw == b.kw
+}
+
+// keyWords identifies a canonical call's words regardless of their order:
+// the sum of the words' hashes (JSON punctuation and white space separate
+// words), with their count. Two calls with the same words in another order
+// share it; it is computed without allocating.
+func keyWords(key string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	var sum, n uint64
+	h, in := uint64(offset), false
+	for i := 0; i <= len(key); i++ {
+		if i == len(key) || isKeySep(key[i]) {
+			if in {
+				sum += mix(h, 0)
+				n++
+				h, in = offset, false
+			}
+			continue
+		}
+		h = (h ^ uint64(key[i])) * prime
+		in = true
+	}
+	return sum ^ mix(n, 1)
+}
+
+func isKeySep(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '{', '}', '"', ',', ':', '[', ']':
 		return true
 	}
-	if a.Tool != b.Tool {
-		return false
-	}
-	return Similar(a.kw, b.kw, d.cfg.Similarity)
+	return false
 }
-
-// keyWords is a canonical call's masked text with the JSON punctuation
-// split off, so its words compare as the command's words.
-func keyWords(key string) string {
-	return Mask(jsonPunct.Replace(words.Clip(key, 400)))
-}
-
-var jsonPunct = strings.NewReplacer("{", " ", "}", " ", `"`, " ", ",", " ", ":", " ", "[", " ", "]", " ")
 
 // wholeWords joins a result's preview and tail without the words their
 // cuts split: a masked value of another width earlier in the output moves
@@ -134,7 +172,7 @@ func (d *Detector) same(a, b Step) bool {
 	if a.exact == b.exact && a.key == b.key {
 		return true
 	}
-	return d.sameCall(a, b) && Similar(a.shape, b.shape, d.cfg.Similarity)
+	return d.sameCall(a, b) && d.similar(a, b)
 }
 
 func (d *Detector) repeat(res []Step, s Step) (Finding, bool) {
@@ -186,11 +224,12 @@ func (d *Detector) alternation(res []Step) (Finding, bool) {
 	}
 	for i := 2; i < n; i++ {
 		a, b := tail[i], tail[i-2]
-		if a.Epoch != b.Epoch || a.Error != b.Error || !d.sameCall(a, b) || !Similar(a.shape, b.shape, d.cfg.Similarity) {
+		if a.Epoch != b.Epoch || a.Error != b.Error || !d.sameCall(a, b) || !d.similar(a, b) {
 			return Finding{}, false
 		}
 	}
 	last := tail[n-1]
+	tail = slices.Clone(tail)
 	slices.Reverse(tail)
 	return Finding{Check: Alternation, Status: "stuck", Step: last.N, Key: string(Alternation) + " " + tail[0].key + " | " + tail[1].key,
 		Diagnosis: fmt.Sprintf("alternating between two calls with the same results over %d steps: %s / %s", n, words.Clip(tail[1].key, 60), words.Clip(tail[0].key, 60)),

@@ -14,8 +14,10 @@
 package stuck
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -39,6 +41,11 @@ const (
 	NoProgress    Check = "no-progress"    // nothing new for a while, no tool running
 	Runaway       Check = "runaway"        // tokens or cost since the last progress over a limit
 	Wandering     Check = "wandering"      // many distinct steps without changing a file (for tier 2)
+	Persist       Check = "persist"        // the same call N in a row, whatever its noisy result
+	SameFailure   Check = "same-failure"   // the same failure N times, through varying calls or across edits
+	Talk          Check = "talk"           // turns without a tool call, N in a row
+	ModelErrors   Check = "model-errors"   // failed model calls and restarts with no answer between
+	Reask         Check = "reask"          // the same question put to the user again after answers
 )
 
 // Config holds the checks' thresholds. Zero fields take DefaultConfig's.
@@ -57,15 +64,23 @@ type Config struct {
 	NoProgress    time.Duration // default 10m
 	RunawayTokens int64         // tokens since progress, default 300000
 	RunawayUSD    float64       // cost since progress, default 3
-	Wandering     int           // tool results without a file change, default 30
+	Wandering     int           // tool results without a file change (tier 2 only), default 30
+	WanderingAct  int           // ... and actionable once tier 2 confirms, default 60
+	Persist       int           // the same call in a row, results alike under Loose, default 8
+	SameFailure   int           // the same failure, any call, edits between, default 5
+	Talk          int           // turns without a tool call in a row, default 5
+	ModelErrors   int           // failed model calls and restarts without an answer, default 4
+	Reask         int           // times the same question is asked, default 3
 	Similarity    float64       // near-duplicate threshold for masked results, default 0.9
+	Loose         float64       // similarity of fully masked results for Persist, default 0.7
 }
 
 // DefaultConfig returns the default thresholds.
 func DefaultConfig() Config {
 	return Config{Window: 40, Grace: 3, Repeat: 4, Failing: 3, Monologue: 3, Alternation: 6, Dense: 5, DenseOf: 10,
 		ContextErrors: 3, EmptyReplies: 3, Apologies: 3, NoProgress: 10 * time.Minute,
-		RunawayTokens: 300_000, RunawayUSD: 3, Wandering: 30, Similarity: 0.9}
+		RunawayTokens: 300_000, RunawayUSD: 3, Wandering: 30, WanderingAct: 60, Persist: 8, SameFailure: 5,
+		Talk: 5, ModelErrors: 4, Reask: 3, Similarity: 0.9, Loose: 0.7}
 }
 
 func (c Config) withDefaults() Config {
@@ -87,6 +102,15 @@ func (c Config) withDefaults() Config {
 	pick(&c.EmptyReplies, d.EmptyReplies)
 	pick(&c.Apologies, d.Apologies)
 	pick(&c.Wandering, d.Wandering)
+	pick(&c.WanderingAct, d.WanderingAct)
+	pick(&c.Persist, d.Persist)
+	pick(&c.SameFailure, d.SameFailure)
+	pick(&c.Talk, d.Talk)
+	pick(&c.ModelErrors, d.ModelErrors)
+	pick(&c.Reask, d.Reask)
+	if c.Loose <= 0 || c.Loose > 1 {
+		c.Loose = d.Loose
+	}
 	if c.NoProgress <= 0 {
 		c.NoProgress = d.NoProgress
 	}
@@ -99,7 +123,7 @@ func (c Config) withDefaults() Config {
 	if c.Similarity <= 0 || c.Similarity > 1 {
 		c.Similarity = d.Similarity
 	}
-	c.Window = max(c.Window, 2*c.DenseOf, 2*c.Alternation, 2*c.Repeat)
+	c.Window = max(c.Window, 2*c.DenseOf, 2*c.Alternation, 2*c.Repeat, 2*c.Persist, 2*c.SameFailure)
 	return c
 }
 
@@ -119,8 +143,12 @@ type Finding struct {
 	Exact bool `json:"exact,omitempty"`
 	// Tier2Only marks a signal too weak to act on alone: the Watcher asks
 	// its persona instead of nudging.
-	Tier2Only bool             `json:"tier2_only,omitempty"`
-	Evidence  []event.Evidence `json:"evidence"`
+	Tier2Only bool `json:"tier2_only,omitempty"`
+	// Confirm marks a finding to act on once tier 2 agrees (a long read
+	// without change may be a survey before a large write); it is also
+	// Tier2Only, so a Watcher that does not know Confirm asks, never nudges.
+	Confirm  bool             `json:"confirm,omitempty"`
+	Evidence []event.Evidence `json:"evidence"`
 }
 
 // Step is one step of the window, for snapshots.
@@ -130,18 +158,23 @@ type Step struct {
 	Tool  string `json:"tool,omitempty"`
 	What  string `json:"what"`
 	Error bool   `json:"error,omitempty"`
-	// Epoch counts the file changes before this step: steps of different
-	// epochs saw different files.
+	// Epoch names the state of the task's files this step saw: a new
+	// state gets the next number, a return to an earlier state (the same
+	// bytes rewritten, an edit undone) its number again. Steps of
+	// different epochs saw different files.
 	Epoch int `json:"epoch"`
 
-	sorry bool   // a text that apologizes
-	key   string // canonical call (calls and results)
-	kw    string // keyWords(key), computed once
-	shape string // masked text (results and texts)
-	exact string // exact identity (results and texts)
+	sorry bool     // a text that apologizes
+	key   string   // canonical call (calls and results)
+	kw    uint64   // keyWords(key), computed once
+	shape string   // masked text (results: MaskResult, or Mask for errors; texts: Mask)
+	words []uint64 // wordSet(shape)
+	loose string   // fully masked result (Mask), for Persist
+	exact string   // exact identity (results and texts)
 }
 
-// Counters summarize the task since it started or resumed.
+// Counters summarize the task since it started (a resume does not reset
+// them).
 type Counters struct {
 	Steps        int       `json:"steps"`
 	Calls        int       `json:"calls"`
@@ -161,8 +194,18 @@ type Counters struct {
 
 var apology = regexp.MustCompile(`(?i)\b(sorry|apologi[sz]e|apologies|my (mistake|bad)|I was wrong)\b`)
 
+// fileChange is a file changed after step n.
+type fileChange struct {
+	n    int
+	path string
+}
+
 // pendingCall is a tool call waiting for its result.
-type pendingCall struct{ key, kw string }
+type pendingCall struct {
+	key  string
+	kw   uint64
+	args json.RawMessage // kept for the file it may change
+}
 
 // Detector is the window and checks of one task. It is not safe for
 // concurrent use: its owner feeds it in order.
@@ -170,11 +213,14 @@ type Detector struct {
 	cfg  Config
 	root string
 
-	steps   []Step // the window, oldest first
+	steps   []Step // the window, oldest first (win.s)
+	win     window
+	rwin    window // the window's results
 	pending map[string]pendingCall
 	running int // tool calls without a result yet
 
-	n        int // steps since the start or resume
+	n        int // steps since the task started (step numbers)
+	started  int // steps since the last start or resume, for the grace period
 	epoch    int
 	c        Counters
 	sinceFS  int // results since the last file change
@@ -182,6 +228,22 @@ type Detector struct {
 	ctxErrs  int
 	apolog   int
 	turnBusy bool // the turn in flight had text or a call
+	turnCall bool // the turn in flight had a tool call
+	talk     int  // turns in a row without a tool call
+	// tree is what the task's files hold; it outlives Reset (files do not
+	// change while a task is paused). lastCall is the call of the latest
+	// result: the files changed next are its changes.
+	tree     *tree
+	lastCall pendingCall
+	changes  []fileChange // recent file changes, oldest first
+	// modelErrs counts failed model calls and model-failure pauses since a
+	// model call last answered; it outlives Reset, so a loop of failures
+	// and resumes is one loop.
+	modelErrs int
+	modelLog  []string
+	restarts  int      // restarts on its own since the last progress; outlives Reset
+	ran       bool     // the task has been running before
+	questions []string // questions asked, newest last (at most 8)
 	// toolStart is when the tools running now started; busy is the time
 	// tools ran since the last progress, which is not idle time.
 	toolStart time.Time
@@ -192,7 +254,7 @@ type Detector struct {
 // New returns a detector for a task working in root (its worktree, used
 // to make paths relative), started at now.
 func New(cfg Config, root string, now time.Time) *Detector {
-	d := &Detector{cfg: cfg.withDefaults(), root: root}
+	d := &Detector{cfg: cfg.withDefaults(), root: root, tree: newTree(), c: Counters{LastProgress: now}}
 	d.Reset(now)
 	return d
 }
@@ -200,15 +262,21 @@ func New(cfg Config, root string, now time.Time) *Detector {
 // Config returns the thresholds in use.
 func (d *Detector) Config() Config { return d.cfg }
 
-// Reset starts the window afresh: the task started or resumed. Steps from
-// before are not held against it; the grace period starts again.
+// Reset marks a start or a resume (after a pause, an answer, a restart).
+// The window, the files' state and the counters since progress are kept: a
+// loop that spans a pause is still one loop. What restarts is the clock
+// (the time paused is not idle), the turn in flight (calls without a result
+// are dropped) and the grace period of the clock and spend checks.
 func (d *Detector) Reset(now time.Time) {
-	d.steps = d.steps[:0]
-	d.pending = map[string]pendingCall{}
-	d.running, d.n, d.sinceFS, d.empty, d.ctxErrs, d.apolog = 0, 0, 0, 0, 0, 0
+	clear(d.pending)
+	if d.pending == nil {
+		d.pending = map[string]pendingCall{}
+	}
+	d.running, d.started, d.empty = 0, 0, 0
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
-	d.turnBusy = false
-	d.c = Counters{LastProgress: now}
+	d.turnBusy, d.turnCall, d.talk = false, false, 0
+	d.lastCall = pendingCall{}
+	d.c.LastProgress = now
 }
 
 // Counters returns the task's counters.
@@ -227,33 +295,58 @@ func (d *Detector) Observe(e event.Event) []Finding {
 	case event.TaskStatus:
 		if p.To == task.Running {
 			d.Reset(e.Time)
+			// A task started again after failing, or queued again after
+			// running, restarted on its own: a loop of restarts is one
+			// loop, however many windows it spans.
+			restart := p.From == task.Failed || p.From == task.Queued && d.ran
+			d.ran = true
+			if restart {
+				d.restarts++
+				return d.modelError(e.Time, fmt.Sprintf("restarted (%s → running)", p.From))
+			}
 		} else {
 			d.halted = true // waiting, paused or done: its clock stops
 		}
+		if p.To == task.Paused && strings.HasPrefix(p.Reason, "model call failed") {
+			return d.modelError(e.Time, "paused: "+p.Reason)
+		}
 	case event.TurnStarted:
 		d.c.Turns++
-		d.turnBusy = false
+		d.turnBusy, d.turnCall = false, false
 	case event.TurnEnded:
 		// No tool runs between turns: calls an urgent message dropped
 		// never get a result.
 		d.toolsDone(e.Time)
 		clear(d.pending)
+		var out []Finding
+		if d.turnCall {
+			d.talk = 0
+		} else if d.talk++; d.talk >= d.cfg.Talk {
+			out = append(out, Finding{Check: Talk, Status: "stuck", Step: d.n, Key: string(Talk),
+				Diagnosis: fmt.Sprintf("%d turns in a row without a tool call", d.talk),
+				Evidence:  d.lastTexts(d.talk, func(Step) bool { return true })})
+			if len(out[0].Evidence) == 0 {
+				out[0].Evidence = []event.Evidence{{Step: d.n, Kind: "text", What: fmt.Sprintf("turn %d: no tool call (%s)", p.Turn, p.StopReason)}}
+			}
+		}
 		if d.turnBusy {
 			d.empty = 0
-			return nil
+			return out
 		}
 		d.empty++
 		if d.empty >= d.cfg.EmptyReplies {
-			return []Finding{{Check: EmptyReplies, Status: "stuck", Step: d.n, Key: string(EmptyReplies),
+			out = append(out, Finding{Check: EmptyReplies, Status: "stuck", Step: d.n, Key: string(EmptyReplies),
 				Diagnosis: fmt.Sprintf("%d replies in a row with no text and no tool call", d.empty),
-				Evidence:  []event.Evidence{{Step: d.n, Kind: "text", What: fmt.Sprintf("turn %d: empty reply (%s)", p.Turn, p.StopReason)}}}}
+				Evidence:  []event.Evidence{{Step: d.n, Kind: "text", What: fmt.Sprintf("turn %d: empty reply (%s)", p.Turn, p.StopReason)}}})
 		}
+		return out
 	case event.Text:
 		d.turnBusy = true
 		return d.text(e, p)
 	case event.ToolCall:
-		d.turnBusy = true
+		d.turnBusy, d.turnCall = true, true
 		d.n++
+		d.started++
 		d.c.Steps++
 		d.c.Calls++
 		if d.running == 0 {
@@ -261,23 +354,42 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		}
 		d.running++
 		key := CanonicalCall(p.Name, p.Args, d.root)
-		c := pendingCall{key: key, kw: keyWords(key)}
+		c := pendingCall{key: key, kw: keyWords(key), args: p.Args}
 		d.pending[p.CallID] = c
 		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: words.Clip(key, 160), key: key, kw: c.kw})
 	case event.ToolResult:
 		return d.result(e, p)
 	case event.FileChanged:
-		d.epoch++
 		d.c.FileChanges++
-		d.sinceFS = 0
-		d.progress(e.Time)
+		var args json.RawMessage
+		if d.lastCall.key != "" && strings.HasPrefix(d.lastCall.key, p.Tool+" ") {
+			args = d.lastCall.args
+		}
+		path := canonPath(p.Path, d.root)
+		epoch, fresh := d.tree.change(path, p.Op, args)
+		d.epoch = epoch
+		d.changes = append(d.changes, fileChange{n: d.n, path: path})
+		if len(d.changes) > 2*d.cfg.Window {
+			d.changes = append(d.changes[:0], d.changes[len(d.changes)-d.cfg.Window:]...)
+		}
+		if fresh {
+			d.sinceFS = 0
+			d.progress(e.Time)
+		}
+	case event.NeedsInput:
+		d.talk = 0 // asking the user is not talking to oneself
+		return d.ask(p)
 	case event.Usage:
+		d.modelErrs = 0 // a model call answered
+		if d.restarts == 0 {
+			d.modelLog = d.modelLog[:0]
+		}
 		d.c.TokensSinceProgress += p.InputTokens + p.OutputTokens
 		d.c.USDSinceProgress += p.CostUSD
 		return d.spend()
 	case event.ModelError:
 		if p.Class != "context_too_long" {
-			return nil
+			return d.modelError(e.Time, p.Class+": "+p.Message)
 		}
 		d.ctxErrs++
 		if d.ctxErrs >= d.cfg.ContextErrors {
@@ -292,7 +404,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 // Tick runs the clock checks at now: no progress for too long while no
 // tool runs, and spending since progress.
 func (d *Detector) Tick(now time.Time) []Finding {
-	if d.halted || d.n < d.cfg.Grace || d.running > 0 {
+	if d.halted || d.started < d.cfg.Grace || d.running > 0 {
 		return nil
 	}
 	if idle := now.Sub(d.c.LastProgress) - d.busy; idle >= d.cfg.NoProgress {
@@ -303,14 +415,50 @@ func (d *Detector) Tick(now time.Time) []Finding {
 	return nil
 }
 
+// push appends a step to the window, dropping the oldest when it is full;
+// the results' window follows.
 func (d *Detector) push(s Step) {
 	s.Epoch = d.epoch
-	if len(d.steps) == d.cfg.Window {
-		copy(d.steps, d.steps[1:])
-		d.steps = d.steps[:len(d.steps)-1]
+	if old, ok := d.win.push(s, d.cfg.Window); ok && old.Kind == "result" {
+		d.rwin.dropFront()
 	}
-	d.steps = append(d.steps, s)
+	if s.Kind == "result" {
+		d.rwin.push(s, d.cfg.Window)
+	}
+	d.steps = d.win.s
 }
+
+// window is a queue of steps, oldest first: a view of a buffer twice its
+// size, so dropping the oldest step moves the view and the steps are copied
+// back to the buffer's start only once per size pushes.
+type window struct{ buf, s []Step }
+
+// push appends st, dropping and returning the oldest step when n are held.
+func (w *window) push(st Step, n int) (old Step, dropped bool) {
+	if w.buf == nil {
+		w.buf = make([]Step, 0, 2*n)
+		w.s = w.buf[:0]
+	}
+	if len(w.s) >= n {
+		old, dropped = w.s[0], true
+		w.s = w.s[1:]
+	}
+	if len(w.s) == cap(w.s) {
+		k := copy(w.buf[:cap(w.buf)], w.s)
+		clear(w.buf[k:cap(w.buf)]) // let the dropped steps' strings go
+		w.s = w.buf[:k]
+	}
+	w.s = append(w.s, st)
+	return old, dropped
+}
+
+func (w *window) dropFront() {
+	if len(w.s) > 0 {
+		w.s = w.s[1:]
+	}
+}
+
+func (w *window) reset() { w.s = w.buf[:0] }
 
 // toolsDone ends the time tools were running at now.
 func (d *Detector) toolsDone(now time.Time) {
@@ -330,10 +478,14 @@ func (d *Detector) progress(now time.Time) {
 	d.c.StepsSinceProgress = 0
 	d.c.TokensSinceProgress, d.c.USDSinceProgress = 0, 0
 	d.ctxErrs, d.apolog = 0, 0
+	d.restarts = 0
+	if d.modelErrs == 0 {
+		d.modelLog = d.modelLog[:0]
+	}
 }
 
 func (d *Detector) spend() []Finding {
-	if d.n < d.cfg.Grace {
+	if d.started < d.cfg.Grace {
 		return nil
 	}
 	c := d.c
@@ -350,11 +502,12 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 		return nil
 	}
 	d.n++
+	d.started++
 	d.c.Steps++
 	d.c.StepsSinceProgress++
 	shape := Mask(words.Clip(p.Text, 600))
-	s := Step{N: d.n, Kind: "text", What: words.Clip(words.OneLine(p.Text), 160), shape: shape, exact: event.ContentHash(p.Text),
-		sorry: apology.MatchString(p.Text)}
+	s := Step{N: d.n, Kind: "text", What: words.Clip(words.OneLine(p.Text), 160), shape: shape, words: wordSet(shape),
+		exact: event.ContentHash(p.Text), sorry: apology.MatchString(p.Text)}
 	d.push(s)
 	var out []Finding
 	if s.sorry {
@@ -370,7 +523,7 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 	exact := true
 	for i := len(d.steps) - 2; i >= 0 && len(run) < d.cfg.Monologue; i-- {
 		t := d.steps[i]
-		if t.Kind != "text" || !Similar(t.shape, shape, d.cfg.Similarity) {
+		if t.Kind != "text" || !d.similar(t, s) {
 			break
 		}
 		exact = exact && t.exact == s.exact
@@ -392,4 +545,17 @@ func (d *Detector) lastTexts(n int, ok func(Step) bool) []event.Evidence {
 		}
 	}
 	return evidence(run, Step{})
+}
+
+// similar reports whether two steps' shapes are near-duplicates (Similar,
+// over the word sets computed when the steps were made).
+func (d *Detector) similar(a, b Step) bool {
+	if a.shape == b.shape {
+		return true
+	}
+	t := d.cfg.Similarity
+	if t >= 1 || a.shape == "" || b.shape == "" || !closeLengths(len(a.shape), len(b.shape), t) {
+		return false
+	}
+	return similarSets(a.words, b.words, t)
 }
