@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/neuraphage/neuraphage-go/internal/agent/tool"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -321,6 +323,33 @@ default:
 	}
 	if n := len(h.srv.Requests()); n != 7 {
 		t.Errorf("%d requests, want 7 (3 turns + 4 faults)", n)
+	}
+}
+
+// Each retry of a model call is an observation: which attempt comes next,
+// of how many, and why the last one failed.
+func TestModelRetriesObserved(t *testing.T) {
+	h := newHarness(t, `
+default:
+  steps:
+    - tool_calls: [{name: complete_task, input: {summary: done}}]
+      fault: {kind: server_error, times: 2}
+`)
+	if out := h.run(context.Background()); out.Status != engine.Completed {
+		t.Fatalf("outcome = %+v", out)
+	}
+	var got []event.ModelRetry
+	h.host.mu.Lock()
+	for _, p := range h.host.events {
+		if r, ok := p.(event.ModelRetry); ok {
+			r.Message, r.WaitMs = "", 0
+			got = append(got, r)
+		}
+	}
+	h.host.mu.Unlock()
+	want := []event.ModelRetry{{Turn: 1, Attempt: 2, MaxAttempts: 4, Class: "server"}, {Turn: 1, Attempt: 3, MaxAttempts: 4, Class: "server"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("retries (-want +got):\n%s", diff)
 	}
 }
 
