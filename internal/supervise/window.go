@@ -127,8 +127,17 @@ func (w *Watcher) rebuild(ctx context.Context, t task.Task) *watched {
 	wt.d = stuck.New(w.cfg.Stuck, t.Worktree, evs[0].Time)
 	wt.lastProgress = evs[0].Time
 	wt.running, wt.halt = true, time.Time{}
+	prev := evs[0].Time
 	for _, e := range evs {
+		wasRunning := wt.running
 		wt.apply(e)
+		if wasRunning && !wt.running && prev.Before(wt.halt) {
+			// The task stopped at its last observation at the latest: a
+			// daemon that died is recovered (running → queued) only at its
+			// next start, and the time between is not the task's.
+			wt.halt = prev
+		}
+		prev = e.Time
 		wt.replayedTo = e.ID
 	}
 	last := evs[len(evs)-1].Time

@@ -170,3 +170,34 @@ func TestTimeNotRunningIsNotIdleTime(t *testing.T) {
 		}
 	})
 }
+
+// A daemon that died while its task ran recovers the task (running →
+// queued) only at its next start: the time it was down is not the task's
+// idle time either.
+func TestCrashGapIsNotIdleTime(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		cfg := baseConfig()
+		h := start(t, true, cfg, nil)
+		a := h.task("t-crash", nil)
+		a.status(task.Running)
+		for i := range 4 {
+			a.edit("a.go", string(rune('a'+i)))
+		}
+		if err := h.stop(); err != nil { // the daemon dies
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Hour)
+		a.status(task.Queued) // recovered at the next start
+		h = h.restart(cfg, a)
+		a.status(task.Running)
+		time.Sleep(2 * cfg.Interval)
+		synctest.Wait()
+		if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
+			t.Errorf("nudged after a crash: %+v", got)
+		}
+		if hl, _ := h.w.Health(a.id); hl.Status != "healthy" || hl.Steps != 8 {
+			t.Errorf("health = %+v", hl)
+		}
+	})
+}
