@@ -88,7 +88,7 @@ func (w *Watcher) recover(ctx context.Context, wt *watched) {
 
 // tick runs the clock checks on one task and the periodic tier-2 look.
 func (w *Watcher) tick(ctx context.Context, wt *watched, now time.Time) {
-	fs := wt.d.Tick(now.Add(-wt.offset))
+	fs := wt.d.Tick(wt.clock(now))
 	for _, f := range fs {
 		w.st.Tier1[string(f.Check)]++
 	}

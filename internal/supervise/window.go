@@ -17,7 +17,9 @@ import (
 // resume); instead the Watcher runs it on the task's own clock, which
 // stops while the task does not run: every time given to the detector is
 // the real time less the time spent not running (watched.offset), so a
-// long pause is not "no progress".
+// long pause is not "no progress". The clock also stops while a model call
+// is being retried: a model service that fails is shown in health as
+// such, and its outage is not the task's lack of progress.
 
 // replayLimit bounds the observations replayed into a window at start.
 const replayLimit = 2000
@@ -52,9 +54,21 @@ func (wt *watched) apply(e event.Event) []stuck.Finding {
 				m.lastErr += ": " + p.Message
 			}
 		}
+		if wt.running && wt.halt.IsZero() {
+			// The model service is failing: the task's clock stops until
+			// the call ends (a provider's outage is not the task's lack
+			// of progress; health shows it).
+			wt.halt = e.Time
+		}
 	case event.Text, event.ToolCall, event.Usage, event.TurnEnded, event.ModelError, event.Interrupted,
 		event.NeedsInput, event.Completed, event.Failed:
-		wt.model = nil // the call answered, failed, or was cut short
+		// The call answered, failed, or was cut short; a clock stopped by
+		// its retries goes on.
+		if wt.running && !wt.halt.IsZero() {
+			wt.offset += max(0, e.Time.Sub(wt.halt))
+			wt.halt = time.Time{}
+		}
+		wt.model = nil
 	}
 	before := wt.d.Counters().Progress
 	fs := wt.d.Observe(wt.onClock(e))
@@ -62,6 +76,14 @@ func (wt *watched) apply(e event.Event) []stuck.Finding {
 		wt.lastProgress = e.Time
 	}
 	return fs
+}
+
+// clock returns now on the task's clock: stopped at halt while it is set.
+func (wt *watched) clock(now time.Time) time.Time {
+	if !wt.halt.IsZero() && wt.halt.Before(now) {
+		now = wt.halt
+	}
+	return now.Add(-wt.offset)
 }
 
 // onClock returns e with its time on the task's clock.

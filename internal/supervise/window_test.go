@@ -201,3 +201,38 @@ func TestCrashGapIsNotIdleTime(t *testing.T) {
 		}
 	})
 }
+
+// A model service that keeps failing (retry after retry for longer than
+// the no-progress limit) is not the task's lack of progress: no nudge while
+// it lasts, nor once the reply comes.
+func TestRetriedModelCallIsNotIdleTime(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		cfg := baseConfig()
+		h := start(t, true, cfg, nil)
+		a := h.task("t-outage", nil)
+		a.status(task.Running)
+		for i := range 4 {
+			a.edit("a.go", string(rune('a'+i)))
+		}
+		a.h.pub(a.id, event.TurnStarted{Turn: 9, Engine: "native"})
+		time.Sleep(30 * time.Second)
+		for n := 2; n <= 5; n++ {
+			a.h.pub(a.id, event.ModelRetry{Turn: 9, Attempt: n, MaxAttempts: 5, Class: "timeout"})
+			time.Sleep(5 * time.Minute)
+		}
+		synctest.Wait()
+		if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
+			t.Fatalf("nudged during the outage: %+v", got)
+		}
+		if hl, _ := h.w.Health(a.id); hl.Model == nil || hl.Model.Attempt != 5 || hl.Activity != "waiting on model 20m30s, attempt 5 of 5" {
+			t.Fatalf("health during the outage = %+v (model %+v)", hl, hl.Model)
+		}
+		a.h.pub(a.id, event.Usage{Turn: 9, InputTokens: 10})
+		time.Sleep(2 * cfg.Interval)
+		synctest.Wait()
+		if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
+			t.Errorf("nudged after the outage: %+v", got)
+		}
+	})
+}
