@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/neuraphage/neuraphage-go/internal/agent/tool"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -324,6 +326,33 @@ default:
 	}
 }
 
+// Each retry of a model call is an observation: which attempt comes next,
+// of how many, and why the last one failed.
+func TestModelRetriesObserved(t *testing.T) {
+	h := newHarness(t, `
+default:
+  steps:
+    - tool_calls: [{name: complete_task, input: {summary: done}}]
+      fault: {kind: server_error, times: 2}
+`)
+	if out := h.run(context.Background()); out.Status != engine.Completed {
+		t.Fatalf("outcome = %+v", out)
+	}
+	var got []event.ModelRetry
+	h.host.mu.Lock()
+	for _, p := range h.host.events {
+		if r, ok := p.(event.ModelRetry); ok {
+			r.Message, r.WaitMs = "", 0
+			got = append(got, r)
+		}
+	}
+	h.host.mu.Unlock()
+	want := []event.ModelRetry{{Turn: 1, Attempt: 2, MaxAttempts: 4, Class: "server"}, {Turn: 1, Attempt: 3, MaxAttempts: 4, Class: "server"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("retries (-want +got):\n%s", diff)
+	}
+}
+
 func TestMaxTokensContinuesTheTurn(t *testing.T) {
 	h := newHarness(t, `
 default:
@@ -501,5 +530,44 @@ default:
 	msgs := h.host.conversation()
 	if last := msgs[len(msgs)-1]; last.Role != llm.RoleUser || last.Parts[0].ToolResult == nil {
 		t.Errorf("the stopped call has no stored result: %+v", last)
+	}
+}
+
+// A model server that stops answering mid-stream: each stalled attempt
+// ends at the stream's idle timeout and is retried; every retry is an
+// observation, after the turn's start and before its reply.
+func TestStalledModelCallRetriesObserved(t *testing.T) {
+	h := newHarness(t, `
+default:
+  steps:
+    - tool_calls: [{name: complete_task, input: {summary: done}}]
+      fault: {kind: stall, times: 2}
+`)
+	base, err := anthropic.New(anthropic.Options{BaseURL: h.srv.URL(), APIKey: "test", Model: "claude-sonnet-4-5", IdleTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := retry.New(base, retry.Policy{MaxAttempts: 5, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
+		retry.Options{Sleep: func(context.Context, time.Duration) error { return nil }})
+	h.opts.Model = func(task.Task) (llm.Client, string, error) { return client, "claude-sonnet-4-5", nil }
+	if out := h.run(context.Background()); out.Status != engine.Completed {
+		t.Fatalf("outcome = %+v", out)
+	}
+	var order []string
+	h.host.mu.Lock()
+	for _, p := range h.host.events {
+		switch p := p.(type) {
+		case event.TurnStarted:
+			order = append(order, "started")
+		case event.ModelRetry:
+			order = append(order, fmt.Sprintf("retry %d of %d (%s)", p.Attempt, p.MaxAttempts, p.Class))
+		case event.Usage:
+			order = append(order, "reply")
+		}
+	}
+	h.host.mu.Unlock()
+	want := []string{"started", "retry 2 of 5 (timeout)", "retry 3 of 5 (timeout)", "reply"}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("observations (-want +got):\n%s", diff)
 	}
 }

@@ -282,7 +282,17 @@ func (l *loop) call(ctx context.Context) (resp *llm.Response, interrupted bool, 
 		}
 	})
 	turn := l.turn
-	resp, err = l.client.Stream(callCtx, req, func(ev llm.Event) {
+	// The retry layer tells of each retry; the Watcher shows the call as
+	// retrying (its attempt, the last error) instead of a silent wait.
+	obsCtx := llm.WithRetryObserver(callCtx, func(n llm.RetryNotice) {
+		msg := ""
+		if n.Err != nil {
+			msg = preview(n.Err.Error())
+		}
+		l.h.Emit(event.ModelRetry{Turn: turn, Attempt: n.Attempt + 1, MaxAttempts: n.MaxAttempts,
+			Class: llm.ClassOf(n.Err).String(), Message: msg, WaitMs: n.Wait.Milliseconds()})
+	})
+	resp, err = l.client.Stream(obsCtx, req, func(ev llm.Event) {
 		switch ev.Kind {
 		case llm.EventText:
 			l.h.Emit(event.TextDelta{Turn: turn, Text: ev.Text})

@@ -10,27 +10,52 @@ import (
 // TaskHealth is the Watcher's view of one task (GET /v1/supervision/health).
 type TaskHealth struct {
 	TaskID task.ID `json:"task_id"`
-	// Status is healthy, struggling, stuck or runaway; unknown for a task
-	// the Watcher has not seen run; unsupervised for a task created with
-	// --no-supervision.
-	Status     string  `json:"status"`
-	Confidence float64 `json:"confidence"`
-	Diagnosis  string  `json:"diagnosis,omitempty"`
-	Check      string  `json:"check,omitempty"`
-	Tier       int     `json:"tier,omitempty"`
+	// State is the task's status as the Watcher last saw it (running,
+	// paused, waiting, queued).
+	State string `json:"state,omitempty"`
+	// Status is healthy, struggling, stuck or runaway for a running task;
+	// for a task not running, its state (paused, waiting, queued), with no
+	// score. Unknown for a task the Watcher has not seen; unsupervised for
+	// a task created with --no-supervision.
+	Status string `json:"status"`
+	// Activity says in words what the task waits on: "waiting on model
+	// 95 s, attempt 2 of 5", "paused", "waiting for input", "queued".
+	Activity string `json:"activity,omitempty"`
+	// Model is the model call in progress, absent when none.
+	Model      *ModelCall `json:"model,omitempty"`
+	Confidence float64    `json:"confidence"`
+	Diagnosis  string     `json:"diagnosis,omitempty"`
+	Check      string     `json:"check,omitempty"`
+	Tier       int        `json:"tier,omitempty"`
 	// Ladder is the intervention step reached: none, hint, warning,
 	// critical, escalated, paused or aborted.
 	Ladder string `json:"ladder"`
 	// Unheeded counts nudges that no progress followed.
 	Unheeded  int       `json:"unheeded"`
 	LastCheck time.Time `json:"last_check,omitzero"`
-	// The window's counters since the task started or resumed.
+	// The window's counters (the window spans pauses, answers and
+	// daemon restarts).
 	Steps               int              `json:"steps"`
 	StepsSinceProgress  int              `json:"steps_since_progress"`
 	TokensSinceProgress int64            `json:"tokens_since_progress"`
 	USDSinceProgress    float64          `json:"usd_since_progress"`
 	LastProgress        time.Time        `json:"last_progress,omitzero"`
 	Evidence            []event.Evidence `json:"evidence,omitempty"`
+}
+
+// ModelCall is a model call in progress: waiting for its reply, or
+// retried after failed attempts.
+type ModelCall struct {
+	Turn int `json:"turn"`
+	// Since is when its first attempt started; WaitingSecs how long ago.
+	Since       time.Time `json:"since"`
+	WaitingSecs float64   `json:"waiting_secs"`
+	// Attempt is the attempt in progress (1 until a retry); MaxAttempts is
+	// known once the call has been retried.
+	Attempt     int `json:"attempt"`
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// LastError is why the last attempt failed.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // SupervisionStats are the Watcher's counters since the daemon started

@@ -23,11 +23,14 @@ func (a *app) newHealthCmd() *cobra.Command {
 		Use:   "health [ID]",
 		Short: "Show how the Watcher sees the running tasks",
 		Long: `Health shows the Watcher's view of every task it watches: its status
-(healthy, struggling, stuck, runaway; unknown before the Watcher saw it run;
-unsupervised for a task created with --no-supervision), how sure it is, the
-step of the intervention ladder reached (none, hint, warning, critical,
-escalated, paused, aborted), how many nudges went unheeded, when it last looked,
-and the check and diagnosis behind the status.
+(healthy, struggling, stuck, runaway for a running task; paused, waiting or
+queued for a task not running, which has no score; unknown before the Watcher
+saw it; unsupervised for a task created with --no-supervision), what it waits
+on (a model call with its age and attempt: "waiting on model 95 s, attempt 2
+of 5"), how sure the Watcher is, the step of the intervention ladder reached
+(none, hint, warning, critical, escalated, paused, aborted), how many nudges
+went unheeded, when it last looked, and the check and diagnosis behind the
+status.
 
 With an ID, one task in detail: its counters since its last progress and the
 steps of its run that the diagnosis rests on (the evidence).`,
@@ -81,21 +84,53 @@ func writeHealthTable(out io.Writer, hs []api.TaskHealth, now time.Time) {
 		return
 	}
 	tw := newTable(out)
-	fmt.Fprintln(tw, "TASK\tSTATUS\tCONFIDENCE\tLADDER\tUNHEEDED\tLAST CHECK\tCHECK\tDIAGNOSIS")
+	fmt.Fprintln(tw, "TASK\tSTATUS\tCONFIDENCE\tACTIVITY\tLADDER\tUNHEEDED\tLAST CHECK\tCHECK\tDIAGNOSIS")
 	for _, h := range hs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.TaskID, dash(h.Status), confidence(h), dash(h.Ladder), h.Unheeded,
-			ageOf(now, &h.LastCheck), dash(h.Check), dash(truncate(h.Diagnosis, 70)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.TaskID, dash(h.Status), confidence(h), dash(activity(h)), dash(h.Ladder),
+			h.Unheeded, ageOf(now, &h.LastCheck), dash(h.Check), dash(truncate(h.Diagnosis, 70)))
 	}
 	tw.Flush()
 }
 
 // confidence renders how sure the Watcher is; "-" for a task it does not
-// judge.
+// judge (not running, unsupervised, unknown) or has not judged yet.
 func confidence(h api.TaskHealth) string {
-	if h.Confidence == 0 && (h.Status == "unknown" || h.Status == "unsupervised" || h.Status == "") {
-		return "-"
+	switch h.Status {
+	case "healthy", "struggling", "stuck", "runaway":
+		if h.Confidence == 0 && h.Tier == 0 {
+			return "-" // not judged yet
+		}
+		return fmt.Sprintf("%.2f", h.Confidence)
 	}
-	return fmt.Sprintf("%.2f", h.Confidence)
+	return "-"
+}
+
+// activity says what a task waits on: its model call, with how long and
+// which attempt ("waiting on model 95 s, attempt 2 of 5"), or its state
+// when it does not run ("paused").
+func activity(h api.TaskHealth) string {
+	m := h.Model
+	if m == nil {
+		return h.Activity
+	}
+	s := "waiting on model " + waited(m.WaitingSecs)
+	switch {
+	case m.MaxAttempts > 0:
+		s += fmt.Sprintf(", attempt %d of %d", m.Attempt, m.MaxAttempts)
+	case m.Attempt > 1:
+		s += fmt.Sprintf(", attempt %d", m.Attempt)
+	}
+	return s
+}
+
+// waited renders a wait in seconds: "95 s" under ten minutes, "12m30s"
+// after.
+func waited(secs float64) string {
+	d := time.Duration(secs * float64(time.Second)).Round(time.Second)
+	if d < 10*time.Minute {
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	}
+	return d.String()
 }
 
 // writeTaskHealth renders one task's health in full.
@@ -114,6 +149,12 @@ func writeTaskHealth(out io.Writer, h api.TaskHealth, now time.Time, loc *time.L
 		status += " (" + strings.Join(about, ", ") + ")"
 	}
 	row("status", status)
+	if a := activity(h); a != "" {
+		row("activity", a)
+	}
+	if m := h.Model; m != nil && m.LastError != "" {
+		row("model error", words.OneLine(m.LastError)+" (the last attempt's)")
+	}
 	if h.Check != "" {
 		row("check", h.Check)
 	}

@@ -20,6 +20,11 @@ func sampleHealth(now time.Time) []api.TaskHealth {
 			TokensSinceProgress: 34_200, USDSinceProgress: 0.1234, LastProgress: now.Add(-3 * time.Minute), Evidence: loopEvidence},
 		{TaskID: "t-7abcd", Status: "healthy", Confidence: 1, Ladder: "none", LastCheck: now.Add(-5 * time.Second), Steps: 30},
 		{TaskID: "t-9wxyz", Status: "unsupervised", Ladder: "none"},
+		{TaskID: "t-m0de1", State: "running", Status: "healthy", Ladder: "none", LastCheck: now.Add(-95 * time.Second), Steps: 4,
+			Model: &api.ModelCall{Turn: 3, Since: now.Add(-95 * time.Second), WaitingSecs: 95, Attempt: 2, MaxAttempts: 5,
+				LastError: "timeout: stream idle timeout"}},
+		{TaskID: "t-p4use", State: "paused", Status: "paused", Activity: "paused", Ladder: "none", LastCheck: now.Add(-time.Hour), Steps: 9},
+		{TaskID: "t-q0eue", State: "queued", Status: "queued", Activity: "queued", Ladder: "none"},
 	}
 }
 
@@ -27,10 +32,13 @@ func TestHealthTable(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
 	writeHealthTable(&b, sampleHealth(t0), t0)
-	want := `TASK     STATUS        CONFIDENCE  LADDER   UNHEEDED  LAST CHECK  CHECK    DIAGNOSIS
-t-4k2x9  stuck         0.90        warning  1         1m          failing  the same call failed 3 times in a row with nothing changed in between…
-t-7abcd  healthy       1.00        none     0         5s          -        -
-t-9wxyz  unsupervised  -           none     0         -           -        -
+	want := `TASK     STATUS        CONFIDENCE  ACTIVITY                               LADDER   UNHEEDED  LAST CHECK  CHECK    DIAGNOSIS
+t-4k2x9  stuck         0.90        -                                      warning  1         1m          failing  the same call failed 3 times in a row with nothing changed in between…
+t-7abcd  healthy       1.00        -                                      none     0         5s          -        -
+t-9wxyz  unsupervised  -           -                                      none     0         -           -        -
+t-m0de1  healthy       -           waiting on model 95 s, attempt 2 of 5  none     0         1m          -        -
+t-p4use  paused        -           paused                                 none     0         1h          -        -
+t-q0eue  queued        -           queued                                 none     0         -           -        -
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
@@ -65,6 +73,27 @@ evidence:
 	}
 }
 
+// A task waiting on its model shows the wait, its attempt and the last
+// attempt's error.
+func TestTaskHealthWaitingOnModel(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	writeTaskHealth(&b, sampleHealth(t0)[3], t0, time.UTC)
+	want := `task:        t-m0de1
+status:      healthy
+activity:    waiting on model 95 s, attempt 2 of 5
+model error: timeout: stream idle timeout (the last attempt's)
+ladder:      none
+last check:  08:58:25 (1m ago)
+steps:       4, 0 since the last progress
+spent:       0 tokens, $0.0000 since the last progress
+progress:    last -
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("detail (-want +got):\n%s", diff)
+	}
+}
+
 func TestHealthCommand(t *testing.T) {
 	t.Parallel()
 	queries := make(chan string, 8)
@@ -86,7 +115,7 @@ func TestHealthCommand(t *testing.T) {
 		},
 	})
 	code, out, errOut := runCLI(t, home, "", "health")
-	if code != ExitOK || !strings.HasPrefix(out, "TASK     STATUS") || strings.Count(out, "\n") != 4 {
+	if code != ExitOK || !strings.HasPrefix(out, "TASK     STATUS") || strings.Count(out, "\n") != 7 {
 		t.Errorf("table: exit %d, stderr %q:\n%s", code, errOut, out)
 	}
 	if q := <-queries; q != "" {
@@ -106,7 +135,9 @@ func TestHealthCommand(t *testing.T) {
 
 	code, out, _ = runCLI(t, home, "", "health", "--json")
 	var all []api.TaskHealth
-	if err := json.Unmarshal([]byte(out), &all); code != ExitOK || err != nil || len(all) != 3 || all[2].Status != "unsupervised" {
+	if err := json.Unmarshal([]byte(out), &all); code != ExitOK || err != nil || len(all) != 6 || all[2].Status != "unsupervised" ||
+		!strings.Contains(out, `"model": {`) || !strings.Contains(out, `"waiting_secs": 95`) || !strings.Contains(out, `"max_attempts": 5`) ||
+		!strings.Contains(out, `"state": "paused"`) || !strings.Contains(out, `"activity": "queued"`) {
 		t.Errorf("--json: exit %d, %v:\n%s", code, err, out)
 	}
 	<-queries

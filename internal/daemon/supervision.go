@@ -71,8 +71,9 @@ type supervision struct {
 	st store.Store
 }
 
-// Health implements server.Supervision. A task the Watcher does not
-// watch now (not running since the daemon started) is "unknown".
+// Health implements server.Supervision. A queued task the Watcher has no
+// window for (it has not run yet) shows as queued; any other task it does
+// not watch (finished, or merging) is "unknown".
 func (s supervision) Health(ctx context.Context, ref string) ([]supervise.Health, error) {
 	if ref == "" {
 		hs := s.w.HealthAll()
@@ -90,7 +91,11 @@ func (s supervision) Health(ctx context.Context, ref string) ([]supervise.Health
 	if err != nil {
 		return nil, err
 	}
-	h := supervise.Health{TaskID: id, Status: "unknown", Ladder: "none", Diagnosis: "not watched: the task is " + string(t.Status)}
+	h := supervise.Health{TaskID: id, State: string(t.Status), Status: "unknown", Ladder: "none", Diagnosis: "not watched: the task is " + string(t.Status)}
+	if t.Status == task.Queued {
+		// Not run yet: its state, not a score.
+		h.Status, h.Activity, h.Diagnosis = string(t.Status), "queued", ""
+	}
 	if t.NoSupervision {
 		h.Status, h.Diagnosis = "unsupervised", "created with --no-supervision"
 	}

@@ -32,10 +32,13 @@ const (
 	KindInterrupted Kind = "agent.interrupted"
 	KindLearning    Kind = "agent.learning"
 	KindModelError  Kind = "agent.model_error"
+	KindModelRetry  Kind = "agent.model.retry"
 )
 
 // TurnStarted: the engine begins turn Turn (a model call, or a CLI agent's
-// reply to one input).
+// reply to one input). The native engine emits it as its model call starts,
+// so a turn started with no reply yet (no Text, ToolCall or Usage of the
+// turn) is a model call in progress.
 type TurnStarted struct {
 	Turn   int    `json:"turn"`
 	Engine string `json:"engine"`
@@ -230,6 +233,24 @@ type ModelError struct {
 // EventKind implements Payload.
 func (ModelError) EventKind() Kind { return KindModelError }
 
+// ModelRetry: the model call of turn Turn failed and is being tried again
+// (the retry layer's backoff). Attempt is the attempt about to start (2 for
+// the first retry) of at most MaxAttempts; WaitMs is the backoff before it;
+// Class and Message say why the last attempt failed. It is logged: retries
+// are rare, and a loop of failed model calls must be visible after a
+// restart too.
+type ModelRetry struct {
+	Turn        int    `json:"turn"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	Class       string `json:"class"`
+	Message     string `json:"message,omitempty"`
+	WaitMs      int64  `json:"wait_ms"`
+}
+
+// EventKind implements Payload.
+func (ModelRetry) EventKind() Kind { return KindModelRetry }
+
 // observationPayload returns a zero payload for the observation kinds.
 func observationPayload(k Kind) any {
 	switch k {
@@ -263,6 +284,8 @@ func observationPayload(k Kind) any {
 		return &Learning{}
 	case KindModelError:
 		return &ModelError{}
+	case KindModelRetry:
+		return &ModelRetry{}
 	}
 	return nil
 }
@@ -299,6 +322,8 @@ func derefObservation(p any) (Payload, bool) {
 	case *Learning:
 		return *v, true
 	case *ModelError:
+		return *v, true
+	case *ModelRetry:
 		return *v, true
 	}
 	return nil, false

@@ -26,6 +26,8 @@ func TestObservationsRoundTrip(t *testing.T) {
 		Delivered{Turn: 2, InjectionIDs: []int64{4}, Kinds: []string{"nudge"}, LatencyMs: []int64{9}},
 		Interrupted{Turn: 2, Dropped: []string{"model call"}},
 		Learning{Turn: 2, LearningID: 1, Summary: "s", Tags: []string{"a"}},
+		ModelError{Turn: 2, Class: "context_too_long", Message: "m"},
+		ModelRetry{Turn: 2, Attempt: 2, MaxAttempts: 5, Class: "timeout", Message: "stream idle", WaitMs: 1500},
 		TaskMessage{InjectionID: 4, Source: "watcher", Kind: "nudge", Attrs: map[string]string{"severity": "high"}, Urgent: true, Text: "t"},
 	}
 	for _, p := range payloads {

@@ -13,7 +13,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
-	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
@@ -47,13 +46,13 @@ func severity(n int) rung {
 
 // step feeds one event to the task's window and acts on what it finds.
 func (w *Watcher) step(ctx context.Context, wt *watched, e event.Event) {
-	fs := wt.d.Observe(e)
+	fs := wt.apply(e)
 	switch p := e.Payload.(type) {
 	case event.TaskStatus:
-		wt.running = p.To == task.Running
 		if wt.running {
-			// Started or resumed (by its user, after a pause): a fresh
-			// window and a fresh ladder; an escalation stays.
+			// Started or resumed (by its user, after a pause, or with an
+			// answer): a fresh ladder, the same window (a loop that spans
+			// the pause is still one loop); an escalation stays.
 			wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
 			wt.finding, wt.status, wt.diagnosis, wt.tier = nil, "healthy", "", 0
 			wt.started = e.Time
@@ -89,7 +88,7 @@ func (w *Watcher) recover(ctx context.Context, wt *watched) {
 
 // tick runs the clock checks on one task and the periodic tier-2 look.
 func (w *Watcher) tick(ctx context.Context, wt *watched, now time.Time) {
-	fs := wt.d.Tick(now)
+	fs := wt.d.Tick(wt.clock(now))
 	for _, f := range fs {
 		w.st.Tier1[string(f.Check)]++
 	}

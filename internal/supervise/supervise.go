@@ -100,7 +100,20 @@ type watched struct {
 	t       task.Task
 	d       *stuck.Detector
 	running bool
+	state   task.Status // the task's status as last seen
 	started time.Time
+
+	// The task's clock (see window.go): halt is when it last stopped
+	// running (zero while it runs), offset the time it spent not running
+	// since its window began.
+	halt   time.Time
+	offset time.Duration
+	// replayedTo is the last event replayed into the window at start; the
+	// live feed skips what it already holds.
+	replayedTo int64
+	model      *modelCall // the model call in progress, or nil
+	// lastProgress is when the window last saw progress, in real time.
+	lastProgress time.Time
 
 	// Health as last judged.
 	status     string
@@ -163,11 +176,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 }
 
 // loop follows the bus and the clock until ctx ends. A restarted loop
-// starts live: adoptRunning finds the tasks running now.
+// starts live: adopt finds the live tasks it has no window for.
 func (w *Watcher) loop(ctx context.Context) {
 	evs, stop := w.rt.Follow(ctx, w.o.Bus, w.o.Store, event.Filter{Kinds: []string{"agent", string(event.KindTaskStatus)}})
 	defer stop()
-	w.adoptRunning(ctx)
+	w.adopt(ctx)
 	tick := time.NewTicker(w.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -187,27 +200,10 @@ func (w *Watcher) loop(ctx context.Context) {
 	}
 }
 
-// adoptRunning starts a window for every task running now (a restarted
-// Watcher, or tasks that started before it).
-func (w *Watcher) adoptRunning(ctx context.Context) {
-	ts, err := w.o.Store.ListTasks(ctx, store.ListOptions{Statuses: []task.Status{task.Running}})
-	if err != nil {
-		w.log.Warn("listing running tasks", "err", err)
-		return
-	}
-	for _, t := range ts {
-		w.mu.Lock()
-		if w.tasks[t.ID] == nil {
-			w.tasks[t.ID] = w.newWatched(t)
-		}
-		w.mu.Unlock()
-	}
-}
-
 func (w *Watcher) newWatched(t task.Task) *watched {
 	now := w.o.Now()
-	return &watched{t: t, d: stuck.New(w.cfg.Stuck, t.Worktree, now), running: t.Status == task.Running,
-		started: now, status: "healthy", lastCheck: now, judgedRung: -1}
+	return &watched{t: t, d: stuck.New(w.cfg.Stuck, t.Worktree, now), running: t.Status == task.Running, state: t.Status,
+		started: now, status: "healthy", lastCheck: now, judgedRung: -1, lastProgress: now}
 }
 
 // observe feeds one event to its task's window and acts on what it finds.
@@ -240,6 +236,9 @@ func (w *Watcher) observe(ctx context.Context, e event.Event) {
 		w.mu.Lock()
 		w.tasks[e.TaskID] = wt
 		w.mu.Unlock()
+	}
+	if e.ID != 0 && e.ID <= wt.replayedTo {
+		return // replayed into its window at start
 	}
 	if wt.t.NoSupervision {
 		return
@@ -317,7 +316,7 @@ func (w *Watcher) Health(id task.ID) (Health, bool) {
 	if wt == nil {
 		return Health{}, false
 	}
-	return wt.health(), true
+	return wt.health(w.o.Now()), true
 }
 
 // HealthAll returns the Watcher's view of every task it watches.
@@ -325,24 +324,35 @@ func (w *Watcher) HealthAll() []Health {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make([]Health, 0, len(w.tasks))
+	now := w.o.Now()
 	for _, wt := range w.tasks {
-		out = append(out, wt.health())
+		out = append(out, wt.health(now))
 	}
 	return out
 }
 
-func (wt *watched) health() Health {
+func (wt *watched) health(now time.Time) Health {
 	c := wt.d.Counters()
-	h := Health{TaskID: wt.t.ID, Status: wt.status, Confidence: wt.confidence, Diagnosis: wt.diagnosis,
+	h := Health{TaskID: wt.t.ID, State: string(wt.state), Status: wt.status, Confidence: wt.confidence, Diagnosis: wt.diagnosis,
 		Tier: wt.tier, Ladder: wt.rung.String(), Unheeded: wt.unheeded, LastCheck: wt.lastCheck.UTC(),
 		Steps: c.Steps, StepsSinceProgress: c.StepsSinceProgress, TokensSinceProgress: c.TokensSinceProgress,
-		USDSinceProgress: c.USDSinceProgress, LastProgress: c.LastProgress.UTC()}
-	if wt.t.NoSupervision {
-		h.Status = "unsupervised"
-	}
+		USDSinceProgress: c.USDSinceProgress, LastProgress: wt.lastProgress.UTC()}
 	if f := wt.finding; f != nil {
 		h.Check, h.Evidence = string(f.Check), f.Evidence
 	}
+	switch {
+	case wt.t.NoSupervision:
+		h.Status = "unsupervised"
+	case !wt.running:
+		// Not running: nothing to judge. Its state is its status; what
+		// was last found stays in the diagnosis and the ladder.
+		h.Status, h.Confidence = string(wt.state), 0
+	}
+	if m := wt.model; m != nil && wt.running {
+		h.Model = &ModelCall{Turn: m.turn, Since: m.since.UTC(), WaitingSecs: max(0, now.Sub(m.since).Seconds()),
+			Attempt: m.attempt, MaxAttempts: m.max, LastError: m.lastErr}
+	}
+	h.Activity = activity(h)
 	return h
 }
 

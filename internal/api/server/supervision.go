@@ -72,7 +72,7 @@ func (s *Server) supervisionHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]api.TaskHealth, len(hs))
 	for i, h := range hs {
-		out[i] = api.TaskHealth(h)
+		out[i] = taskHealth(h)
 	}
 	writeJSON(w, http.StatusOK, healthList{Tasks: out})
 }
@@ -112,10 +112,24 @@ func (s *Server) supervisionStats(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, supervisionStats(st, sy))
 }
 
+// taskHealth is the wire form of the Watcher's view of a task, field for
+// field (TestTaskHealthCarriesEveryField holds the two types together).
+func taskHealth(h supervise.Health) api.TaskHealth {
+	out := api.TaskHealth{TaskID: h.TaskID, State: h.State, Status: h.Status, Activity: h.Activity, Confidence: h.Confidence,
+		Diagnosis: h.Diagnosis, Check: h.Check, Tier: h.Tier, Ladder: h.Ladder, Unheeded: h.Unheeded, LastCheck: h.LastCheck,
+		Steps: h.Steps, StepsSinceProgress: h.StepsSinceProgress, TokensSinceProgress: h.TokensSinceProgress,
+		USDSinceProgress: h.USDSinceProgress, LastProgress: h.LastProgress, Evidence: h.Evidence}
+	if m := h.Model; m != nil {
+		w := api.ModelCall(*m)
+		out.Model = &w
+	}
+	return out
+}
+
 // supervisionStats is the wire form of the Watcher's and the Syncer's
-// counters. api.TaskHealth and api.SyncerStats are field for field the
-// domain types (supervise.Health, syncer.Stats) with JSON tags: a field
-// added to one and not the other stops the conversion from compiling.
+// counters. api.SyncerStats is field for field the domain type
+// (syncer.Stats) with JSON tags: a field added to one and not the other
+// stops the conversion from compiling.
 func supervisionStats(st supervise.Stats, sy *syncer.Stats) api.SupervisionStats {
 	out := api.SupervisionStats{Enabled: st.Enabled, Running: st.Running, Started: st.Started, LastCycle: st.LastCycle,
 		Cycles: st.Cycles, Observations: st.Observations, Watched: st.Watched, Tier1: st.Tier1,

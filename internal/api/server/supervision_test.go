@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -38,9 +39,16 @@ var (
 		{Step: 4, Kind: "result", Tool: "bash", What: `bash {"command":"go test ./..."} → error: FAIL`, Exact: true},
 		{Step: 6, Kind: "result", Tool: "bash", What: `bash {"command":"go test ./..."} → error: FAIL`, Exact: true},
 	}
-	sampleHealth = api.TaskHealth{TaskID: "t-4k2x9", Status: "stuck", Confidence: 0.9, Check: "failing", Tier: 1,
+	sampleHealth = api.TaskHealth{TaskID: "t-4k2x9", State: "running", Status: "stuck", Activity: "waiting on model 95 s, attempt 2 of 5",
+		Model:      &api.ModelCall{Turn: 7, Since: t0, WaitingSecs: 95, Attempt: 2, MaxAttempts: 5, LastError: "timeout: stream idle"},
+		Confidence: 0.9, Check: "failing", Tier: 1,
 		Diagnosis: "the same call failed 3 times in a row", Ladder: "hint", Unheeded: 1, LastCheck: t0, Steps: 6,
-		StepsSinceProgress: 4, TokensSinceProgress: 1200, Evidence: sampleEvidence}
+		StepsSinceProgress: 4, TokensSinceProgress: 1200, USDSinceProgress: 0.01, LastProgress: t0, Evidence: sampleEvidence}
+	sampleDomainHealth = supervise.Health{TaskID: "t-4k2x9", State: "running", Status: "stuck", Activity: "waiting on model 95 s, attempt 2 of 5",
+		Model:      &supervise.ModelCall{Turn: 7, Since: t0, WaitingSecs: 95, Attempt: 2, MaxAttempts: 5, LastError: "timeout: stream idle"},
+		Confidence: 0.9, Check: "failing", Tier: 1,
+		Diagnosis: "the same call failed 3 times in a row", Ladder: "hint", Unheeded: 1, LastCheck: t0, Steps: 6,
+		StepsSinceProgress: 4, TokensSinceProgress: 1200, USDSinceProgress: 0.01, LastProgress: t0, Evidence: sampleEvidence}
 	sampleDiagnosis = event.Event{ID: 12, Time: t0, Kind: event.KindHealthCheck, TaskID: "t-4k2x9",
 		Payload: event.HealthCheck{Status: "stuck", Confidence: 0.9, Check: "failing", Tier: 1, Ladder: "hint", Step: 6, Evidence: sampleEvidence}}
 	sampleStats = api.SupervisionStats{Enabled: true, Running: true, Started: t0, Cycles: 40, Observations: 300, Watched: 2,
@@ -62,9 +70,9 @@ func (f *fakeSupervision) asked() []string {
 func (f *fakeSupervision) Health(_ context.Context, ref string) ([]supervise.Health, error) {
 	f.record("health " + ref)
 	if ref == "" {
-		return []supervise.Health{supervise.Health(sampleHealth), {TaskID: "t-other", Status: "unsupervised", Ladder: "none"}}, nil
+		return []supervise.Health{sampleDomainHealth, {TaskID: "t-other", Status: "unsupervised", Ladder: "none"}}, nil
 	}
-	return []supervise.Health{supervise.Health(sampleHealth)}, nil
+	return []supervise.Health{sampleDomainHealth}, nil
 }
 
 func (f *fakeSupervision) Diagnoses(_ context.Context, ref string, limit int) ([]event.Event, error) {
@@ -263,6 +271,21 @@ func TestSupervisionUnavailable(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Status != http.StatusServiceUnavailable || ce.Code() != api.CodeUnavailable ||
 			!strings.Contains(ce.Body.Message, "supervision is not served") || ce.Body.Hint == "" {
 			t.Errorf("%s: %v; want 503 unavailable with a hint", name, err)
+		}
+	}
+}
+
+// The wire form carries every field of the Watcher's view: the sample sets
+// them all, and the two types have as many fields.
+func TestTaskHealthCarriesEveryField(t *testing.T) {
+	t.Parallel()
+	d, w := reflect.ValueOf(sampleDomainHealth), reflect.ValueOf(sampleHealth)
+	if d.NumField() != w.NumField() {
+		t.Fatalf("supervise.Health has %d fields, api.TaskHealth %d", d.NumField(), w.NumField())
+	}
+	for i := range d.NumField() {
+		if d.Field(i).IsZero() {
+			t.Errorf("the sample leaves supervise.Health.%s unset", d.Type().Field(i).Name)
 		}
 	}
 }

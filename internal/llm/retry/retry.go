@@ -8,6 +8,9 @@
 // responses (Anthropic 529) back off OverloadFactor times longer; at most
 // Policy.MaxAttempts attempts are made.
 //
+// A caller that put an observer in the call's context
+// (llm.WithRetryObserver) is told of every retry, before its wait.
+//
 // Streams are never resumed: a failed stream is restarted from scratch.
 // If the failed attempt had already delivered events, the decorator sends
 // llm.EventReset before the new attempt so the caller discards the partial
@@ -192,6 +195,9 @@ func (c *Client) do(ctx context.Context, call func() (*llm.Response, error), res
 		}
 		if c.opts.OnRetry != nil {
 			c.opts.OnRetry(Retry{Attempt: attempt, Err: err, Wait: wait})
+		}
+		if fn := llm.RetryObserver(ctx); fn != nil {
+			fn(llm.RetryNotice{Attempt: attempt, MaxAttempts: max(c.policy.MaxAttempts, 1), Err: err, Wait: wait})
 		}
 		if serr := c.opts.Sleep(ctx, wait); serr != nil {
 			return nil, fmt.Errorf("waiting to retry after %w: %w", err, serr)

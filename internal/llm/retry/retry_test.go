@@ -156,3 +156,25 @@ func TestPolicyFromConfig(t *testing.T) {
 		t.Errorf("PolicyFromConfig = %+v, want %+v", got, want)
 	}
 }
+
+func TestRetryObserverInContextToldOfEachRetry(t *testing.T) {
+	t.Parallel()
+	next := &scripted{texts: []string{"", "", ""}, errs: []error{classErr(llm.ClassTimeout, 0), classErr(llm.ClassServer, 0), nil}}
+	c := retry.New(next, policy, retry.Options{Sleep: func(context.Context, time.Duration) error { return nil }, Rand: func() float64 { return 0 }})
+	var got []llm.RetryNotice
+	ctx := llm.WithRetryObserver(context.Background(), func(n llm.RetryNotice) { got = append(got, n) })
+	if _, err := c.Stream(ctx, &llm.Request{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("told of %d retries, want 2", len(got))
+	}
+	for i, n := range got {
+		if n.Attempt != i+1 || n.MaxAttempts != 4 || n.Err == nil || n.Wait <= 0 {
+			t.Errorf("notice %d = %+v", i, n)
+		}
+	}
+	if llm.ClassOf(got[0].Err) != llm.ClassTimeout {
+		t.Errorf("first retry's error class = %s", llm.ClassOf(got[0].Err))
+	}
+}
