@@ -334,7 +334,12 @@ func TestWaitingTaskWokenByMessage(t *testing.T) {
 }
 
 func TestUrgentInjectionSignalsRun(t *testing.T) {
+	// The run is registered after the task is stored as running: an
+	// urgent message in between has no turn to cut and waits for the
+	// first boundary. The message goes in once the engine runs.
+	entered := make(chan struct{})
 	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		close(entered)
 		select {
 		case <-r.Host.Interrupts():
 			return engine.Outcome{Status: engine.Completed, Reason: "interrupted"}
@@ -344,7 +349,7 @@ func TestUrgentInjectionSignalsRun(t *testing.T) {
 	})
 	tk := e.create("busy", 2)
 	e.start()
-	e.waitStatus(tk.ID, task.Running)
+	<-entered
 	if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: tk.ID, Kind: inject.Nudge, Source: "watcher", Text: "look up", Urgent: true}); err != nil {
 		t.Fatal(err)
 	}
