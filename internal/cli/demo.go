@@ -320,6 +320,12 @@ func demoScene(ctx context.Context, c *client.Client, repo string, out io.Writer
 		case event.PersonaSelected:
 			line(e.TaskID, describeEvent(e))
 		case event.RebaseRequired:
+			if pushed.IsZero() {
+				// An fyi note about an earlier move (a merge landing),
+				// before the teammate's commit: no delay to show.
+				line(e.TaskID, describeEvent(e))
+				break
+			}
 			line(e.TaskID, fmt.Sprintf("%s (%s after the commit)", describeEvent(e), time.Since(pushed).Round(time.Millisecond)))
 		case event.ToolResult, event.Delivered, event.Learning, event.Completed, event.Failed, event.Interrupted,
 			event.WorktreeCreated, event.CommitMade, event.MergeQueued, event.MergeLanded, event.MergeConflicted,

@@ -128,6 +128,7 @@ func Default() Config {
 			CooldownSecs:        60,
 			Fetch:               true,
 			Remote:              "origin",
+			NotifyUnrelated:     true,
 			OnConflict:          "notify",
 		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer()},
 		LLM: llm.DefaultConfig(),

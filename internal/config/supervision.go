@@ -24,7 +24,7 @@ type MainWatcher struct {
 	CooldownSecs        int    `yaml:"cooldown_secs"`        // least time between two notices to one task; default 60, 0..86400
 	Fetch               bool   `yaml:"fetch"`                // with a remote, fetch <remote>/<main> every interval (offline: skipped with one warning); default true
 	Remote              string `yaml:"remote"`               // remote whose copy of main is watched too; default "origin"; "" watches the local branch only; a valid remote name (no spaces, no "/", not starting with "-")
-	NotifyUnrelated     bool   `yaml:"notify_unrelated"`     // also tell tasks none of whose files main changed; default false
+	NotifyUnrelated     bool   `yaml:"notify_unrelated"`     // also tell tasks none of whose files main changed (an fyi note); default true
 	OnConflict          string `yaml:"on_conflict"`          // after a blocking rebase conflicts (and is undone): notify (tell the task the files) | pause (also pause it for its user); default notify
 }
 

@@ -20,6 +20,7 @@ func TestSupervisionDefaults(t *testing.T) {
 		CooldownSecs:        60,
 		Fetch:               true,
 		Remote:              "origin",
+		NotifyUnrelated:     true,
 		OnConflict:          "notify",
 	}
 	if diff := cmp.Diff(Supervision{MainWatcher: want, Watcher: DefaultWatcher(), Syncer: DefaultSyncer()}, c.Supervision); diff != "" {
@@ -33,7 +34,7 @@ func TestSupervisionDefaults(t *testing.T) {
 		"supervision.main_watcher.cooldown_secs":        "60",
 		"supervision.main_watcher.fetch":                "true",
 		"supervision.main_watcher.remote":               "origin",
-		"supervision.main_watcher.notify_unrelated":     "false",
+		"supervision.main_watcher.notify_unrelated":     "true",
 		"supervision.main_watcher.on_conflict":          "notify",
 	} {
 		if got, err := Get(c, key); err != nil || got != want {
@@ -256,7 +257,7 @@ func TestMainWatcherSet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load after Set: %v", err)
 	}
-	want := MainWatcher{IntervalSecs: 120, MainBranch: "trunk", NotificationUrgency: "blocking", OnConflict: "pause"}
+	want := MainWatcher{IntervalSecs: 120, MainBranch: "trunk", NotificationUrgency: "blocking", NotifyUnrelated: true, OnConflict: "pause"}
 	if diff := cmp.Diff(want, c.Supervision.MainWatcher); diff != "" {
 		t.Errorf("main_watcher after Set mismatch (-want +got):\n%s", diff)
 	}

@@ -71,7 +71,9 @@ type Config struct {
 	// Fetch fetches Remote's copy of main every Interval.
 	Fetch  bool
 	Remote string
-	// NotifyUnrelated also tells tasks none of whose files main changed.
+	// NotifyUnrelated also tells tasks none of whose files main changed,
+	// with an fyi notice whatever Urgency says (quiet: it never interrupts
+	// or wakes a task, and never rebases one).
 	NotifyUnrelated bool
 	// PauseOnConflict pauses a task whose blocking rebase conflicted.
 	PauseOnConflict bool
@@ -171,12 +173,13 @@ type TaskState struct {
 	// unrelated, merging, error.
 	State string `json:"state"`
 	Note  string `json:"note,omitempty"`
-	// LastNotice is when the task was last told (about LastNoticeMain);
-	// LastRebased when Neuraphage last rebased it.
-	LastNotice     *time.Time `json:"last_notice,omitempty"`
-	LastNoticeMain string     `json:"last_notice_main,omitempty"`
-	LastRebased    *time.Time `json:"last_rebased,omitempty"`
-	Checked        time.Time  `json:"checked"`
+	// LastNotice is when the task was last told (about LastNoticeMain, at
+	// LastNoticeUrgency); LastRebased when Neuraphage last rebased it.
+	LastNotice        *time.Time `json:"last_notice,omitempty"`
+	LastNoticeMain    string     `json:"last_notice_main,omitempty"`
+	LastNoticeUrgency Urgency    `json:"last_notice_urgency,omitempty"`
+	LastRebased       *time.Time `json:"last_rebased,omitempty"`
+	Checked           time.Time  `json:"checked"`
 }
 
 // Task states.

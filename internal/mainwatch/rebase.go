@@ -192,7 +192,7 @@ func (w *Monitor) PerformRebase(ctx context.Context, t task.Task) Reply {
 			ts.LastRebased = &now
 			w.health.Rebases++
 		}
-		ts.LastNotice, ts.LastNoticeMain = &now, commit
+		ts.LastNotice, ts.LastNoticeMain, ts.LastNoticeUrgency = &now, commit, Blocking
 		w.mu.Unlock()
 		if res.Outcome == worktree.UpToDate {
 			return Reply{Outcome: inject.UpToDate, Text: fmt.Sprintf("Your branch %s already has %s (%s); nothing was changed.", wt.Branch, ref, words.ShortCommit(commit))}
@@ -211,7 +211,7 @@ func (w *Monitor) PerformRebase(ctx context.Context, t task.Task) Reply {
 	w.mu.Lock()
 	w.health.Conflicts++
 	ts := w.state(t.ID)
-	ts.LastNotice, ts.LastNoticeMain = &now, commit
+	ts.LastNotice, ts.LastNoticeMain, ts.LastNoticeUrgency = &now, commit, Blocking
 	w.mu.Unlock()
 	files := "files git could not merge"
 	if len(res.Files) > 0 {

@@ -187,7 +187,7 @@ func (w *Monitor) loadHistory(ctx context.Context) {
 			switch p := e.Payload.(type) {
 			case event.RebaseRequired:
 				if !p.Manual {
-					ts.LastNotice, ts.LastNoticeMain = &at, p.MainCommit
+					ts.LastNotice, ts.LastNoticeMain, ts.LastNoticeUrgency = &at, p.MainCommit, Urgency(p.Urgency)
 				}
 			case event.RebaseCompleted:
 				ts.LastRebased = &at
@@ -331,7 +331,9 @@ func (w *Monitor) checkGroup(ctx context.Context, k groupKey, es []entry, mode s
 			switch {
 			case old.LastNoticeMain == commit:
 				ts.State = StateNotified
-			case old.LastNotice != nil && now.Sub(*old.LastNotice) < w.cfg.Cooldown:
+			case old.LastNotice != nil && now.Sub(*old.LastNotice) < w.cfg.Cooldown && !(rank < 2 && old.LastNoticeUrgency == FYI):
+				// An fyi note does not hold back the news that main
+				// changed the task's own files.
 				ts.State = StateCooldown
 				ts.Note = "told " + now.Sub(*old.LastNotice).Round(time.Second).String() + " ago; told again after the cooldown"
 			case mode == notify:
@@ -429,7 +431,7 @@ func (w *Monitor) record(ts TaskState, mode scanMode) TaskState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	old := w.state(ts.TaskID)
-	ts.LastNotice, ts.LastNoticeMain, ts.LastRebased = old.LastNotice, old.LastNoticeMain, old.LastRebased
+	ts.LastNotice, ts.LastNoticeMain, ts.LastNoticeUrgency, ts.LastRebased = old.LastNotice, old.LastNoticeMain, old.LastNoticeUrgency, old.LastRebased
 	if mode == notify {
 		*old = ts
 	}
@@ -452,10 +454,15 @@ func (w *Monitor) nextDue() time.Time {
 	return due
 }
 
-// tell sends one task its notice, after logging RebaseRequired.
+// tell sends one task its notice, after logging RebaseRequired. A task
+// none of whose files main changed (no overlap) is told at fyi, whatever
+// the configured urgency: quiet, never interrupting, never rebased.
 func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
 	ts := n.st
 	urg := w.cfg.Urgency
+	if len(ts.Overlap) == 0 {
+		urg = FYI
+	}
 	attrs := map[string]string{"main": ts.Main, "main_commit": words.ShortCommit(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
 	w.emit(ctx, ts.TaskID, event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
 		Urgency: string(urg), Conflicts: ts.Conflicts, Overlap: ts.Overlap})
@@ -468,7 +475,7 @@ func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
 	now := w.now().UTC()
 	w.mu.Lock()
 	st := w.state(ts.TaskID)
-	st.LastNotice, st.LastNoticeMain, st.State = &now, ts.MainCommit, StateNotified
+	st.LastNotice, st.LastNoticeMain, st.LastNoticeUrgency, st.State = &now, ts.MainCommit, urg, StateNotified
 	w.health.Notices++
 	w.mu.Unlock()
 }
@@ -499,6 +506,9 @@ func noticeText(ts TaskState, urg Urgency, rewritten bool) string {
 	}
 	switch urg {
 	case FYI:
+		if len(ts.Overlap) == 0 {
+			fmt.Fprintf(&b, "%s changed none of the files you changed; if your work could use what it added (a new helper or API), read it before writing your own.\n", ts.Main)
+		}
 		b.WriteString("No action is needed now; the merge queue brings your work up to date when you finish.")
 	case Blocking:
 		b.WriteString("Neuraphage rebases your branch onto it at your next tool boundary and tells you the outcome.")

@@ -16,15 +16,18 @@ import (
 )
 
 func defaults() Config {
-	return Config{Enabled: true, Interval: time.Hour, Urgency: Helpful, Cooldown: time.Minute, Remote: "origin", Fetch: true}
+	return Config{Enabled: true, Interval: time.Hour, Urgency: Helpful, Cooldown: time.Minute, Remote: "origin", Fetch: true, NotifyUnrelated: true}
 }
 
 // A commit landing on main reaches every related behind task through the
 // filesystem watch (polling is an hour away), tasks whose forecast
-// conflicts first; a task none of whose files main changed is not told.
+// conflicts first; with notify_unrelated off, a task none of whose files
+// main changed is not told (unrelated_test.go has the default, on).
 func TestCommitOnMainNotifiesBehindTasks(t *testing.T) {
 	t.Parallel()
-	e := newWatchEnv(t, defaults())
+	cfg := defaults()
+	cfg.NotifyUnrelated = false
+	e := newWatchEnv(t, cfg)
 	a, _ := e.task(task.Running, "a.txt")
 	b, wb := e.task(task.Paused, "a.txt")
 	c, _ := e.task(task.Running, "c.txt") // unrelated to what main changes
@@ -170,8 +173,8 @@ func TestWhoIsTold(t *testing.T) {
 	}
 }
 
-// With notify_unrelated every behind task is told; fyi and blocking say
-// what they mean.
+// A task whose files main changed is told at the configured urgency; fyi
+// and blocking say what they mean.
 func TestUrgencies(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -185,9 +188,9 @@ func TestUrgencies(t *testing.T) {
 		t.Run(string(tc.urg), func(t *testing.T) {
 			t.Parallel()
 			cfg := defaults()
-			cfg.Urgency, cfg.NotifyUnrelated = tc.urg, true
+			cfg.Urgency = tc.urg
 			e := newWatchEnv(t, cfg)
-			a, _ := e.task(task.Running) // changed nothing yet
+			a, _ := e.task(task.Running, "a.txt")
 			e.cycle()
 			e.commit(e.repo, "x", map[string]string{"a.txt": "x\n"})
 			e.cycle()

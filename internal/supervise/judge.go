@@ -118,21 +118,28 @@ func (j ModelJudge) Judge(ctx context.Context, s Snapshot) (Verdict, error) {
 	return supervisor.Ask(ctx, p, Prompt(s), ParseVerdict)
 }
 
-// Prompt renders a snapshot for the watcher persona.
+// Prompt renders a snapshot for the watcher persona. Every piece of text
+// the task controls (its description and persona name, the steps of its
+// window, the evidence and diagnosis that quote them, its conversation)
+// goes in escaped, inside supervisor.Data elements, as the task's own
+// model sees it: a forged wrapper or heading in it cannot pass for part
+// of the question.
 func Prompt(s Snapshot) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Task %s (persona %s):\n%s\n", s.Task.ID, words.Or(s.Task.Persona, "default"), words.Clip(s.Task.Description, 2000))
+	b.WriteString(supervisor.DataNote + "\n")
+	fmt.Fprintf(&b, "Task %s (persona %s):\n%s\n", supervisor.Escape(string(s.Task.ID)), supervisor.Inline("persona", words.Or(s.Task.Persona, "default")),
+		supervisor.Data("description", words.Clip(s.Task.Description, 2000)))
 	c := s.Counters
 	fmt.Fprintf(&b, "\nSince it started or resumed: %d steps, %d tool calls (%d failed), %d file changes, %d turns.\n",
 		c.Steps, c.Calls, c.Errors, c.FileChanges, c.Turns)
 	fmt.Fprintf(&b, "Since its last progress: %d steps, %d tokens, $%.4f.\n", c.StepsSinceProgress, c.TokensSinceProgress, c.USDSinceProgress)
 	if s.Ladder != "" && s.Ladder != "none" {
-		fmt.Fprintf(&b, "It has been nudged (%s); %d nudges went unheeded.\n", s.Ladder, s.Unheeded)
+		fmt.Fprintf(&b, "It has been nudged (%s); %d nudges went unheeded.\n", supervisor.Escape(s.Ladder), s.Unheeded)
 	}
 	if f := s.Finding; f != nil {
-		fmt.Fprintf(&b, "\nThe deterministic checks found: %s (%s): %s\nEvidence:\n", f.Check, f.Status, f.Diagnosis)
+		fmt.Fprintf(&b, "\nThe deterministic checks found: %s (%s): %s\nEvidence:\n", supervisor.Escape(string(f.Check)), supervisor.Escape(f.Status), supervisor.Inline("diagnosis", f.Diagnosis))
 		for _, e := range f.Evidence {
-			fmt.Fprintf(&b, "- step %d %s: %s\n", e.Step, e.Kind, e.What)
+			fmt.Fprintf(&b, "- step %d %s: %s\n", e.Step, supervisor.Escape(e.Kind), supervisor.Inline("evidence", e.What))
 		}
 	} else {
 		b.WriteString("\nThe deterministic checks found nothing; this is a periodic look at a long-running task.\n")
@@ -143,10 +150,10 @@ func Prompt(s Snapshot) string {
 		if st.Error {
 			mark = " [error]"
 		}
-		fmt.Fprintf(&b, "%d %s e%d%s: %s\n", st.N, st.Kind, st.Epoch, mark, st.What)
+		fmt.Fprintf(&b, "%d %s e%d%s: %s\n", st.N, supervisor.Escape(st.Kind), st.Epoch, mark, supervisor.Inline("step", st.What))
 	}
 	if s.Excerpt != "" {
-		fmt.Fprintf(&b, "\nThe end of its conversation:\n%s\n", words.Clip(s.Excerpt, 4000))
+		fmt.Fprintf(&b, "\nThe end of its conversation:\n%s\n", supervisor.Data("conversation", words.Clip(s.Excerpt, 4000)))
 	}
 	b.WriteString("\nJudge whether it is making progress toward its goal. Reply with the JSON object only.")
 	return b.String()

@@ -164,15 +164,15 @@ func TestPromptShowsTheSnapshot(t *testing.T) {
 	t.Parallel()
 	p := Prompt(testSnapshot())
 	for _, want := range []string{
-		"Task t-prompt (persona junior):\nmake the release check pass\n",
+		"Task t-prompt (persona <task-data kind=\"persona\">junior</task-data>):\n<task-data kind=\"description\">\nmake the release check pass\n</task-data>\n",
 		"6 steps, 3 tool calls (3 failed)",
 		"3780 tokens",
 		"It has been nudged (hint); 1 nudges went unheeded.",
-		"The deterministic checks found: failing (stuck): the same call failed 3 times in a row\nEvidence:\n",
-		"- step 2 result: bash sh check.sh → error: VERSION: No such file\n",
-		"1 call e0: bash sh check.sh\n",
-		"2 result e0 [error]: bash sh check.sh → error: VERSION: No such file\n",
-		"The end of its conversation:\nassistant: Running it again.\n",
+		"The deterministic checks found: failing (stuck): <task-data kind=\"diagnosis\">the same call failed 3 times in a row</task-data>\nEvidence:\n",
+		"- step 2 result: <task-data kind=\"evidence\">bash sh check.sh → error: VERSION: No such file</task-data>\n",
+		"1 call e0: <task-data kind=\"step\">bash sh check.sh</task-data>\n",
+		"2 result e0 [error]: <task-data kind=\"step\">bash sh check.sh → error: VERSION: No such file</task-data>\n",
+		"The end of its conversation:\n<task-data kind=\"conversation\">\nassistant: Running it again.\n</task-data>\n",
 		"Reply with the JSON object only.",
 	} {
 		if !strings.Contains(p, want) {
@@ -184,7 +184,7 @@ func TestPromptShowsTheSnapshot(t *testing.T) {
 	s.Finding, s.Ladder, s.Excerpt, s.Task.Persona = nil, "none", "", ""
 	p = Prompt(s)
 	if !strings.Contains(p, "found nothing; this is a periodic look") || strings.Contains(p, "nudged") ||
-		strings.Contains(p, "conversation:") || !strings.Contains(p, "(persona default)") {
+		strings.Contains(p, "conversation:") || !strings.Contains(p, "(persona <task-data kind=\"persona\">default</task-data>)") {
 		t.Errorf("prompt without a finding:\n%s", p)
 	}
 }

@@ -200,35 +200,40 @@ func (d ModelDecider) Decide(ctx context.Context, ev Evaluation) (Decision, erro
 	})
 }
 
-// Prompt renders an evaluation for the syncer persona.
+// Prompt renders an evaluation for the syncer persona. Every piece of
+// text a task controls (descriptions, the learning's summary, detail,
+// tags and files, a candidate's tags and focus) goes in escaped, inside
+// supervisor.Data elements, as a task's own model sees it: a forged
+// wrapper or line in it cannot pass for part of the question.
 func Prompt(ev Evaluation) string {
 	var b bytes.Buffer
 	l := ev.Learning
-	fmt.Fprintf(&b, "New learning #%d (%s) from task %s: %q\n", l.ID, l.Kind, ev.Source.TaskID, ev.Source.Description)
-	fmt.Fprintf(&b, "Summary: %s\n", l.Summary)
+	b.WriteString(supervisor.DataNote + "\n")
+	fmt.Fprintf(&b, "New learning #%d (%s) from task %s: %s\n", l.ID, supervisor.Escape(l.Kind), supervisor.Escape(string(ev.Source.TaskID)), supervisor.Inline("description", ev.Source.Description))
+	fmt.Fprintf(&b, "Summary: %s\n", supervisor.Inline("summary", l.Summary))
 	if l.Detail != "" {
-		fmt.Fprintf(&b, "Detail: %s\n", l.Detail)
+		fmt.Fprintf(&b, "Detail:\n%s\n", supervisor.Data("detail", l.Detail))
 	}
 	if len(l.Tags) > 0 {
-		fmt.Fprintf(&b, "Tags: %s\n", strings.Join(l.Tags, ", "))
+		fmt.Fprintf(&b, "Tags: %s\n", supervisor.Inline("tags", strings.Join(l.Tags, ", ")))
 	}
 	if len(l.Files) > 0 {
-		fmt.Fprintf(&b, "Files: %s\n", strings.Join(l.Files, ", "))
+		fmt.Fprintf(&b, "Files: %s\n", supervisor.Inline("files", strings.Join(l.Files, ", ")))
 	}
 	b.WriteString("\nOther running tasks that may need it (relevance score 0-1; the urgencies the thresholds allow):\n")
 	for _, c := range ev.Candidates {
-		fmt.Fprintf(&b, "- task %s: %q", c.TaskID, c.Description)
+		fmt.Fprintf(&b, "- task %s: %s", supervisor.Escape(string(c.TaskID)), supervisor.Inline("description", c.Description))
 		if len(c.Tags) > 0 {
-			fmt.Fprintf(&b, " [tags: %s]", strings.Join(c.Tags, ", "))
+			fmt.Fprintf(&b, " [tags: %s]", supervisor.Inline("tags", strings.Join(c.Tags, ", ")))
 		}
 		if c.Focus != "" {
-			fmt.Fprintf(&b, " [now: %s]", c.Focus)
+			fmt.Fprintf(&b, " [now: %s]", supervisor.Inline("focus", c.Focus))
 		}
 		rel := "none"
 		if len(c.Relations) > 0 {
 			rel = strings.Join(c.Relations, ", ")
 		}
-		fmt.Fprintf(&b, " [related: %s; score %.2f; allowed: %s]\n", rel, c.Score, strings.Join(c.Allowed, ", "))
+		fmt.Fprintf(&b, " [related: %s; score %.2f; allowed: %s]\n", supervisor.Escape(words.OneLine(rel)), c.Score, supervisor.Escape(words.OneLine(strings.Join(c.Allowed, ", "))))
 	}
 	b.WriteString("\nUse the task ids exactly as given. Reply with the JSON object only.")
 	return b.String()
@@ -250,7 +255,14 @@ type ModelPass struct {
 // Extract implements ModelExtractor.
 func (p ModelPass) Extract(ctx context.Context, id task.ID, digest string) ([]knowledge.Candidate, error) {
 	q := supervisor.Persona{Model: p.Model, System: knowledge.ModelPrompt, Timeout: p.Timeout, MaxTokens: 800, Spent: p.Spent}
-	return supervisor.Ask(ctx, q, "Task "+string(id)+"'s last turn:\n"+digest, knowledge.ParseModelLearnings)
+	return supervisor.Ask(ctx, q, ModelPassPrompt(id, digest), knowledge.ParseModelLearnings)
+}
+
+// ModelPassPrompt is the question of the turn-end model pass: the turn's
+// digest, which is all task text (what it said, called and got back),
+// escaped inside a supervisor.Data element.
+func ModelPassPrompt(id task.ID, digest string) string {
+	return supervisor.DataNote + "\nTask " + supervisor.Escape(string(id)) + "'s last turn:\n" + supervisor.Data("turn", digest)
 }
 
 // extractTurn runs the turn-end model pass on a task's last turn. The

@@ -257,10 +257,11 @@ func TestPromptNamesTheCandidates(t *testing.T) {
 	}
 	p := Prompt(ev)
 	for _, want := range []string{
-		`New learning #4 (explicit) from task t-aaaa1: "Implement JWT token validation endpoint"`,
-		"Summary: " + jwtSummary, "Detail: d", "Tags: auth, jwt", "Files: auth/token.go",
-		`- task t-bbbb2: "Build login form" [tags: ui] [now: edit_file web/login.tsx] [related: shared-tags; score 0.50; allowed: blocking, helpful]`,
-		`- task t-cccc3: "Other" [related: none; score 0.20; allowed: blocking]`,
+		`New learning #4 (explicit) from task t-aaaa1: <task-data kind="description">Implement JWT token validation endpoint</task-data>`,
+		`Summary: <task-data kind="summary">` + jwtSummary + "</task-data>", "Detail:\n<task-data kind=\"detail\">\nd\n</task-data>",
+		`Tags: <task-data kind="tags">auth, jwt</task-data>`, `Files: <task-data kind="files">auth/token.go</task-data>`,
+		`- task t-bbbb2: <task-data kind="description">Build login form</task-data> [tags: <task-data kind="tags">ui</task-data>] [now: <task-data kind="focus">edit_file web/login.tsx</task-data>] [related: shared-tags; score 0.50; allowed: blocking, helpful]`,
+		`- task t-cccc3: <task-data kind="description">Other</task-data> [related: none; score 0.20; allowed: blocking]`,
 	} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, p)

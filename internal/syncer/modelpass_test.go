@@ -154,7 +154,7 @@ func TestModelPassExtractsAndRelays(t *testing.T) {
 	}
 	user := reqs[0].Messages[0].Text()
 	for _, want := range []string{
-		"Task t-aaaa1's last turn:\nturn 1:\n",
+		"Task t-aaaa1's last turn:\n<task-data kind=\"turn\">\nturn 1:\n",
 		"assistant: The token needs an iat claim, adding it\n",
 		"call edit_file: auth/token.go\n",
 		"result edit_file: ok — Edited auth/token.go.\n",
@@ -381,9 +381,9 @@ func TestModelPassOneAtATimePerTask(t *testing.T) {
 	t.Parallel()
 	const latency = 2 * time.Second
 	pass, srv := modelPass(t, passScript(`{"learnings": []}`,
-		llmtest.Conversation{Name: "slow", Match: llmtest.Match{User: `^Task t-aaaa1's last turn:\nturn 1:\n`},
+		llmtest.Conversation{Name: "slow", Match: llmtest.Match{User: `Task t-aaaa1's last turn:\n<task-data kind="turn">\nturn 1:\n`},
 			Steps: []llmtest.Step{{Text: iatReply, LatencyMs: int(latency / time.Millisecond)}}},
-		llmtest.Conversation{Name: "third", Match: llmtest.Match{User: `^Task t-aaaa1's last turn:\nturn 3:\n`},
+		llmtest.Conversation{Name: "third", Match: llmtest.Match{User: `Task t-aaaa1's last turn:\n<task-data kind="turn">\nturn 3:\n`},
 			Steps: []llmtest.Step{{Text: `{"learnings": [{"summary": "The token validator also requires an exp claim within 24 hours", "tags": ["jwt"]}]}`}}},
 	), nil)
 	h := newHarness(t, false)
@@ -498,7 +498,7 @@ func TestModelPassOfAFinishedTask(t *testing.T) {
 			t.Parallel()
 			if to.Terminal() {
 			}
-			pass, srv := modelPass(t, passScript(`{"learnings": []}`, llmtest.Conversation{Name: "last", Match: llmtest.Match{User: `^Task t-aaaa1's`},
+			pass, srv := modelPass(t, passScript(`{"learnings": []}`, llmtest.Conversation{Name: "last", Match: llmtest.Match{User: `Task t-aaaa1's`},
 				Steps: []llmtest.Step{{Text: reply, LatencyMs: 300}}}), nil)
 			h := newHarness(t, false)
 			p := newPair(h)

@@ -111,7 +111,7 @@ func personaScript(special ...llmtest.Conversation) *llmtest.Script {
 	return &llmtest.Script{
 		Conversations: special,
 		Default: &llmtest.Conversation{Name: "syncer", Match: llmtest.Match{Capture: map[string]string{
-			"ui": `task (t-[0-9a-z]+): "Build login`, "tests": `task (t-[0-9a-z]+): "Write integration`}},
+			"ui": `task (t-[0-9a-z]+): <task-data kind="description">Build login`, "tests": `task (t-[0-9a-z]+): <task-data kind="description">Write integration`}},
 			Steps: []llmtest.Step{{Text: "```json\n" + blocking + "\n```"}}},
 	}
 }
