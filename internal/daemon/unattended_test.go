@@ -19,13 +19,20 @@ const unattendedSteps = 40
 // unattendedScript: a healthy task runs distinct numbered steps (echo
 // step-N, each output different) and finishes; a looping task reruns the
 // same failing check, byte for byte, until something tells it why it
-// fails. The watcher persona is the harshest there is: whatever it is
-// asked about, it says stuck and asks for a nudge, so a false finding of
-// tier 1 on the healthy task would become a nudge.
+// fails. The watcher persona is the harshest there is: whatever tier 1
+// found, it says stuck and asks for a nudge, so a false finding of tier 1
+// on the healthy task would become a nudge. Asked for a look with no
+// finding (the healthy task's steps pass the read-without-change budget,
+// a signal only tier 2 may act on), it judges, as a model would, that a
+// task printing its next step each time is progressing.
 func unattendedScript() string {
 	var b strings.Builder
 	b.WriteString(`
 conversations:
+  - name: watcher-look
+    match: {system: "task watcher", user: "found nothing"}
+    steps:
+      - text: '{"status": "healthy", "confidence": 0.9, "diagnosis": "each step prints the next step number", "recommendation": "continue"}'
   - name: watcher
     match: {system: "task watcher"}
     steps:
@@ -86,10 +93,8 @@ func TestUnattendedLoopNudgedByFourthRepeat(t *testing.T) {
 // ... while a healthy task running distinct numbered steps, beside it, is
 // never nudged, escalated or paused.
 func TestUnattendedNumberedStepsNotNudged(t *testing.T) {
-	// Until then tier 1 masks the step numbers in the calls, and the task
-	// is nudged three times, escalated and paused by step 18: delete this
-	// line when the fix is merged.
-	t.Skip("needs the call-identity fix in stuck")
+	// Before calls kept their numbers, tier 1 masked them and the task was
+	// nudged three times, escalated and paused by step 18.
 	t.Parallel()
 	d, _, steps := startUnattended(t)
 	// A pause by the watcher stops it too: it waits for its user then.
