@@ -113,18 +113,26 @@ func (w *Watcher) tier2On() bool { return w.cfg.Tier2 && w.o.Judge != nil }
 
 // handle acts on tier 1's findings at one step.
 func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
-	var f *stuck.Finding
+	var f, confirm *stuck.Finding
 	weak := false
 	for i := range fs {
 		if fs[i].Tier2Only {
 			weak = true
+			if fs[i].Confirm && confirm == nil {
+				confirm = &fs[i]
+			}
 			continue
 		}
 		f = &fs[i]
 		break
 	}
 	if f == nil {
-		if weak && w.tier2On() && !wt.judging && w.o.Now().Sub(wt.lastJudge) >= time.Minute {
+		switch {
+		case confirm != nil && w.tier2On() && !wt.judging && wt.rung < paused && w.ready(wt):
+			// Acted on only if tier 2, shown the finding, agrees
+			// (onJudged); tier 1 alone never acts on it.
+			w.judge(ctx, wt, confirm)
+		case weak && w.tier2On() && !wt.judging && w.o.Now().Sub(wt.lastJudge) >= time.Minute:
 			w.judge(ctx, wt, nil)
 		}
 		return
@@ -452,7 +460,7 @@ func (w *Watcher) onJudged(ctx context.Context, wt *watched, finding *stuck.Find
 	wt.lastJudge = w.o.Now()
 	if err != nil {
 		w.setDegraded(true, "tier 2 failed: "+words.Clip(err.Error(), 200))
-		if finding != nil && wt.finding != nil && wt.rung < paused && w.ready(wt) {
+		if finding != nil && !finding.Confirm && wt.finding != nil && wt.rung < paused && w.ready(wt) {
 			w.advance(ctx, wt, wt.finding, nil)
 		}
 		return
@@ -468,6 +476,10 @@ func (w *Watcher) onJudged(ctx context.Context, wt *watched, finding *stuck.Find
 		w.nudge(ctx, wt, nil, &v, min(severity(wt.unheeded), warning))
 		return
 	}
+	if finding.Confirm {
+		w.confirmed(ctx, wt, finding, v)
+		return
+	}
 	if wt.finding == nil || wt.rung >= paused {
 		return // progress meanwhile, or the user's now
 	}
@@ -478,4 +490,20 @@ func (w *Watcher) onJudged(ctx context.Context, wt *watched, finding *stuck.Find
 	if w.ready(wt) {
 		w.advance(ctx, wt, wt.finding, &v)
 	}
+}
+
+// confirmed acts on a finding tier 1 may not act on alone (Confirm: a long
+// read without a change may be a survey before a large write) once tier 2,
+// shown it, agrees that the task is stuck; otherwise nothing happens.
+func (w *Watcher) confirmed(ctx context.Context, wt *watched, f *stuck.Finding, v Verdict) {
+	agree := (v.Status == "stuck" || v.Status == "runaway") && v.Confidence >= 0.7 && v.Recommendation != "continue"
+	if !agree || wt.rung >= paused || !w.ready(wt) {
+		return
+	}
+	if wt.finding == nil {
+		wt.finding, wt.findingAt = f, wt.d.Counters().Progress
+	}
+	wt.status, wt.diagnosis, wt.tier, wt.confidence, wt.lastCheck = v.Status, words.Or(v.Diagnosis, f.Diagnosis), 2, v.Confidence, w.o.Now()
+	w.noteHealth(ctx, wt)
+	w.advance(ctx, wt, wt.finding, &v)
 }

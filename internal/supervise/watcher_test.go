@@ -3,6 +3,7 @@ package supervise
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -492,4 +493,78 @@ func TestEditTestCycleIsNotAnAlternation(t *testing.T) {
 			t.Errorf("nudged an edit/test cycle whose every edit changed a file: %+v", got)
 		}
 	})
+}
+
+// A long read without a change (a Confirm finding) is acted on only when
+// tier 2, shown the finding, agrees; when it says the task is surveying,
+// or cannot be asked, nothing happens.
+func TestReadWithoutChangeActsOnlyOnceTier2Agrees(t *testing.T) {
+	t.Parallel()
+	read := func(a *agent, n int) {
+		for i := range n {
+			path := fmt.Sprintf("internal/pkg%03d/doc.go", i)
+			a.tool("read_file", map[string]string{"path": path}, "// Package pkg"+fmt.Sprint(i)+" does thing "+fmt.Sprint(i)+".", false)
+		}
+	}
+	stuckReply := answer{v: Verdict{Status: "stuck", Confidence: 0.9, Diagnosis: "reads file after file and writes nothing",
+		Recommendation: "nudge", NudgeMessage: "You have read 60 files without changing one: write the change now."}}
+	tests := []struct {
+		name   string
+		judge  *fakeJudge
+		tier2  bool
+		nudged bool
+	}{
+		// At 30 results tier 2 takes a look with no finding and lets the
+		// survey go on; at 60 it is shown the finding and agrees.
+		{"tier 2 agrees", &fakeJudge{fn: func(_ context.Context, _ int, s Snapshot) (Verdict, error) {
+			if s.Finding == nil {
+				return Verdict{Status: "healthy", Confidence: 0.8, Recommendation: "continue"}, nil
+			}
+			return stuckReply.v, nil
+		}}, true, true},
+		{"tier 2 says it is surveying", scripted(answer{v: Verdict{Status: "healthy", Confidence: 0.9, Recommendation: "continue"}}), true, false},
+		{"tier 2 fails", scripted(answer{err: errors.New("overloaded")}), true, false},
+		{"tier 2 off", scripted(stuckReply), false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				cfg := baseConfig()
+				cfg.Tier2 = tt.tier2
+				cfg.Stuck = stuck.Config{Wandering: 30, WanderingAct: 60}
+				h := start(t, true, cfg, func(o *Options) { o.Judge = tt.judge })
+				a := h.task("t-reader", nil)
+				a.status(task.Running)
+				read(a, 59)
+				if got := h.act.Of(a.id, inject.Nudge); len(got) != 0 {
+					t.Fatalf("nudged before the budget: %+v", got)
+				}
+				read(a, 1)
+				got := h.act.Of(a.id, inject.Nudge)
+				if tt.nudged != (len(got) == 1) {
+					t.Fatalf("nudges %+v, want nudged=%v", got, tt.nudged)
+				}
+				if !tt.tier2 {
+					if n := len(tt.judge.calls()); n != 0 {
+						t.Errorf("judged %d times with tier 2 off", n)
+					}
+					return
+				}
+				var shown bool
+				for _, s := range tt.judge.calls() {
+					shown = shown || s.Finding != nil && s.Finding.Check == stuck.Wandering && s.Finding.Confirm
+				}
+				if !shown {
+					t.Errorf("tier 2 was never shown the finding to confirm: %+v", tt.judge.calls())
+				}
+				if tt.nudged {
+					n := recordedOf[event.WatcherNudge](h.st, a.id)
+					if len(n) != 1 || n[0].Check != string(stuck.Wandering) || n[0].Tier != 2 || n[0].Severity != "hint" {
+						t.Errorf("recorded = %+v", n)
+					}
+				}
+			})
+		})
+	}
 }
