@@ -48,6 +48,9 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	fresh := !p.Error && !slices.ContainsFunc(d.rwin.s, func(t Step) bool { return d.same(t, s) })
 	d.push(s)
 	d.sinceFS++
+	if c.read {
+		d.readsFS++
+	}
 	if fresh {
 		d.progress(e.Time)
 	}
@@ -81,7 +84,10 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 		}
 	}
 	switch {
-	case d.sinceFS >= d.cfg.WanderingAct && d.sinceFS%d.cfg.Wandering == 0:
+	case d.sinceFS >= d.cfg.WanderingAct && d.sinceFS%d.cfg.Wandering == 0 && 2*d.readsFS >= d.sinceFS:
+		// Mostly reads: a reader that never writes. Steps that run
+		// commands (numbered steps, a migration, polling) only ever get
+		// tier 2's look below.
 		out = append(out, Finding{Check: Wandering, Status: "struggling", Step: d.n, Key: string(Wandering), Tier2Only: true, Confirm: true,
 			Diagnosis: fmt.Sprintf("%d tool results without changing a file (act once tier 2 confirms)", d.sinceFS),
 			Evidence:  evidence(lastN(res, 5), Step{})})

@@ -205,6 +205,7 @@ type pendingCall struct {
 	key  string
 	kw   uint64
 	args json.RawMessage // kept for the file it may change
+	read bool            // a read: a file tool that only looks, or a reading command
 }
 
 // Detector is the window and checks of one task. It is not safe for
@@ -224,6 +225,7 @@ type Detector struct {
 	epoch    int
 	c        Counters
 	sinceFS  int // results since the last file change
+	readsFS  int // ... of which reads (pendingCall.read)
 	empty    int
 	ctxErrs  int
 	apolog   int
@@ -354,7 +356,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		}
 		d.running++
 		key := CanonicalCall(p.Name, p.Args, d.root)
-		c := pendingCall{key: key, kw: keyWords(key), args: p.Args}
+		c := pendingCall{key: key, kw: keyWords(key), args: p.Args, read: isRead(p.Name, p.Args)}
 		d.pending[p.CallID] = c
 		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: words.Clip(key, 160), key: key, kw: c.kw})
 	case event.ToolResult:
@@ -373,7 +375,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 			d.changes = append(d.changes[:0], d.changes[len(d.changes)-d.cfg.Window:]...)
 		}
 		if fresh {
-			d.sinceFS = 0
+			d.sinceFS, d.readsFS = 0, 0
 			d.progress(e.Time)
 		}
 	case event.NeedsInput:
