@@ -26,7 +26,10 @@ type terminalWriter struct {
 func newTerminalWriter(w io.Writer) *terminalWriter { return &terminalWriter{w: w} }
 
 func (t *terminalWriter) Write(p []byte) (int, error) {
-	buf := append(t.pending, p...)
+	buf := p
+	if len(t.pending) > 0 {
+		buf = append(t.pending, p...)
+	}
 	cut := len(buf)
 	for i := len(buf) - 1; i >= 0 && i >= len(buf)-utf8.UTFMax+1; i-- {
 		if utf8.RuneStart(buf[i]) {
