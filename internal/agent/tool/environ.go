@@ -4,6 +4,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 )
 
 // BaseEnvAllow lists the variables of the daemon's environment a command
@@ -13,10 +15,7 @@ var BaseEnvAllow = []string{"PATH", "HOME", "LANG", "TERM", "TZ", "USER", "SHELL
 // EnvDenied reports whether name may never reach a command, even when the
 // user allows it: provider keys and tokens (*_API_KEY, *_TOKEN) and the
 // daemon's own variables (NEURAPHAGE_*), its home and socket among them.
-func EnvDenied(name string) bool {
-	u := strings.ToUpper(name)
-	return strings.HasPrefix(u, "NEURAPHAGE_") || strings.HasSuffix(u, "_API_KEY") || strings.HasSuffix(u, "_TOKEN")
-}
+func EnvDenied(name string) bool { return proc.Secret(name) }
 
 // commandEnv is the environment of a command run in dir: the allowed
 // variables of the daemon's environment (parent), made safe for a command
