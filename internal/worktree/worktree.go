@@ -71,6 +71,10 @@ type Config struct {
 	PortEnv string
 	// Bootstrap returns the bootstrap of a repository (nil: none).
 	Bootstrap func(repo string) Bootstrap
+	// IgnoredSkip is the build output not kept when a worktree is removed
+	// (nil: DefaultIgnoredSkip); every other ignored file created or
+	// changed since provisioning is kept in the task's archive.
+	IgnoredSkip []string
 	// AuthorName and AuthorEmail sign the commits made for tasks; empty
 	// means git's configured identity, else "Neuraphage".
 	AuthorName, AuthorEmail string
