@@ -139,7 +139,7 @@ func (m *Manager) ignoredFiles(ctx context.Context, dir string) ([]string, error
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // sum returns the size and SHA-256 of a file (of a symbolic link's target
