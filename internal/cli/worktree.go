@@ -151,7 +151,8 @@ func (a *app) newWorktreeRestoreCmd() *cobra.Command {
 		Long: `Restore brings back a task's worktree: its branch from
 refs/neuraphage/archive/<task-id> when the branch was deleted, then the worktree
 on it at its old path. A worktree whose directory went missing is made again
-from its branch. Restore never overwrites anything: when something else is at
+from its branch. The ignored files kept when it was removed are copied back.
+Restore never overwrites anything: when something else is at
 the worktree's path, or the branch is checked out elsewhere, it refuses and
 says so.`,
 		Args: exactArgs("ID"),
