@@ -220,7 +220,7 @@ func (m *Manager) provisioned(ctx context.Context, w store.Worktree) map[string]
 	return man
 }
 
-// KeptIgnored returns the ignored files of w's worktree that removing it
+// keptIgnored returns the ignored files of w's worktree that removing it
 // would keep: created or changed since it was provisioned, and not build
 // output.
 func (m *Manager) keptIgnored(ctx context.Context, w store.Worktree) ([]string, error) {
@@ -232,8 +232,12 @@ func (m *Manager) keptIgnored(ctx context.Context, w store.Worktree) ([]string, 
 	var out []string
 	for _, f := range files {
 		if was, ok := man[f]; ok {
-			if now, err := sum(filepath.Join(w.Path, filepath.FromSlash(f))); err == nil && now == was {
-				continue
+			p := filepath.Join(w.Path, filepath.FromSlash(f))
+			// Hashed only when the size still matches: listing stays cheap.
+			if fi, err := os.Lstat(p); err == nil && fi.Size() == was.Size {
+				if now, err := sum(p); err == nil && now == was {
+					continue
+				}
 			}
 		}
 		out = append(out, f)
