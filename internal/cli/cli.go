@@ -8,6 +8,10 @@
 //	1  the operation failed
 //	2  usage error: bad flag or argument, unknown task id, bad filter
 //	3  the daemon is unreachable and could not be started
+//
+// Everything printed for people goes through one terminalWriter, which shows
+// terminal controls in untrusted text visibly (words.Printable); --json
+// output goes around it, unchanged.
 package cli
 
 import (
@@ -58,10 +62,13 @@ func Main(env Env) int {
 	defer stop()
 	a := &app{env: env}
 	root := a.newRootCmd()
+	stdout, stderr := newTerminalWriter(env.Stdout), newTerminalWriter(env.Stderr)
+	defer stdout.flush()
+	defer stderr.flush()
 	root.SetArgs(env.Args)
 	root.SetIn(env.Stdin)
-	root.SetOut(env.Stdout)
-	root.SetErr(env.Stderr)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if a.client != nil {
 		a.client.Close()
@@ -70,11 +77,11 @@ func Main(env Env) int {
 		return ExitOK
 	}
 	code := a.exitCode(err)
-	fmt.Fprintf(env.Stderr, "neuraphage: %s\n", err)
+	fmt.Fprintf(stderr, "neuraphage: %s\n", err)
 	if h := hint(err); h != "" {
-		fmt.Fprintf(env.Stderr, "hint: %s\n", h)
+		fmt.Fprintf(stderr, "hint: %s\n", h)
 	} else if code == ExitUsage && !a.started {
-		fmt.Fprintln(env.Stderr, "hint: run `neuraphage --help` or `neuraphage COMMAND --help`")
+		fmt.Fprintln(stderr, "hint: run `neuraphage --help` or `neuraphage COMMAND --help`")
 	}
 	return code
 }

@@ -159,9 +159,10 @@ func follow(ctx context.Context, c *client.Client, q event.Query, emit func(even
 	}
 }
 
-// jsonLines prints each event as one JSON object per line (NDJSON).
+// jsonLines prints each event as one JSON object per line (NDJSON), around
+// the terminal escaping.
 func jsonLines(out io.Writer) func(event.Event) error {
-	enc := json.NewEncoder(out)
+	enc := json.NewEncoder(jsonOut(out))
 	return func(e event.Event) error { return enc.Encode(e) }
 }
 

@@ -17,8 +17,10 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
+// writeJSON writes v as indented JSON, around the terminal escaping: JSON
+// escaping already covers control characters.
 func writeJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
+	enc := json.NewEncoder(jsonOut(out))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

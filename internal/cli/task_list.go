@@ -57,7 +57,7 @@ func (a *app) runTaskList(ctx context.Context, opts taskListOpts, out io.Writer)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(out, "%s\n", raw)
+		_, err = fmt.Fprintf(jsonOut(out), "%s\n", raw)
 		return err
 	}
 	ts, err := c.ListTasks(ctx, statuses, opts.all)

@@ -1,6 +1,7 @@
 // Package words shortens and tidies text for people and models to read: a
 // clipped message, one line out of many, the end of a long error output, a
-// default for a blank value, a commit id as users see it. Every package that
+// default for a blank value, a commit id as users see it, text made safe to
+// print on a terminal (Printable). Every package that
 // shows or stores such text uses these, so the same cut looks the same
 // everywhere. The functions are pure and safe for concurrent use.
 package words
