@@ -292,6 +292,10 @@ type Worktree struct {
 	Changed    []string `json:"changed,omitempty"`
 	Untracked  []string `json:"untracked,omitempty"`
 	InProgress string   `json:"in_progress,omitempty"`
+	// Ignored are the ignored files removing the worktree would keep in the
+	// task's archive: created or changed since it was provisioned, not build
+	// output.
+	Ignored []string `json:"ignored,omitempty"`
 	// Tip is the branch's commit ("" when the branch is gone).
 	Tip string `json:"tip,omitempty"`
 	// Ahead and Behind count commits against the base branch.

@@ -25,6 +25,9 @@ func describeGit(p event.Payload) (string, bool) {
 		if p.Archive != "" {
 			s += "; tip kept as " + p.Archive
 		}
+		if len(p.Kept) > 0 {
+			s += fmt.Sprintf("; %d ignored file(s) kept in %s: %s", len(p.Kept), p.KeptIn, truncate(strings.Join(p.Kept, ", "), 120))
+		}
 		return s, true
 	case event.WorktreeStray:
 		return fmt.Sprintf("stray worktree %s (%s) left alone", p.Path, p.Branch), true

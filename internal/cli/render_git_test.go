@@ -13,6 +13,9 @@ func TestDescribeGit(t *testing.T) {
 		p    event.Payload
 		want string
 	}{
+		{"worktree removed, ignored kept", event.WorktreeRemoved{Path: "/wt/t-1", Reason: "pruned (cancelled)", Archive: "refs/neuraphage/archive/t-1",
+			Kept: []string{"local.env"}, KeptIn: "/src/app/.git/neuraphage/ignored/t-1"},
+			"worktree /wt/t-1 removed: pruned (cancelled); tip kept as refs/neuraphage/archive/t-1; 1 ignored file(s) kept in /src/app/.git/neuraphage/ignored/t-1: local.env"},
 		{"merge landed", event.MergeLanded{Entry: 4, Target: "main", Commit: "0123456789abcdef", Strategy: "rebase", DurationMs: 120},
 			"merge #4 landed on main as 0123456789 (rebase, 120 ms)"},
 		{"main moved", event.MainUpdated{Repo: "/src/app", Branch: "main", Previous: "fedcba9876543210", NewCommit: "0123456789abcdef", Behind: 3},

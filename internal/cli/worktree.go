@@ -151,7 +151,8 @@ func (a *app) newWorktreeRestoreCmd() *cobra.Command {
 		Long: `Restore brings back a task's worktree: its branch from
 refs/neuraphage/archive/<task-id> when the branch was deleted, then the worktree
 on it at its old path. A worktree whose directory went missing is made again
-from its branch. Restore never overwrites anything: when something else is at
+from its branch. The ignored files kept when it was removed are copied back.
+Restore never overwrites anything: when something else is at
 the worktree's path, or the branch is checked out elsewhere, it refuses and
 says so.`,
 		Args: exactArgs("ID"),
@@ -223,12 +224,22 @@ func dirty(w api.Worktree) string {
 	if !w.Exists {
 		return "-"
 	}
+	kept := ""
+	if len(w.Ignored) > 0 {
+		kept = fmt.Sprintf("%d ignored to keep", len(w.Ignored))
+	}
 	if len(w.Changed) == 0 && len(w.Untracked) == 0 && w.InProgress == "" {
+		if kept != "" {
+			return kept
+		}
 		return "clean"
 	}
 	s := fmt.Sprintf("%d changed / %d untracked", len(w.Changed), len(w.Untracked))
 	if w.InProgress != "" {
 		s += " / " + w.InProgress
+	}
+	if kept != "" {
+		s += " / " + kept
 	}
 	return s
 }
@@ -327,6 +338,8 @@ func writeWorktreeInfo(out io.Writer, w api.Worktree, loc *time.Location) {
 	}
 	files("changed", w.Changed)
 	files("untracked", w.Untracked)
+	// Kept in the task's archive when the worktree is removed.
+	files("ignored", w.Ignored)
 	line("note", w.Note)
 	if !w.CreatedAt.IsZero() {
 		line("created", w.CreatedAt.In(loc).Format(time.RFC3339))

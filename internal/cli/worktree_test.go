@@ -105,6 +105,25 @@ updated:     2026-11-21T09:00:00Z
 	}
 }
 
+func TestWriteWorktreeInfoIgnored(t *testing.T) {
+	t.Parallel()
+	w := sampleWorktrees()[0]
+	w.Changed, w.Untracked, w.Ignored = nil, nil, []string{"dev.env", "logs/run.log"}
+	var b bytes.Buffer
+	writeWorktreeInfo(&b, w, time.UTC)
+	for _, want := range []string{
+		"work tree:   2 ignored to keep\n",
+		"ignored:     2 files\n               dev.env\n               logs/run.log\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("info lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "clean") {
+		t.Errorf("info says clean with ignored files to keep:\n%s", b.String())
+	}
+}
+
 func TestWritePrune(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer

@@ -113,7 +113,7 @@ func Default() Config {
 			MaxBashTimeoutSecs: 1800,
 			MaxToolOutputBytes: 32 << 10,
 		},
-		Worktree: Worktree{PortEnv: "PORT"},
+		Worktree: Worktree{PortEnv: "PORT", IgnoredSkip: slices.Clone(DefaultIgnoredSkip)},
 		Merge: Merge{
 			Auto:            true,
 			Strategy:        "rebase",

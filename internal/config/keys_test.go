@@ -37,6 +37,7 @@ func TestKeys(t *testing.T) {
 		"worktree.root",
 		"worktree.base",
 		"worktree.port_env",
+		"worktree.ignored_skip",
 		// worktree.bootstrap is a list of sections: edited in the file.
 		"merge.auto",
 		"merge.strategy",

@@ -85,7 +85,7 @@ llm:
 					Agent: Agent{MaxIterations: 50, MaxToolFailures: 3, NoProgressSecs: 60, BashTimeoutSecs: 30, MaxBashTimeoutSecs: 60,
 						MaxToolOutputBytes: 4096, DenyCommands: []string{`\bterraform\s+destroy\b`}, EnvAllow: []string{"GOPATH", "CARGO_HOME"}},
 					Budget: Budget{TaskUSD: 2.5, DailyUSD: 20, FleetUSD: 100},
-					Worktree: Worktree{Root: "/srv/worktrees", Base: "develop", Bootstrap: []Bootstrap{
+					Worktree: Worktree{Root: "/srv/worktrees", Base: "develop", IgnoredSkip: DefaultIgnoredSkip, Bootstrap: []Bootstrap{
 						{Repo: "/src/app", Copy: []string{".env", "config/*.local"}, Setup: "make deps", SetupTimeoutSecs: 60},
 						{Copy: []string{".env*"}},
 					}},

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,11 +14,19 @@ import (
 
 // Worktree configures the git worktree each task works in.
 type Worktree struct {
-	Root      string      `yaml:"root"`     // directory holding the worktrees; "" means <repo>/../.neuraphage-worktrees; a relative path is relative to the repository
-	Base      string      `yaml:"base"`     // branch tasks start from and merge into; "" means main, or the repository's default branch when it has no main
-	PortEnv   string      `yaml:"port_env"` // environment variable that hands each task a free TCP port; default "PORT"; "" hands none; must be a valid env var name [A-Za-z_][A-Za-z0-9_]*
-	Bootstrap []Bootstrap `yaml:"bootstrap"`
+	Root    string `yaml:"root"`     // directory holding the worktrees; "" means <repo>/../.neuraphage-worktrees; a relative path is relative to the repository
+	Base    string `yaml:"base"`     // branch tasks start from and merge into; "" means main, or the repository's default branch when it has no main
+	PortEnv string `yaml:"port_env"` // environment variable that hands each task a free TCP port; default "PORT"; "" hands none; must be a valid env var name [A-Za-z_][A-Za-z0-9_]*
+	// IgnoredSkip is the build output not kept when a worktree is removed:
+	// "dir/" names a directory anywhere, any other pattern a file name (or
+	// path); every other ignored file made or changed since the worktree
+	// was provisioned is kept in the task's archive. [] keeps everything.
+	IgnoredSkip []string    `yaml:"ignored_skip"`
+	Bootstrap   []Bootstrap `yaml:"bootstrap"`
 }
+
+// DefaultIgnoredSkip is worktree.ignored_skip's default.
+var DefaultIgnoredSkip = []string{"node_modules/", "target/", "dist/", ".cache/", "__pycache__/", "*.pyc"}
 
 // Bootstrap prepares new worktrees of one repository (or of all).
 type Bootstrap struct {
@@ -88,6 +97,11 @@ func (w Worktree) Validate() error {
 	}
 	if w.PortEnv != "" && !envName.MatchString(w.PortEnv) {
 		return &Error{Key: "port_env", Msg: fmt.Sprintf("want an environment variable name (letters, digits and _, not starting with a digit) or \"\" for none, got %q", w.PortEnv)}
+	}
+	for _, p := range w.IgnoredSkip {
+		if _, err := path.Match(strings.TrimSuffix(p, "/"), ""); err != nil || strings.Trim(p, "/") == "" {
+			return &Error{Key: "ignored_skip", Msg: fmt.Sprintf("want a file pattern like \"*.pyc\" or a directory like \"dist/\", got %q", p)}
+		}
 	}
 	seen := map[string]int{} // cleaned repo ("" for all) -> index of its entry
 	for i, b := range w.Bootstrap {

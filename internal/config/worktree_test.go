@@ -14,7 +14,7 @@ import (
 func TestWorktreeMergeDefaults(t *testing.T) {
 	t.Parallel()
 	c := Default()
-	if diff := cmp.Diff(Worktree{PortEnv: "PORT"}, c.Worktree); diff != "" {
+	if diff := cmp.Diff(Worktree{PortEnv: "PORT", IgnoredSkip: DefaultIgnoredSkip}, c.Worktree); diff != "" {
 		t.Errorf("Default().Worktree mismatch (-want +got):\n%s", diff)
 	}
 	want := Merge{Auto: true, Strategy: "rebase", GateTimeoutSecs: 1800, MaxSendBacks: 3, Remote: "origin", Cleanup: true}
@@ -25,6 +25,7 @@ func TestWorktreeMergeDefaults(t *testing.T) {
 		"worktree.root":           `""`,
 		"worktree.base":           `""`,
 		"worktree.port_env":       "PORT",
+		"worktree.ignored_skip":   "- node_modules/\n- target/\n- dist/\n- .cache/\n- __pycache__/\n- '*.pyc'",
 		"worktree.bootstrap":      "[]",
 		"merge.auto":              "true",
 		"merge.strategy":          "rebase",
@@ -362,7 +363,7 @@ func TestWorktreeMergeSetRejects(t *testing.T) {
 		{name: "inside a bootstrap entry", before: "worktree:\n  bootstrap:\n    - {setup: make}\n", key: "worktree.bootstrap.0.setup", value: "x",
 			wantKey: "worktree.bootstrap.0.setup", wantMsg: "is inside worktree.bootstrap, which cannot be set from the command line; edit the file"},
 		{name: "section", before: commented, key: "worktree", value: "x",
-			wantKey: "worktree", wantMsg: "is a section, not a setting; set one of: worktree.root, worktree.base, worktree.port_env"},
+			wantKey: "worktree", wantMsg: "is a section, not a setting; set one of: worktree.root, worktree.base, worktree.port_env, worktree.ignored_skip"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

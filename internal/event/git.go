@@ -58,6 +58,9 @@ type WorktreeRemoved struct {
 	Archive       string `json:"archive,omitempty"`
 	BranchDeleted bool   `json:"branch_deleted,omitempty"`
 	Reason        string `json:"reason"`
+	// Kept are the ignored files moved to KeptIn before removal.
+	Kept   []string `json:"kept,omitempty"`
+	KeptIn string   `json:"kept_in,omitempty"`
 }
 
 // EventKind implements Payload.

@@ -368,3 +368,20 @@ func Identity(ctx context.Context, dir, name, email string) []string {
 		"GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + email,
 	}
 }
+
+// IgnoredFiles returns the files git ignores in the work tree at dir,
+// relative to it, slash-separated. A directory git ignores whole is one
+// entry ending in "/".
+func IgnoredFiles(ctx context.Context, dir string) ([]string, error) {
+	out, err := run(ctx, dir, nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, n := range strings.Split(out, "\x00") {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}

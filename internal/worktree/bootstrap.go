@@ -46,6 +46,10 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 			Env: append(os.Environ(), m.Env(*w)...),
 		})
 	}
+	if rerr := m.recordProvisioned(ctx, *w); rerr != nil {
+		// Without the record every ignored file is kept at removal: safe.
+		m.log.Warn("recording the provisioned files", "task_id", w.TaskID, "err", rerr)
+	}
 	switch {
 	case note != "":
 	case err != nil:

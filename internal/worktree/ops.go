@@ -77,6 +77,9 @@ type Info struct {
 	Changed    []string `json:"changed,omitempty"`
 	Untracked  []string `json:"untracked,omitempty"`
 	InProgress string   `json:"in_progress,omitempty"`
+	// Ignored are the ignored files removal would keep: created or changed
+	// since provisioning, not build output.
+	Ignored []string `json:"ignored,omitempty"`
 	// Tip is the branch's commit ("" when the branch is gone).
 	Tip string `json:"tip,omitempty"`
 	// Ahead and Behind count commits against the base branch.
@@ -112,6 +115,9 @@ func (m *Manager) inspect(ctx context.Context, w store.Worktree) (Info, error) {
 				return in, err
 			}
 			in.Changed, in.Untracked, in.InProgress = st.Changed, st.Untracked, st.InProgress
+			if in.Ignored, err = m.keptIgnored(ctx, w); err != nil {
+				return in, err
+			}
 		}
 	}
 	tip, err := git.RevParse(ctx, w.Repo, "refs/heads/"+w.Branch)
@@ -275,34 +281,49 @@ func (e *RefusedError) Error() string {
 // is not is deleted too (its tip stays in the archive) only when
 // keepUnmerged is false. A refusal is a *RefusedError saying why.
 func (m *Manager) Remove(ctx context.Context, id task.ID, reason string, keepUnmerged bool) (store.Worktree, error) {
+	w, _, err := m.remove(ctx, id, reason, keepUnmerged)
+	return w, err
+}
+
+// remove is Remove, returning the removal's event too.
+func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnmerged bool) (w store.Worktree, ev event.WorktreeRemoved, err error) {
 	defer m.lockTask(id)()
-	w, err := m.st.GetWorktree(ctx, id)
+	w, err = m.st.GetWorktree(ctx, id)
 	if err != nil {
-		return w, err
+		return w, ev, err
 	}
 	if w.State == store.WorktreeRemoved {
-		return w, nil
+		return w, ev, nil
 	}
 	in, err := m.inspect(ctx, w)
 	if err != nil {
-		return w, err
+		return w, ev, err
 	}
 	if in.Exists {
 		if st := (git.Status{Changed: in.Changed, Untracked: in.Untracked, InProgress: in.InProgress}); !st.Clean() {
-			return w, &RefusedError{TaskID: id, Reason: fmt.Sprintf("%s holds %s; commit or remove them, then prune again", w.Path, st.Describe())}
+			return w, ev, &RefusedError{TaskID: id, Reason: fmt.Sprintf("%s holds %s; commit or remove them, then prune again", w.Path, st.Describe())}
 		}
 	}
-	ev := event.WorktreeRemoved{Path: w.Path, Branch: w.Branch, Reason: reason}
+	ev = event.WorktreeRemoved{Path: w.Path, Branch: w.Branch, Reason: reason}
+	if in.Exists && len(in.Ignored) > 0 {
+		// Ignored files made since provisioning are kept first; a copy that
+		// fails keeps the worktree.
+		dir, err := m.archiveIgnored(ctx, w, in.Ignored)
+		if err != nil {
+			return w, ev, &RefusedError{TaskID: id, Reason: err.Error()}
+		}
+		ev.Kept, ev.KeptIn = in.Ignored, dir
+	}
 	if in.Tip != "" {
 		// Keep the tip, merged or not: restoring is always possible.
 		if _, err := git.Run(ctx, w.Repo, "update-ref", ArchiveRef(id), in.Tip); err != nil {
-			return w, fmt.Errorf("archiving %s: %w", w.Branch, err)
+			return w, ev, fmt.Errorf("archiving %s: %w", w.Branch, err)
 		}
 		w.Archive, ev.Archive = ArchiveRef(id), ArchiveRef(id)
 	}
 	if in.Exists {
 		if _, err := git.Run(ctx, w.Repo, "worktree", "remove", w.Path); err != nil {
-			return w, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + git.Stderr(err)}
+			return w, ev, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + git.Stderr(err)}
 		}
 	} else {
 		// Its directory is already gone: clear git's record of it only.
@@ -326,7 +347,7 @@ func (m *Manager) Remove(ctx context.Context, id task.ID, reason string, keepUnm
 	}
 	w.State, w.Note, w.UpdatedAt = store.WorktreeRemoved, "", m.now().UTC()
 	if _, err := m.st.PutWorktree(ctx, w, event.New(m.now(), id, ev)); err != nil {
-		return w, err
+		return w, ev, err
 	}
 	m.mu.Lock()
 	if m.ports[w.Port] == id {
@@ -334,7 +355,7 @@ func (m *Manager) Remove(ctx context.Context, id task.ID, reason string, keepUnm
 	}
 	m.mu.Unlock()
 	m.log.Info("worktree removed", "task_id", id, "path", w.Path, "branch_deleted", ev.BranchDeleted, "reason", reason)
-	return w, nil
+	return w, ev, nil
 }
 
 // PruneResult is what Prune did with one worktree.
@@ -367,7 +388,8 @@ func (m *Manager) Prune(ctx context.Context) ([]PruneResult, error) {
 			continue
 		}
 		res := PruneResult{TaskID: w.TaskID, Path: w.Path}
-		if _, err := m.Remove(ctx, w.TaskID, "pruned ("+string(t.Status)+")", false); err != nil {
+		_, rw, err := m.remove(ctx, w.TaskID, "pruned ("+string(t.Status)+")", false)
+		if err != nil {
 			res.Reason = err.Error()
 			var re *RefusedError
 			if errors.As(err, &re) {
@@ -375,6 +397,9 @@ func (m *Manager) Prune(ctx context.Context) ([]PruneResult, error) {
 			}
 		} else {
 			res.Removed, res.Reason = true, "removed; branch tip kept under "+ArchiveRef(w.TaskID)
+			if len(rw.Kept) > 0 {
+				res.Reason += fmt.Sprintf("; %d ignored file(s) kept in %s (%s)", len(rw.Kept), rw.KeptIn, strings.Join(rw.Kept, ", "))
+			}
 		}
 		out = append(out, res)
 	}
@@ -468,7 +493,18 @@ func (m *Manager) restore(ctx context.Context, w store.Worktree, reason string) 
 		return w, fmt.Errorf("%s already exists; move it away to restore %s's worktree there", w.Path, w.TaskID)
 	}
 	w.Landed, w.LandedTip = "", ""
-	return m.recreate(ctx, w, reason)
+	w, err := m.recreate(ctx, w, reason)
+	if err != nil {
+		return w, err
+	}
+	back, err := m.restoreIgnored(ctx, w)
+	if err != nil {
+		m.setNote(ctx, &w, err.Error())
+		m.log.Warn("ignored files not all brought back", "task_id", w.TaskID, "err", err)
+	} else if len(back) > 0 {
+		m.log.Info("ignored files brought back", "task_id", w.TaskID, "files", back)
+	}
+	return w, nil
 }
 
 // MarkLanded records that the branch's work landed on its base as commit,

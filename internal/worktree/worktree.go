@@ -11,6 +11,10 @@
 //   - A branch is deleted only after its tip is kept under
 //     refs/neuraphage/archive/<task-id>, and only if it still points at that
 //     tip (a compare-and-delete); Restore brings it back.
+//   - Ignored files created or changed since the worktree was provisioned
+//     (not build output) are copied to the task's archive directory before
+//     it is removed; a failed copy keeps the worktree. Restore brings them
+//     back.
 //   - Nothing unknown is deleted: a worktree on a neuraphage branch that the
 //     registry does not know is reported as stray and left alone; a path
 //     that exists but is not the task's worktree is an error.
@@ -71,6 +75,10 @@ type Config struct {
 	PortEnv string
 	// Bootstrap returns the bootstrap of a repository (nil: none).
 	Bootstrap func(repo string) Bootstrap
+	// IgnoredSkip is the build output not kept when a worktree is removed
+	// (nil: DefaultIgnoredSkip); every other ignored file created or
+	// changed since provisioning is kept in the task's archive.
+	IgnoredSkip []string
 	// AuthorName and AuthorEmail sign the commits made for tasks; empty
 	// means git's configured identity, else "Neuraphage".
 	AuthorName, AuthorEmail string

@@ -219,7 +219,7 @@ func apiWorktree(in worktree.Info) api.Worktree {
 		TaskID: w.TaskID, Repo: w.Repo, Branch: w.Branch, Base: w.Base, BaseCommit: w.BaseCommit,
 		Path: w.Path, State: string(w.State), Port: w.Port, Archive: w.Archive,
 		Landed: w.Landed, LandedTip: w.LandedTip, Note: w.Note, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
-		Exists: in.Exists, Changed: in.Changed, Untracked: in.Untracked, InProgress: in.InProgress,
+		Exists: in.Exists, Changed: in.Changed, Untracked: in.Untracked, InProgress: in.InProgress, Ignored: in.Ignored,
 		Tip: in.Tip, Ahead: in.Ahead, Behind: in.Behind, Merged: in.Merged, Archived: in.Archived, Stray: in.Stray,
 	}
 }
