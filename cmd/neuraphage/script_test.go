@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -59,8 +60,32 @@ func TestScripts(t *testing.T) {
 			"fakellm":       cmdFakeLLM,
 			"deliveredonce": cmdDeliveredOnce,
 			"waitgone":      cmdWaitGone,
+			"exitcode":      cmdExitCode,
 		},
 	})
+}
+
+// exitcode N CMD ARGS... runs the command and fails unless it exits with
+// status N; its stdout and stderr are then checked as exec's are.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N CMD ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
 }
 
 // envfile VAR FILE sets VAR to the first line of FILE.

@@ -76,6 +76,7 @@ type Agent struct {
 	MaxBashTimeoutSecs int      `yaml:"max_bash_timeout_secs"` // the most a bash call may ask for; default 1800, >= bash_timeout_secs
 	MaxToolOutputBytes int      `yaml:"max_tool_output_bytes"` // tool output the model sees; default 32768, 1024..10_485_760
 	DenyCommands       []string `yaml:"deny_commands"`         // extra Go regexps refused for bash, added to the built-in deny-list
+	EnvAllow           []string `yaml:"env_allow"`             // more variables of the daemon's environment bash commands inherit; names only; never *_API_KEY, *_TOKEN or NEURAPHAGE_*
 }
 
 // Budget caps spending in US dollars. Zero means no cap.
@@ -300,6 +301,18 @@ func (a Agent) Validate() error {
 	for i, p := range a.DenyCommands {
 		if _, err := regexp.Compile(p); err != nil {
 			return &Error{Key: "deny_commands." + strconv.Itoa(i), Msg: fmt.Sprintf("not a Go regular expression: %v", err)}
+		}
+	}
+	for i, name := range a.EnvAllow {
+		key := "env_allow." + strconv.Itoa(i)
+		u := strings.ToUpper(name)
+		switch {
+		case !envName.MatchString(name):
+			return &Error{Key: key, Msg: fmt.Sprintf("want an environment variable name (letters, digits and _, not starting with a digit), got %q", name)}
+		case strings.HasPrefix(u, "NEURAPHAGE_"):
+			return &Error{Key: key, Msg: fmt.Sprintf("%s is the daemon's own variable and never reaches a task's commands", name)}
+		case strings.HasSuffix(u, "_API_KEY"), strings.HasSuffix(u, "_TOKEN"):
+			return &Error{Key: key, Msg: fmt.Sprintf("%s looks like a key or token; secrets never reach a task's commands", name)}
 		}
 	}
 	return nil

@@ -30,6 +30,7 @@ func TestKeys(t *testing.T) {
 		"agent.max_bash_timeout_secs",
 		"agent.max_tool_output_bytes",
 		"agent.deny_commands",
+		"agent.env_allow",
 		"budget.task_usd",
 		"budget.daily_usd",
 		"budget.fleet_usd",

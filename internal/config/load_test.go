@@ -38,7 +38,7 @@ daemon: {shutdown_timeout_secs: 600, start_timeout_secs: 1, auto_start: false}
 events: {subscriber_buffer: 16, retention_days: 30}
 tasks: {default_priority: 0, default_engine: my-engine-2}
 executor: {max_concurrent: 16}
-agent: {max_iterations: 50, max_tool_failures: 3, no_progress_secs: 60, bash_timeout_secs: 30, max_bash_timeout_secs: 60, max_tool_output_bytes: 4096, deny_commands: ["\\bterraform\\s+destroy\\b"]}
+agent: {max_iterations: 50, max_tool_failures: 3, no_progress_secs: 60, bash_timeout_secs: 30, max_bash_timeout_secs: 60, max_tool_output_bytes: 4096, deny_commands: ["\\bterraform\\s+destroy\\b"], env_allow: [GOPATH, CARGO_HOME]}
 budget: {task_usd: 2.5, daily_usd: 20, fleet_usd: 100}
 worktree:
   root: /srv/worktrees
@@ -83,7 +83,7 @@ llm:
 					Tasks:    Tasks{DefaultPriority: 0, DefaultEngine: "my-engine-2"},
 					Executor: Executor{MaxConcurrent: 16},
 					Agent: Agent{MaxIterations: 50, MaxToolFailures: 3, NoProgressSecs: 60, BashTimeoutSecs: 30, MaxBashTimeoutSecs: 60,
-						MaxToolOutputBytes: 4096, DenyCommands: []string{`\bterraform\s+destroy\b`}},
+						MaxToolOutputBytes: 4096, DenyCommands: []string{`\bterraform\s+destroy\b`}, EnvAllow: []string{"GOPATH", "CARGO_HOME"}},
 					Budget: Budget{TaskUSD: 2.5, DailyUSD: 20, FleetUSD: 100},
 					Worktree: Worktree{Root: "/srv/worktrees", Base: "develop", IgnoredSkip: DefaultIgnoredSkip, Bootstrap: []Bootstrap{
 						{Repo: "/src/app", Copy: []string{".env", "config/*.local"}, Setup: "make deps", SetupTimeoutSecs: 60},
@@ -223,6 +223,22 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "top level is not a mapping", yaml: "- a\n- b\n",
 			line: 1, key: "", msgFull: "want a mapping, got a list",
+		},
+		{
+			name: "env_allow refuses a key", yaml: "agent:\n  env_allow:\n    - GOPATH\n    - OPENAI_API_KEY\n",
+			line: 4, key: "agent.env_allow.1", msgHas: []string{"OPENAI_API_KEY looks like a key or token"},
+		},
+		{
+			name: "env_allow refuses a token", yaml: "agent:\n  env_allow: [GH_TOKEN]\n",
+			line: 2, key: "agent.env_allow.0", msgHas: []string{"secrets never reach"},
+		},
+		{
+			name: "env_allow refuses the daemon's own", yaml: "agent:\n  env_allow: [NEURAPHAGE_HOME]\n",
+			line: 2, key: "agent.env_allow.0", msgHas: []string{"the daemon's own variable"},
+		},
+		{
+			name: "env_allow wants names", yaml: "agent:\n  env_allow: [\"A=B\"]\n",
+			line: 2, key: "agent.env_allow.0", msgHas: []string{"want an environment variable name"},
 		},
 		{
 			name: "invalid value carries its line", yaml: "# c\ntasks:\n  default_engine: native\n  default_priority: 7\n",

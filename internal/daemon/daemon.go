@@ -93,13 +93,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	for _, dir := range []string{p.RunDir, p.DataDir, p.LogDir} {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("creating %s: %w", dir, err)
-		}
-	}
-	if err := os.Chmod(p.RunDir, 0o700); err != nil {
-		return fmt.Errorf("restricting %s to its owner: %w", p.RunDir, err)
+	corrected, err := makePrivate(p)
+	if err != nil {
+		return err
 	}
 	unlock, err := lock(p.LockFile, p.PIDFile)
 	if err != nil {
@@ -174,7 +170,14 @@ func Run(ctx context.Context, opts Options) (err error) {
 	} else if len(rep.Recreated) > 0 || len(rep.Problems) > 0 || len(rep.Strays) > 0 {
 		logger.Info("worktrees reconciled", "checked", rep.Checked, "recreated", len(rep.Recreated), "problems", len(rep.Problems), "strays", len(rep.Strays))
 	}
-	if _, err := st.AppendEvents(ctx, event.New(time.Now(), "", event.DaemonStarted{PID: os.Getpid(), Version: opts.Version})); err != nil {
+	started := []event.Event{event.New(time.Now(), "", event.DaemonStarted{PID: os.Getpid(), Version: opts.Version})}
+	if len(corrected) > 0 {
+		for _, c := range corrected {
+			logger.Warn("restricted to its owner", "path", c.Path, "mode_was", c.From, "mode", c.To)
+		}
+		started = append(started, event.New(time.Now(), "", event.DaemonPermissions{Corrected: corrected}))
+	}
+	if _, err := st.AppendEvents(ctx, started...); err != nil {
 		return err
 	}
 

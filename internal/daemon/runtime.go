@@ -221,7 +221,7 @@ func newNative(cfg config.Config, set *providers.Set, setErr error, ps *tasks.Pe
 	return agent.New(agent.Options{
 		Model: model, Ready: ready, ContextWindow: window,
 		System: func(t task.Task) string { return ps.System(t, agent.BaseSystem()) },
-		ToolEnv: tool.Env{Policy: policy, MaxOutput: a.MaxToolOutputBytes,
+		ToolEnv: tool.Env{Policy: policy, MaxOutput: a.MaxToolOutputBytes, EnvAllow: a.EnvAllow,
 			BashTimeout: tool.Seconds(a.BashTimeoutSecs), MaxBashTimeout: tool.Seconds(a.MaxBashTimeoutSecs)},
 		Limits: agent.Limits{MaxToolFailures: a.MaxToolFailures, NoProgress: time.Duration(a.NoProgressSecs) * time.Second},
 	}), nil

@@ -4,13 +4,14 @@ import "github.com/neuraphage/neuraphage-go/internal/task"
 
 // The kinds of the foundation: task lifecycle and daemon life.
 const (
-	KindTaskCreated     Kind = "task.created"
-	KindTaskStatus      Kind = "task.status"
-	KindTaskMessage     Kind = "task.message"
-	KindTaskDependency  Kind = "task.dependency"
-	KindDaemonStarted   Kind = "daemon.started"
-	KindDaemonStopping  Kind = "daemon.stopping"
-	KindDaemonRecovered Kind = "daemon.recovered"
+	KindTaskCreated       Kind = "task.created"
+	KindTaskStatus        Kind = "task.status"
+	KindTaskMessage       Kind = "task.message"
+	KindTaskDependency    Kind = "task.dependency"
+	KindDaemonStarted     Kind = "daemon.started"
+	KindDaemonStopping    Kind = "daemon.stopping"
+	KindDaemonRecovered   Kind = "daemon.recovered"
+	KindDaemonPermissions Kind = "daemon.permissions"
 )
 
 // newPayload returns a pointer to a zero payload of kind k, or nil when the kind
@@ -31,6 +32,8 @@ func newPayload(k Kind) any {
 		return &DaemonStopping{}
 	case KindDaemonRecovered:
 		return &DaemonRecovered{}
+	case KindDaemonPermissions:
+		return &DaemonPermissions{}
 	}
 	if p := gitPayload(k); p != nil {
 		return p
@@ -57,6 +60,8 @@ func deref(p any) Payload {
 	case *DaemonStopping:
 		return *v
 	case *DaemonRecovered:
+		return *v
+	case *DaemonPermissions:
 		return *v
 	}
 	if o, ok := derefObservation(p); ok {
@@ -128,6 +133,23 @@ type DaemonStarted struct {
 
 // EventKind implements Payload.
 func (DaemonStarted) EventKind() Kind { return KindDaemonStarted }
+
+// DaemonPermissions records the daemon's directories and files that it found
+// readable by others at start and restricted to its owner.
+type DaemonPermissions struct {
+	Corrected []ModeCorrection `json:"corrected"`
+}
+
+// ModeCorrection is one path whose mode was tightened: From and To are octal
+// permission bits ("0755" → "0700").
+type ModeCorrection struct {
+	Path string `json:"path"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// EventKind implements Payload.
+func (DaemonPermissions) EventKind() Kind { return KindDaemonPermissions }
 
 // DaemonStopping records an orderly shutdown.
 type DaemonStopping struct {

@@ -697,3 +697,23 @@ func TestReviewThenEnqueue(t *testing.T) {
 		t.Errorf("Landed calls %q, want [%q]", landed, want)
 	}
 }
+
+// TestGateWithoutSecrets: the gate runs code the task wrote, so it gets the
+// daemon's environment without its keys, tokens and own variables.
+func TestGateWithoutSecrets(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-secret")
+	t.Setenv("NEURAPHAGE_HOME", "/secret/home")
+	t.Setenv("GATE_VISIBLE", "yes")
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 3,
+		Gate: `test -z "$ANTHROPIC_API_KEY$NEURAPHAGE_HOME" || { echo leaked; exit 3; }; test "$GATE_VISIBLE" = yes || { echo lost; exit 4; }`})
+	e.start()
+	tk, w := e.newTask("gated")
+	e.write(w.Path, "work.txt", "work\n")
+	e.complete(tk.ID, "work")
+	ent := e.waitEntry(tk.ID, "landed or sent back", func(m store.MergeEntry) bool {
+		return m.State == store.MergeLanded || m.State == store.MergeSentBack
+	})
+	if ent.State != store.MergeLanded {
+		t.Fatalf("entry %s: %s", ent.State, ent.Detail)
+	}
+}

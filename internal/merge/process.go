@@ -270,14 +270,16 @@ func (q *Queue) update(ctx context.Context, dir, base string) (string, []string,
 	return tip, nil, err
 }
 
-// gate runs the gate command in dir. A failure to run it at all is an
+// gate runs the gate command in dir, with the daemon's environment but
+// without its keys, tokens and own variables ([proc.Secret]): the gate runs
+// code the task wrote. A failure to run it at all is an
 // error; a non-zero exit or a timeout is a *gateFailure.
 func (q *Queue) gate(ctx context.Context, dir string, env []string) (*gateFailure, error) {
 	timeout := q.cfg.GateTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
 	}
-	res, err := proc.Run(ctx, proc.Cmd{Dir: dir, Shell: q.cfg.Gate, Timeout: timeout, MaxOutput: 16 << 10, Env: append(os.Environ(), env...)})
+	res, err := proc.Run(ctx, proc.Cmd{Dir: dir, Shell: q.cfg.Gate, Timeout: timeout, MaxOutput: 16 << 10, Env: append(proc.WithoutSecrets(os.Environ()), env...)})
 	if err != nil {
 		return nil, fmt.Errorf("running the gate %q: %w", q.cfg.Gate, err)
 	}

@@ -160,9 +160,16 @@ func (s *Service) Create(ctx context.Context, spec task.Spec) (task.Task, error)
 			}
 		}
 	}
-	if spec.Engine != "" && s.rt.Runner != nil {
-		if names := s.rt.Runner.Engines(); !slices.Contains(names, spec.Engine) {
-			return task.Task{}, &task.InvalidError{Field: "engine", Msg: fmt.Sprintf("%q: no such engine; engines: %s", spec.Engine, strings.Join(names, ", "))}
+	if s.rt.Runner != nil {
+		// The engine named, or the configured default for a task that is
+		// not a workflow: a task that could only fail when it runs is
+		// refused now.
+		name, from := spec.Engine, ""
+		if name == "" && len(spec.Workflow) == 0 {
+			name, from = s.o.Engine, " (tasks.default_engine)"
+		}
+		if names := s.rt.Runner.Engines(); name != "" && !slices.Contains(names, name) {
+			return task.Task{}, &task.InvalidError{Field: "engine", Msg: fmt.Sprintf("%q%s: no such engine; engines: %s", name, from, strings.Join(names, ", "))}
 		}
 	}
 	if len(spec.Workflow) > 0 && s.rt.Workflows != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -62,7 +61,7 @@ func (bashTool) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	res, err := proc.Run(ctx, proc.Cmd{
 		Dir:       dir,
 		Shell:     p.Command,
-		Env:       append(commandEnv(dir), env.Vars...),
+		Env:       commandEnv(environ(), env.EnvAllow, dir, env.Vars),
 		Timeout:   time.Duration(timeout) * time.Second,
 		MaxOutput: env.maxOutput(),
 	})
@@ -106,11 +105,4 @@ func (bashTool) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 		IsError: res.ExitCode != 0 || res.TimedOut || res.Cancelled,
 		Changed: changed,
 	}
-}
-
-// commandEnv is the daemon's environment made safe for a command nobody
-// watches (no pager waits for a keypress, no git prompt for a password),
-// with PWD naming the directory it runs in.
-func commandEnv(dir string) []string {
-	return append(os.Environ(), "PWD="+dir, "GIT_TERMINAL_PROMPT=0", "PAGER=cat", "GIT_PAGER=cat")
 }

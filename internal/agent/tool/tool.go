@@ -32,9 +32,13 @@ type Tool interface {
 type Env struct {
 	// Dir is the task's working directory, absolute and clean.
 	Dir string
-	// Vars is extra environment ("NAME=value") for commands, added to the
-	// daemon's.
+	// Vars is the task's own environment ("NAME=value") for commands: its
+	// id, worktree and port. Commands get these and the allowed part of the
+	// daemon's environment only (see [BaseEnvAllow] and EnvAllow).
 	Vars []string
+	// EnvAllow names more variables of the daemon's environment commands
+	// inherit (agent.env_allow). Names [EnvDenied] refuses are dropped.
+	EnvAllow []string
 	// Policy judges commands before they run; nil means DefaultPolicy().
 	Policy *Policy
 	// MaxOutput caps the bytes of output a tool returns in Content (bash

@@ -88,6 +88,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the data directory for %s: %w", path, err)
 	}
+	// SQLite gives the -wal and -shm files the mode of the database file:
+	// creating it 0600 first keeps all three private.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	f.Close()
 	wdb, err := openDB(path, false)
 	if err != nil {
 		return nil, err
