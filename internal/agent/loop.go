@@ -17,7 +17,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
-	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // loop is one run of one task.
@@ -98,7 +97,7 @@ func (l *loop) run(ctx context.Context) engine.Outcome {
 		case ctx.Err() != nil:
 			return l.outcome(engine.Stopped, "")
 		case llm.ClassOf(err) == llm.ClassContextTooLong:
-			l.h.Emit(event.ModelError{Turn: l.turn, Class: llm.ClassOf(err).String(), Message: preview(err.Error())})
+			l.h.Emit(event.ModelError{Turn: l.turn, Class: llm.ClassOf(err).String(), Message: event.ResultPreview(err.Error())})
 			if cerr := l.compact(ctx, true); cerr != nil {
 				return l.stopOrPause(ctx, fmt.Errorf("the conversation does not fit the model's context window: %w", cerr))
 			}
@@ -287,7 +286,7 @@ func (l *loop) call(ctx context.Context) (resp *llm.Response, interrupted bool, 
 	obsCtx := llm.WithRetryObserver(callCtx, func(n llm.RetryNotice) {
 		msg := ""
 		if n.Err != nil {
-			msg = preview(n.Err.Error())
+			msg = event.ResultPreview(n.Err.Error())
 		}
 		l.h.Emit(event.ModelRetry{Turn: turn, Attempt: n.Attempt + 1, MaxAttempts: n.MaxAttempts,
 			Class: llm.ClassOf(n.Err).String(), Message: msg, WaitMs: n.Wait.Milliseconds()})
@@ -407,7 +406,7 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 		content := engine.Neutralize(truncate(res.Content, l.maxOutput()))
 		results = append(results, llm.ToolResultPart(llm.ToolResult{CallID: c.ID, Content: content, IsError: res.IsError}))
 		evs = append(evs, event.ToolResult{Turn: l.turn, CallID: c.ID, Name: c.Name, Error: res.IsError,
-			Size: len(res.Content), Preview: preview(res.Content), Tail: tail(res.Content),
+			Size: len(res.Content), Preview: event.ResultPreview(res.Content), Tail: event.ResultTail(res.Content),
 			Hash: event.ContentHash(res.Content), DurationMs: l.h.Now().Sub(start).Milliseconds()})
 		for _, ch := range res.Changed {
 			evs = append(evs, event.FileChanged{Turn: l.turn, Path: ch.Path, Op: string(ch.Op), Tool: c.Name})
@@ -520,21 +519,6 @@ func truncate(s string, n int) string {
 		t = t[1:]
 	}
 	return fmt.Sprintf("%s\n[… %d bytes cut to fit the context …]\n%s", h, cut, t)
-}
-
-// previewLen bounds a result's preview and its tail.
-const previewLen = 200
-
-func preview(s string) string { return words.Clip(strings.TrimSpace(s), previewLen) }
-
-// tail returns the end of a result too long for its preview, or "": what
-// the preview did not show, at most previewLen bytes.
-func tail(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= previewLen {
-		return ""
-	}
-	return words.Tail(s, min(previewLen, len(s)-previewLen))
 }
 
 // commit stores a step and keeps the loop's view of the conversation and the

@@ -86,7 +86,7 @@ func writeHealthTable(out io.Writer, hs []api.TaskHealth, now time.Time) {
 	tw := newTable(out)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tCONFIDENCE\tACTIVITY\tLADDER\tUNHEEDED\tLAST CHECK\tCHECK\tDIAGNOSIS")
 	for _, h := range hs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.TaskID, dash(h.Status), confidence(h), dash(activity(h)), dash(h.Ladder),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.TaskID, dash(h.Status), confidence(h), dash(h.Activity), dash(h.Ladder),
 			h.Unheeded, ageOf(now, &h.LastCheck), dash(h.Check), dash(truncate(h.Diagnosis, 70)))
 	}
 	tw.Flush()
@@ -105,34 +105,6 @@ func confidence(h api.TaskHealth) string {
 	return "-"
 }
 
-// activity says what a task waits on: its model call, with how long and
-// which attempt ("waiting on model 95 s, attempt 2 of 5"), or its state
-// when it does not run ("paused").
-func activity(h api.TaskHealth) string {
-	m := h.Model
-	if m == nil {
-		return h.Activity
-	}
-	s := "waiting on model " + waited(m.WaitingSecs)
-	switch {
-	case m.MaxAttempts > 0:
-		s += fmt.Sprintf(", attempt %d of %d", m.Attempt, m.MaxAttempts)
-	case m.Attempt > 1:
-		s += fmt.Sprintf(", attempt %d", m.Attempt)
-	}
-	return s
-}
-
-// waited renders a wait in seconds: "95 s" under ten minutes, "12m30s"
-// after.
-func waited(secs float64) string {
-	d := time.Duration(secs * float64(time.Second)).Round(time.Second)
-	if d < 10*time.Minute {
-		return fmt.Sprintf("%d s", int(d.Seconds()))
-	}
-	return d.String()
-}
-
 // writeTaskHealth renders one task's health in full.
 func writeTaskHealth(out io.Writer, h api.TaskHealth, now time.Time, loc *time.Location) {
 	row := func(label, value string) { fmt.Fprintf(out, "%-13s%s\n", label+":", value) }
@@ -149,7 +121,7 @@ func writeTaskHealth(out io.Writer, h api.TaskHealth, now time.Time, loc *time.L
 		status += " (" + strings.Join(about, ", ") + ")"
 	}
 	row("status", status)
-	if a := activity(h); a != "" {
+	if a := h.Activity; a != "" {
 		row("activity", a)
 	}
 	if m := h.Model; m != nil && m.LastError != "" {

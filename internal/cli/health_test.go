@@ -20,7 +20,7 @@ func sampleHealth(now time.Time) []api.TaskHealth {
 			TokensSinceProgress: 34_200, USDSinceProgress: 0.1234, LastProgress: now.Add(-3 * time.Minute), Evidence: loopEvidence},
 		{TaskID: "t-7abcd", Status: "healthy", Confidence: 1, Ladder: "none", LastCheck: now.Add(-5 * time.Second), Steps: 30},
 		{TaskID: "t-9wxyz", Status: "unsupervised", Ladder: "none"},
-		{TaskID: "t-m0de1", State: "running", Status: "healthy", Ladder: "none", LastCheck: now.Add(-95 * time.Second), Steps: 4,
+		{TaskID: "t-m0de1", State: "running", Status: "healthy", Activity: "waiting on model 95 s, attempt 2 of 5", Ladder: "none", LastCheck: now.Add(-95 * time.Second), Steps: 4,
 			Model: &api.ModelCall{Turn: 3, Since: now.Add(-95 * time.Second), WaitingSecs: 95, Attempt: 2, MaxAttempts: 5,
 				LastError: "timeout: stream idle timeout"}},
 		{TaskID: "t-p4use", State: "paused", Status: "paused", Activity: "paused", Ladder: "none", LastCheck: now.Add(-time.Hour), Steps: 9},

@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
+
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // ContentHash is the hash engines put in ToolResult.Hash: 16 hex digits of
@@ -327,4 +330,24 @@ func derefObservation(p any) (Payload, bool) {
 		return *v, true
 	}
 	return nil, false
+}
+
+// ResultPreviewLen bounds a tool result's Preview and its Tail.
+const ResultPreviewLen = 200
+
+// ResultPreview is a tool result's Preview: its first ResultPreviewLen
+// bytes, trimmed, cut on a rune boundary and marked "…" when cut.
+func ResultPreview(content string) string {
+	return words.Clip(strings.TrimSpace(content), ResultPreviewLen)
+}
+
+// ResultTail is a tool result's Tail: what its Preview did not show of
+// the end, at most ResultPreviewLen bytes, or "" when the preview showed
+// it all.
+func ResultTail(content string) string {
+	s := strings.TrimSpace(content)
+	if len(s) <= ResultPreviewLen {
+		return ""
+	}
+	return words.Tail(s, min(ResultPreviewLen, len(s)-ResultPreviewLen))
 }

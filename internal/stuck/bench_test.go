@@ -64,7 +64,7 @@ func cycleTasks(n int) ([]*Detector, [][]event.ToolResult, time.Time) {
 	results := make([]event.ToolResult, len(outs))
 	for i, c := range outs {
 		results[i] = event.ToolResult{Turn: 99, CallID: "toolu_next", Name: c.tool, Error: c.err, Size: len(c.out),
-			Preview: agentPreview(c.out), Tail: agentTail(c.out), Hash: event.ContentHash(c.out)}
+			Preview: event.ResultPreview(c.out), Tail: event.ResultTail(c.out), Hash: event.ContentHash(c.out)}
 	}
 	ds := make([]*Detector, n)
 	rs := make([][]event.ToolResult, n)
@@ -139,7 +139,7 @@ func TestCycleTasksHaveFullWindows(t *testing.T) {
 // and a 200-byte tail.
 func BenchmarkMask(b *testing.B) {
 	out := handlerGo + handlerGo
-	body := agentPreview(out) + " " + agentTail(out)
+	body := event.ResultPreview(out) + " " + event.ResultTail(out)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -71,40 +70,11 @@ func (b *builder) result(t time.Time, id, out string, failed bool, took time.Dur
 	name := b.calls[id]
 	delete(b.calls, id)
 	b.emit(t, event.ToolResult{Turn: b.turn, CallID: id, Name: name, Error: failed, Size: len(out),
-		Preview: resultPreview(out), Tail: resultTail(out), Hash: event.ContentHash(out), DurationMs: took.Milliseconds()})
+		Preview: event.ResultPreview(out), Tail: event.ResultTail(out), Hash: event.ContentHash(out), DurationMs: took.Milliseconds()})
 }
 
 func (b *builder) endTurn(t time.Time, reason string) {
 	b.emit(t, event.TurnEnded{Turn: b.turn, StopReason: reason, Attempts: 1})
-}
-
-// resultPreview and resultTail cut a result as the native agent does for
-// its observations: the first 200 bytes, and what they did not show of the
-// last 200.
-func resultPreview(s string) string {
-	const n = 200
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	p := s[:n]
-	for !utf8.ValidString(p) && len(p) > 0 {
-		p = p[:len(p)-1]
-	}
-	return p + "…"
-}
-
-func resultTail(s string) string {
-	const n = 200
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return ""
-	}
-	s = s[len(s)-min(n, len(s)-n):]
-	for len(s) > 0 && !utf8.RuneStart(s[0]) {
-		s = s[1:]
-	}
-	return "…" + s
 }
 
 // ohEvent is an OpenHands event as its event stream stores and its server

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -93,35 +92,6 @@ func write(path, content string) call {
 		out: fmt.Sprintf("Wrote %d bytes to %s.", len(content), path), changes: []string{path}, took: 20 * time.Millisecond}
 }
 
-// agentPreview and agentTail are the agent's preview and tail
-// (internal/agent/loop.go): the first 200 bytes, trimmed, and what the
-// preview did not show of the end, at most 200 bytes.
-func agentPreview(s string) string {
-	const n = 200
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	p := s[:n]
-	for !utf8.ValidString(p) && len(p) > 0 {
-		p = p[:len(p)-1]
-	}
-	return p + "…"
-}
-
-func agentTail(s string) string {
-	const n = 200
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return ""
-	}
-	s = s[len(s)-min(n, len(s)-n):]
-	for len(s) > 0 && !utf8.RuneStart(s[0]) {
-		s = s[1:]
-	}
-	return "…" + s
-}
-
 // stream builds the events of one task.
 type stream struct {
 	id    task.ID
@@ -182,7 +152,7 @@ func (s *stream) turn(text string, calls ...call) {
 	for i, c := range calls {
 		s.now = s.now.Add(c.took)
 		s.emit(event.ToolResult{Turn: s.turns, CallID: ids[i], Name: c.tool, Error: c.err, Size: len(c.out),
-			Preview: agentPreview(c.out), Tail: agentTail(c.out), Hash: event.ContentHash(c.out), DurationMs: c.took.Milliseconds()})
+			Preview: event.ResultPreview(c.out), Tail: event.ResultTail(c.out), Hash: event.ContentHash(c.out), DurationMs: c.took.Milliseconds()})
 		for _, p := range c.changes {
 			s.emit(event.FileChanged{Turn: s.turns, Path: p, Op: "modified", Tool: c.tool})
 		}
