@@ -7,6 +7,7 @@ const (
 	KindTaskCreated       Kind = "task.created"
 	KindTaskStatus        Kind = "task.status"
 	KindTaskMessage       Kind = "task.message"
+	KindTaskReturned      Kind = "task.messages_returned"
 	KindTaskDependency    Kind = "task.dependency"
 	KindDaemonStarted     Kind = "daemon.started"
 	KindDaemonStopping    Kind = "daemon.stopping"
@@ -24,6 +25,8 @@ func newPayload(k Kind) any {
 		return &TaskStatus{}
 	case KindTaskMessage:
 		return &TaskMessage{}
+	case KindTaskReturned:
+		return &TaskReturned{}
 	case KindTaskDependency:
 		return &TaskDependency{}
 	case KindDaemonStarted:
@@ -52,6 +55,8 @@ func deref(p any) Payload {
 	case *TaskStatus:
 		return *v
 	case *TaskMessage:
+		return *v
+	case *TaskReturned:
 		return *v
 	case *TaskDependency:
 		return *v
@@ -116,6 +121,21 @@ type TaskMessage struct {
 
 // EventKind implements Payload.
 func (TaskMessage) EventKind() Kind { return KindTaskMessage }
+
+// TaskReturned records messages a task never saw: it finished (Status)
+// while they waited in its queue. They leave the queue, are reported back
+// with this event and listed as returned by `task show`, in the same commit
+// as the move to Status.
+type TaskReturned struct {
+	Status       task.Status `json:"status"`
+	InjectionIDs []int64     `json:"injection_ids"`
+	Kinds        []string    `json:"kinds"`
+	// Texts are the messages' first lines, for a reader of the log.
+	Texts []string `json:"texts"`
+}
+
+// EventKind implements Payload.
+func (TaskReturned) EventKind() Kind { return KindTaskReturned }
 
 // TaskDependency records that a task now waits for a blocker.
 type TaskDependency struct {

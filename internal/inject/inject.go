@@ -143,6 +143,9 @@ type Injection struct {
 	Quiet       bool
 	CreatedAt   time.Time
 	DeliveredAt *time.Time
+	// ReturnedAt is when the task finished with the injection undelivered:
+	// it is out of the queue and was reported back (never both set).
+	ReturnedAt *time.Time
 }
 
 // ParseAttrs sets the typed fields from an attribute map in the stored or

@@ -218,6 +218,12 @@ CREATE INDEX sync_messages_source ON sync_messages (source_id, id);
 CREATE INDEX sync_messages_injection ON sync_messages (injection_id);
 CREATE INDEX sync_messages_state ON sync_messages (state, task_id);
 `,
+	// returned_at: an injection its task never saw because it finished first.
+	`
+ALTER TABLE injections ADD COLUMN returned_at INTEGER;
+DROP INDEX injections_pending;
+CREATE INDEX injections_pending ON injections (task_id, id) WHERE delivered_at IS NULL AND returned_at IS NULL;
+`,
 }
 
 // SchemaVersion is the schema version this build migrates to.
