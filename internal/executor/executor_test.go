@@ -158,6 +158,17 @@ func boundaries(ctx context.Context, r engine.Run, step func(injs []inject.Injec
 	}
 }
 
+// deliverAll takes everything waiting in the run's queue as delivered, as
+// an engine does when it shows its inbox to the model.
+func deliverAll(ctx context.Context, r engine.Run) error {
+	inbox, err := r.Host.Inbox(ctx)
+	if err != nil || len(inbox) == 0 {
+		return err
+	}
+	_, err = r.Host.Commit(ctx, engine.Step{Delivered: inbox})
+	return err
+}
+
 func TestConcurrencyCapAndPriority(t *testing.T) {
 	var (
 		mu      sync.Mutex
@@ -342,6 +353,10 @@ func TestUrgentInjectionSignalsRun(t *testing.T) {
 		close(entered)
 		select {
 		case <-r.Host.Interrupts():
+			// Read as an engine does: a task ends with its queue read.
+			if err := deliverAll(ctx, r); err != nil {
+				return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+			}
 			return engine.Outcome{Status: engine.Completed, Reason: "interrupted"}
 		case <-ctx.Done():
 			return engine.Outcome{Status: engine.Stopped}

@@ -38,6 +38,17 @@ func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Stat
 	var to task.Status
 	switch out.Status {
 	case engine.Completed:
+		switch err := e.close(ctx, id); {
+		case errors.As(err, new(*store.PendingError)):
+			// Messages arrived after the engine's last look at the queue:
+			// the task runs again to read them before it may end.
+			e.log.Info("task end held: messages arrived as it finished", "task_id", id)
+			e.resumeFor(ctx, id, "messages arrived as it finished; it resumes to read them")
+			return task.Queued
+		case err != nil:
+			e.logMove(id, task.Completed, err)
+			return ""
+		}
 		if e.complete != nil && e.complete(ctx, id, out.Reason) {
 			return "" // Complete moved it on.
 		}
@@ -77,6 +88,28 @@ func (e *Executor) logMove(id task.ID, to task.Status, err error) {
 		return
 	}
 	e.log.Error("recording a task's outcome", "task_id", id, "to", to, "err", err)
+}
+
+// close marks a running task Closing, refused by the store while messages
+// wait in its queue (*store.PendingError): from then on no message is
+// taken for it, so none can wait unseen while its result is recorded.
+func (e *Executor) close(ctx context.Context, id task.ID) error {
+	_, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
+		if t.Status != task.Running {
+			return nil, &task.TransitionError{ID: t.ID, From: t.Status, To: task.Completed}
+		}
+		t.Closing = true
+		return nil, nil
+	})
+	return err
+}
+
+// resumeFor puts a running task back in the queue to run again from its
+// last turn, for reason.
+func (e *Executor) resumeFor(ctx context.Context, id task.ID, reason string) {
+	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Queued, reason, e.now())); err != nil {
+		e.logMove(id, task.Queued, err)
+	}
 }
 
 // requeue puts a running task back in the queue, to resume from its last turn.
