@@ -124,6 +124,9 @@ type TaskDetail struct {
 	Readiness task.Readiness `json:"readiness"`
 	Blockers  []task.ID      `json:"blockers,omitempty"`
 	Pending   []Message      `json:"pending_messages,omitempty"`
+	// Returned are messages the task never saw: it finished while they
+	// waited in its queue.
+	Returned []Message `json:"returned_messages,omitempty"`
 }
 
 // ActionRequest carries the reason for a pause, resume or cancel.
@@ -149,6 +152,8 @@ type Message struct {
 	Urgent      bool       `json:"urgent,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+	// ReturnedAt is when the task finished with the message undelivered.
+	ReturnedAt *time.Time `json:"returned_at,omitempty"`
 }
 
 // DependRequest makes a task wait for a blocker.

@@ -85,6 +85,16 @@ func describeEvent(e event.Event) string {
 		return s
 	case event.TaskMessage:
 		return describeMessage(p)
+	case event.TaskReturned:
+		ids := make([]string, len(p.InjectionIDs))
+		for i, id := range p.InjectionIDs {
+			ids[i] = fmt.Sprintf("#%d", id)
+		}
+		s := fmt.Sprintf("%d message(s) returned undelivered (%s): the task %s first", len(ids), strings.Join(ids, ", "), p.Status)
+		if len(p.Texts) > 0 {
+			s += ": " + truncate(p.Texts[0], 50)
+		}
+		return s
 	case event.TaskDependency:
 		return "now waits for " + string(p.Blocker)
 	case event.DaemonStarted:

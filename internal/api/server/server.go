@@ -280,12 +280,15 @@ func detail(d tasks.Detail) api.TaskDetail {
 	for _, inj := range d.Pending {
 		out.Pending = append(out.Pending, message(inj))
 	}
+	for _, inj := range d.Returned {
+		out.Returned = append(out.Returned, message(inj))
+	}
 	return out
 }
 
 func message(inj inject.Injection) api.Message {
 	return api.Message{ID: inj.ID, TaskID: inj.TaskID, Source: string(inj.Source), Kind: string(inj.Kind), Text: inj.Text, Urgent: inj.Urgent,
-		CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt}
+		CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt, ReturnedAt: inj.ReturnedAt}
 }
 
 func (s *Server) action(op func(Tasks, context.Context, task.ID, string) (task.Task, error)) http.HandlerFunc {
