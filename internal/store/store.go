@@ -35,6 +35,11 @@ var ErrNotFound = errors.New("not found")
 // ErrExists is returned (wrapped) when creating something whose ID is taken.
 var ErrExists = errors.New("already exists")
 
+// ErrFull is returned (wrapped) when a write failed because the data disk
+// (or the database's size cap) is full: the write may succeed once space
+// returns.
+var ErrFull = errors.New("the data disk is full")
+
 // ErrClosed is returned by calls made after Close.
 var ErrClosed = errors.New("store closed")
 
