@@ -101,6 +101,11 @@ func describeEvent(e event.Event) string {
 		return fmt.Sprintf("daemon started (pid %d, %s)", p.PID, p.Version)
 	case event.DaemonStopping:
 		return "daemon stopping: " + p.Reason
+	case event.DiskFull:
+		if p.Recovered {
+			return fmt.Sprintf("space returned after %s: %d task(s) that waited went on", time.Duration(p.WaitedMs)*time.Millisecond, len(p.Tasks))
+		}
+		return "the data disk is full: the run waits in memory and retries its write until space returns (" + truncate(p.Err, 80) + ")"
 	case event.DaemonRecovered:
 		return fmt.Sprintf("recovered %d running task(s) to resume", len(p.ResumePending))
 	case event.Unknown:

@@ -13,6 +13,7 @@ const (
 	KindDaemonStopping    Kind = "daemon.stopping"
 	KindDaemonRecovered   Kind = "daemon.recovered"
 	KindDaemonPermissions Kind = "daemon.permissions"
+	KindDaemonDiskFull    Kind = "daemon.disk_full"
 )
 
 // newPayload returns a pointer to a zero payload of kind k, or nil when the kind
@@ -37,6 +38,8 @@ func newPayload(k Kind) any {
 		return &DaemonRecovered{}
 	case KindDaemonPermissions:
 		return &DaemonPermissions{}
+	case KindDaemonDiskFull:
+		return &DiskFull{}
 	}
 	if p := gitPayload(k); p != nil {
 		return p
@@ -67,6 +70,8 @@ func deref(p any) Payload {
 	case *DaemonRecovered:
 		return *v
 	case *DaemonPermissions:
+		return *v
+	case *DiskFull:
 		return *v
 	}
 	if o, ok := derefObservation(p); ok {
@@ -144,6 +149,27 @@ type TaskDependency struct {
 
 // EventKind implements Payload.
 func (TaskDependency) EventKind() Kind { return KindTaskDependency }
+
+// DiskFull says the store's writes fail for want of space (Recovered
+// false: published live only, since the log cannot take it) or that space
+// returned (Recovered true: logged). Meanwhile the runs that could not
+// store a step wait in memory, retrying, and go on where they were.
+type DiskFull struct {
+	Recovered bool `json:"recovered,omitempty"`
+	// Err is the failed write's error (while full).
+	Err string `json:"err,omitempty"`
+	// Tasks are the tasks whose runs waited.
+	Tasks []task.ID `json:"tasks,omitempty"`
+	// WaitedMs is how long the disk was full (once recovered).
+	WaitedMs int64 `json:"waited_ms,omitempty"`
+}
+
+// EventKind implements Payload.
+func (DiskFull) EventKind() Kind { return KindDaemonDiskFull }
+
+// Transient implements Payload: only the recovery is logged (the log
+// cannot take a write while the disk is full).
+func (p DiskFull) Transient() bool { return !p.Recovered }
 
 // DaemonStarted records a daemon start.
 type DaemonStarted struct {

@@ -59,7 +59,8 @@ func newExecEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.
 	cfg.DefaultEngine = "fake"
 	e := &env{t: t, st: st, bus: bus, dir: t.TempDir(),
 		ctl: creator{st: st, engine: "fake"}}
-	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
+	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log,
+		FullRetry: 2 * time.Millisecond})
 	t.Cleanup(func() {
 		e.stop()
 		bus.Close()
