@@ -312,12 +312,15 @@ func (l *loop) call(ctx context.Context) (resp *llm.Response, interrupted bool, 
 	// The retry layer tells of each retry; the Watcher shows the call as
 	// retrying (its attempt, the last error) instead of a silent wait.
 	obsCtx := llm.WithRetryObserver(callCtx, func(n llm.RetryNotice) {
-		msg := ""
+		msg, status := "", 0
 		if n.Err != nil {
 			msg = event.ResultPreview(n.Err.Error())
 		}
+		if le := (*llm.Error)(nil); errors.As(n.Err, &le) {
+			status = le.StatusCode
+		}
 		l.h.Emit(event.ModelRetry{Turn: turn, Attempt: n.Attempt + 1, MaxAttempts: n.MaxAttempts,
-			Class: llm.ClassOf(n.Err).String(), Message: msg, WaitMs: n.Wait.Milliseconds()})
+			Class: llm.ClassOf(n.Err).String(), Status: status, Message: msg, WaitMs: n.Wait.Milliseconds()})
 	})
 	resp, err = l.client.Stream(obsCtx, req, func(ev llm.Event) {
 		switch ev.Kind {

@@ -193,8 +193,37 @@ func describeObservation(p event.Payload) (string, bool) {
 		return interruption(p), true
 	case event.Learning:
 		return learning(p), true
+	case event.ModelRetry:
+		return fmt.Sprintf("turn %d: %s", p.Turn, retryLine(p)), true
+	case event.ModelError:
+		return fmt.Sprintf("turn %d: model call failed (%s): %s", p.Turn, strings.ReplaceAll(p.Class, "_", " "), truncate(p.Message, 70)), true
 	}
 	return "", false
+}
+
+// retryLine renders a retry of a model call as it happens: "model call
+// failed (529 overloaded); retry 2 of 5 in 4s" (the attempt about to start
+// of at most so many, and the wait before it).
+func retryLine(p event.ModelRetry) string {
+	var why []string
+	if p.Status != 0 {
+		why = append(why, fmt.Sprint(p.Status))
+	}
+	if p.Class != "" {
+		why = append(why, strings.ReplaceAll(p.Class, "_", " "))
+	}
+	s := "model call failed"
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, " ") + ")"
+	}
+	s += fmt.Sprintf("; retry %d", p.Attempt)
+	if p.MaxAttempts > 0 {
+		s += fmt.Sprintf(" of %d", p.MaxAttempts)
+	}
+	if p.WaitMs > 0 {
+		s += " in " + (time.Duration(p.WaitMs) * time.Millisecond).Round(100*time.Millisecond).String()
+	}
+	return s
 }
 
 func nonEmpty(ss ...string) []string {
