@@ -154,6 +154,9 @@ type Message struct {
 	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
 	// ReturnedAt is when the task finished with the message undelivered.
 	ReturnedAt *time.Time `json:"returned_at,omitempty"`
+	// TaskStatus is the task's status as the message was queued (in the
+	// answer to a send only).
+	TaskStatus task.Status `json:"task_status,omitempty"`
 }
 
 // DependRequest makes a task wait for a blocker.

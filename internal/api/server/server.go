@@ -326,7 +326,11 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, message(inj))
+	m := message(inj)
+	if d, err := s.cfg.Tasks.Get(r.Context(), string(id)); err == nil {
+		m.TaskStatus = d.Task.Status
+	}
+	writeJSON(w, http.StatusCreated, m)
 }
 
 func (s *Server) depend(w http.ResponseWriter, r *http.Request) {
