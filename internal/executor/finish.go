@@ -55,7 +55,14 @@ func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Stat
 		cctx, cancel := context.WithTimeout(ctx, finishTimeout)
 		defer cancel()
 		if e.complete != nil && e.complete(cctx, id, out.Reason) {
-			return "" // Complete moved it on.
+			if t, err := e.st.GetTask(ctx, id); err != nil || t.Status != task.Running {
+				return "" // Complete moved it on.
+			}
+			// Complete could not record its move (a full disk, say): the
+			// task must not stay running with no run.
+			to = task.Paused
+			out.Reason = fmt.Sprintf("the agent finished (%s) but its move to the merge queue was not recorded; `neuraphage merge enqueue %s` queues its work", out.Reason, id)
+			break
 		}
 		to = task.Completed
 	case engine.Failed:
