@@ -218,7 +218,8 @@ CREATE INDEX sync_messages_source ON sync_messages (source_id, id);
 CREATE INDEX sync_messages_injection ON sync_messages (injection_id);
 CREATE INDEX sync_messages_state ON sync_messages (state, task_id);
 `,
-	// returned_at: an injection its task never saw because it finished first.
+	// 5: an injection its task never saw because it finished first is
+	// returned (returned_at) and leaves the queue.
 	`
 ALTER TABLE injections ADD COLUMN returned_at INTEGER;
 DROP INDEX injections_pending;
