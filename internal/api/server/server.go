@@ -479,6 +479,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		code, e.Code = http.StatusConflict, api.CodeConflict
 	case errors.Is(err, store.ErrClosed):
 		code, e.Code = http.StatusServiceUnavailable, api.CodeUnavailable
+	case errors.Is(err, store.ErrFull):
+		code, e.Code, e.Hint = http.StatusServiceUnavailable, api.CodeUnavailable,
+			"free space on the data disk (`neuraphage daemon status` shows where it is); nothing needs restarting, waiting runs go on by themselves"
+		s.cfg.Logger.Warn("api request refused: the data disk is full", "method", r.Method, "path", r.URL.Path, "err", err)
 	default:
 		e.Code = api.CodeInternal
 		s.cfg.Logger.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
