@@ -13,6 +13,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
@@ -50,22 +51,16 @@ func (w *Watcher) step(ctx context.Context, wt *watched, e event.Event) {
 	switch p := e.Payload.(type) {
 	case event.TaskStatus:
 		if wt.running {
-			// Started or resumed (by its user, after a pause, or with an
-			// answer): a fresh ladder, the same window (a loop that spans
-			// the pause is still one loop); an escalation stays.
-			wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
-			wt.finding, wt.status, wt.diagnosis, wt.tier = nil, "healthy", "", 0
 			wt.started = e.Time
+		}
+		if wt.onStatus(p) {
 			w.noteHealth(ctx, wt)
 		}
 		return
 	case event.Delivered:
-		if wt.nudgeInj != 0 && slices.Contains(p.InjectionIDs, wt.nudgeInj) {
-			wt.waitFrom = wt.d.Counters().Calls
-		}
+		wt.delivered(p)
 	}
-	c := wt.d.Counters()
-	if wt.finding != nil && c.Progress > wt.findingAt && (wt.nudgeInj == 0 || wt.waitFrom >= 0) {
+	if wt.heeded() {
 		// Progress: the finding no longer stands, and a nudge that was
 		// read is heeded: the ladder starts again.
 		w.recover(ctx, wt)
@@ -76,14 +71,105 @@ func (w *Watcher) step(ctx context.Context, wt *watched, e event.Event) {
 	w.handle(ctx, wt, fs)
 }
 
+// onStatus applies a status change to the ladder and reports whether it
+// started again. A resume by the task's user (to running after a pause or
+// an answer, through the queue or not) starts a fresh ladder with the same
+// window (a loop that spans the pause is still one loop); an escalation
+// stays. A start the user did not ask for (a requeue, a daemon restart)
+// keeps the ladder where it was: the loop is the same loop.
+func (wt *watched) onStatus(p event.TaskStatus) bool {
+	switch p.To {
+	case task.Paused, task.Waiting:
+		wt.held = true
+	case task.Running:
+		if !wt.held {
+			return false
+		}
+		wt.held = false
+		wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
+		wt.finding, wt.status, wt.diagnosis, wt.tier = nil, "healthy", "", 0
+		return true
+	}
+	return false
+}
+
+// delivered notes that the model read the nudge the ladder waits on: it
+// has StepsToHeed tool calls from here.
+func (wt *watched) delivered(p event.Delivered) {
+	if wt.nudgeInj != 0 && slices.Contains(p.InjectionIDs, wt.nudgeInj) {
+		wt.waitFrom = wt.d.Counters().Calls
+	}
+}
+
+// heeded reports whether the task progressed since its finding, with the
+// nudge sent for it (if any) read: the ladder starts again.
+func (wt *watched) heeded() bool {
+	return wt.finding != nil && wt.d.Counters().Progress > wt.findingAt && (wt.nudgeInj == 0 || wt.waitFrom >= 0)
+}
+
 // recover marks a task healthy again after progress.
 func (w *Watcher) recover(ctx context.Context, wt *watched) {
+	wt.recovered()
+	wt.lastCheck = w.o.Now()
+	w.noteHealth(ctx, wt)
+}
+
+func (wt *watched) recovered() {
 	if wt.rung < paused {
 		wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
 	}
 	wt.finding, wt.status, wt.diagnosis, wt.tier, wt.confidence = nil, "healthy", "progress after the finding", 1, 0.6
-	wt.lastCheck = w.o.Now()
-	w.noteHealth(ctx, wt)
+}
+
+// relive applies one of the Watcher's recorded actions, or an observation
+// the ladder reads, to the ladder of a window rebuilt at start, as the
+// Watcher did live but without acting: a restarted daemon continues the
+// ladder where it was (the rung, the unheeded nudges, a nudge sent and
+// not yet read or not yet heeded), and a task that progressed after its
+// nudge, or that its user resumed, starts afresh as it would have.
+func (wt *watched) relive(e event.Event) {
+	c := wt.d.Counters()
+	switch p := e.Payload.(type) {
+	case event.TaskStatus:
+		wt.onStatus(p)
+		return
+	case event.Delivered:
+		wt.delivered(p)
+	case event.WatcherNudge:
+		wt.finding = &stuck.Finding{Check: stuck.Check(p.Check), Status: "stuck", Diagnosis: p.Diagnosis, Step: c.Steps,
+			Key: "relived:" + p.Check, Evidence: p.Evidence}
+		wt.findingAt, wt.unheeded = c.Progress, p.Unheeded
+		wt.rung = max(wt.rung, hint)
+		for r := hint; r <= critical; r++ {
+			if r.String() == p.Severity {
+				wt.rung = r
+			}
+		}
+		wt.nudgeInj, wt.waitFrom = p.InjectionID, -1
+		if p.InjectionID == 0 {
+			wt.waitFrom = c.Calls
+		}
+		wt.status, wt.diagnosis, wt.tier = "stuck", p.Diagnosis, p.Tier
+		return
+	case event.WatcherEscalate:
+		if wt.nudgeInj != 0 && wt.waitFrom >= 0 {
+			wt.unheeded++
+		}
+		wt.escalated, wt.nudgeInj, wt.waitFrom = true, 0, c.Calls
+		if p.Refused == "" {
+			wt.rung = escalated
+		}
+		return
+	case event.WatcherPause:
+		wt.rung = paused
+		return
+	case event.WatcherAbort:
+		wt.rung = aborted
+		return
+	}
+	if wt.heeded() {
+		wt.recovered()
+	}
 }
 
 // tick runs the clock checks on one task and the periodic tier-2 look.
