@@ -184,7 +184,7 @@ func (w *Watcher) tick(ctx context.Context, wt *watched, now time.Time) {
 	}
 	if w.tier2On() && w.cfg.Tier2Every > 0 && wt.finding == nil && !wt.judging &&
 		now.Sub(later(wt.started, wt.lastJudge)) >= w.cfg.Tier2Every && wt.d.Counters().Steps >= w.cfg.Stuck.Grace {
-		w.judge(ctx, wt, nil)
+		w.judge(ctx, wt, nil, nil)
 	}
 }
 
@@ -199,11 +199,12 @@ func (w *Watcher) tier2On() bool { return w.cfg.Tier2 && w.o.Judge != nil }
 
 // handle acts on tier 1's findings at one step.
 func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
-	var f, confirm *stuck.Finding
-	weak := false
+	var f, confirm, weak *stuck.Finding
 	for i := range fs {
 		if fs[i].Tier2Only {
-			weak = true
+			if weak == nil {
+				weak = &fs[i]
+			}
 			if fs[i].Confirm && confirm == nil {
 				confirm = &fs[i]
 			}
@@ -217,9 +218,9 @@ func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
 		case confirm != nil && w.tier2On() && !wt.judging && wt.rung < paused && w.ready(wt):
 			// Acted on only if tier 2, shown the finding, agrees
 			// (onJudged); tier 1 alone never acts on it.
-			w.judge(ctx, wt, confirm)
-		case weak && w.tier2On() && !wt.judging && w.o.Now().Sub(wt.lastJudge) >= time.Minute:
-			w.judge(ctx, wt, nil)
+			w.judge(ctx, wt, confirm, nil)
+		case weak != nil && w.tier2On() && !wt.judging && w.o.Now().Sub(wt.lastJudge) >= time.Minute:
+			w.judge(ctx, wt, nil, weak) // a look, named after what was seen
 		}
 		return
 	}
@@ -239,7 +240,7 @@ func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
 	if w.tier2On() && !wt.judging && wt.judgedRung != wt.rung {
 		// Tier 2 judges once per rung: first for the nudge's text, then
 		// whether it agrees the task is stuck (a second signal).
-		w.judge(ctx, wt, f) // the action follows the judgement
+		w.judge(ctx, wt, f, nil) // the action follows the judgement
 		return
 	}
 	if wt.judging {
@@ -391,6 +392,8 @@ func Message(f *stuck.Finding, sev rung) string {
 		b.WriteString("Running it again will give the same result. Read the error, change the code, the command or the approach, or ask your user with ask_user.")
 	case stuck.Alternation:
 		b.WriteString("You are going back and forth between two steps. Decide which one is right and move on.")
+	case stuck.Circles:
+		b.WriteString("You keep putting the files back into versions you already tried. Stop cycling: say what each version got wrong, then try something new or ask your user with ask_user.")
 	case stuck.Monologue, stuck.Apologies:
 		b.WriteString("Stop explaining and act: make the next concrete change, or ask your user with ask_user.")
 	case stuck.EmptyReplies:
@@ -511,13 +514,15 @@ func (w *Watcher) noteHealth(ctx context.Context, wt *watched) {
 }
 
 // judge asks tier 2 in the background; the reply comes back to the loop.
-func (w *Watcher) judge(ctx context.Context, wt *watched, f *stuck.Finding) {
+// f is a finding to judge; signal, for a look without one, is the weak
+// signal that asked for it (nil for a periodic look).
+func (w *Watcher) judge(ctx context.Context, wt *watched, f, signal *stuck.Finding) {
 	wt.judging = true
 	if f != nil {
 		wt.judgedRung = wt.rung
 	}
 	w.st.Tier2Calls++
-	snap := Snapshot{Task: wt.t, Counters: wt.d.Counters(), Window: wt.d.Window(), Finding: f, Ladder: wt.rung.String(), Unheeded: wt.unheeded}
+	snap := Snapshot{Task: wt.t, Counters: wt.d.Counters(), Window: wt.d.Window(), Finding: f, Signal: signal, Ladder: wt.rung.String(), Unheeded: wt.unheeded}
 	id := wt.t.ID
 	w.rt.Go(ctx, func(ctx context.Context) func(context.Context) {
 		v, err := w.ask(ctx, snap)
