@@ -123,3 +123,24 @@ default:
 		t.Fatalf("after resume: %+v", out)
 	}
 }
+
+// A notice of the machinery (here main moved) arriving during the final
+// turn does not hold the task back: it ends, and the notice stays queued
+// (the store returns it when the task finishes).
+func TestNoticeDuringFinalTurnDoesNotHoldTheEnd(t *testing.T) {
+	h := newHarness(t, `
+default:
+  steps:
+    - tool_calls: [{name: complete_task, input: {summary: done}}]
+`)
+	h.holdCall(1)(func() {
+		h.host.inject(inject.Injection{ID: 5, Kind: inject.Rebase, Source: inject.FromMainWatcher, Urgency: inject.Helpful,
+			Text: "main moved", CreatedAt: time.Now()})
+	})
+	if out := h.run(context.Background()); out.Status != engine.Completed {
+		t.Fatalf("outcome = %+v, want completed", out)
+	}
+	if h.host.delivered[5] != 0 || !slices.Contains(h.host.kinds(), event.KindCompleted) {
+		t.Errorf("deliveries %v, observations %v: want the notice left queued and agent.completed", h.host.delivered, h.host.kinds())
+	}
+}

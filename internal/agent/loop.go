@@ -500,23 +500,30 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 	}
 	if end != nil {
 		// A message that arrived while this turn ran (its model call, its
-		// tools) is given to the model before the task may end: a "stop,
-		// do not merge" sent during the final turn is seen, not dropped.
-		// One arriving after this look is caught by the executor, which
-		// closes the task only with an empty queue.
-		l.held = "complete_task"
-		if control.Kind == tool.Fail {
-			l.held = "fail_task"
+		// tools) and holds the end (the user's, a pause, an urgent one) is
+		// given to the model before the task may end: a "stop, do not
+		// merge" sent during the final turn is seen, not dropped. One
+		// arriving after this look is caught by the executor, which closes
+		// the task only when none waits.
+		held, err := l.holdsEnd(ctx)
+		if err != nil {
+			return l.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), true
 		}
-		o, delivered, stop := l.boundary(ctx)
-		switch {
-		case stop:
+		if held {
+			l.held = "complete_task"
+			if control.Kind == tool.Fail {
+				l.held = "fail_task"
+			}
+			o, delivered, stop := l.boundary(ctx)
+			switch {
+			case stop:
+				l.held = ""
+				return o, true
+			case delivered:
+				return engine.Outcome{}, false
+			}
 			l.held = ""
-			return o, true
-		case delivered:
-			return engine.Outcome{}, false
 		}
-		l.held = ""
 		if err := l.commit(ctx, engine.Step{Turn: l.turn, Events: []event.Payload{end}}); err != nil {
 			return l.stopOrPause(ctx, err), true
 		}
@@ -525,6 +532,21 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 		return *out, true
 	}
 	return engine.Outcome{}, false
+}
+
+// holdsEnd reports whether a message waits that must reach the model
+// before the task may end (inject.Injection.HoldsEnd).
+func (l *loop) holdsEnd(ctx context.Context) (bool, error) {
+	inbox, err := l.h.Inbox(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, inj := range inbox {
+		if inj.HoldsEnd() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // interruptedNow reports whether an urgent injection is waiting, consuming

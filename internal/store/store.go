@@ -107,7 +107,8 @@ type Tasks interface {
 	// m's events, atomically. It returns the task as stored and the committed
 	// events (with IDs). Two rules keep every acknowledged message accounted
 	// for: m may set Task.Closing only while the task's queue holds no
-	// undelivered injection (else *PendingError, nothing applied); and a move
+	// undelivered injection that holds its end (inject.Injection.HoldsEnd;
+	// else *PendingError, nothing applied); and a move
 	// to a terminal status returns the injections still queued (ReturnedAt
 	// set, an event.TaskReturned), in the same commit.
 	UpdateTask(ctx context.Context, id task.ID, m Mutation) (task.Task, []event.Event, error)
@@ -155,7 +156,8 @@ type InjectionQueue interface {
 }
 
 // PendingError refuses to close a task whose queue holds injections the
-// run has not seen: the run must deliver them first.
+// run must see before it ends (inject.Injection.HoldsEnd): the run must
+// deliver them first.
 type PendingError struct {
 	ID      task.ID
 	Pending []int64

@@ -185,20 +185,29 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 	return c, nil
 }
 
-// queued returns the IDs of the injections waiting in task id's queue.
-func (w *wtx) queued(id task.ID) ([]int64, error) {
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT id FROM injections WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`, string(id))
+// holding returns the IDs of the injections waiting in task id's queue
+// that hold its end back (inject.Injection.HoldsEnd).
+func (w *wtx) holding(id task.ID) ([]int64, error) {
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT id, source, kind, urgent FROM injections
+		WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`, string(id))
 	if err != nil {
 		return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
 	}
 	defer rows.Close()
 	var ids []int64
 	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
+		var (
+			inj          inject.Injection
+			source, kind string
+			urgent       int
+		)
+		if err := rows.Scan(&inj.ID, &source, &kind, &urgent); err != nil {
 			return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
 		}
-		ids = append(ids, n)
+		inj.Source, inj.Kind, inj.Urgent = inject.Source(source), inject.Kind(kind), urgent != 0
+		if inj.HoldsEnd() {
+			ids = append(ids, inj.ID)
+		}
 	}
 	return ids, rows.Err()
 }

@@ -124,7 +124,7 @@ func (w *wtx) applyMutation(t *task.Task, m store.Mutation) error {
 		return fmt.Errorf("updating task %s: a mutation may not change the id", id)
 	}
 	if t.Closing && !closing {
-		ids, err := w.queued(id)
+		ids, err := w.holding(id)
 		if err != nil {
 			return err
 		}

@@ -384,8 +384,13 @@ func testQueueAtTheEnd(t *testing.T, open Opener) {
 	if _, err := s.MarkDelivered(ctx, []int64{msg.ID}, t0); err != nil {
 		t.Fatal(err)
 	}
+	// A notice of the machinery does not hold the end back.
+	notice, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: inject.FromSyncer, Kind: inject.Sync, Text: "fyi", CreatedAt: t0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got, _, err := s.UpdateTask(ctx, tk.ID, closing); err != nil || !got.Closing {
-		t.Fatalf("closing with an empty queue = %+v, %v", got, err)
+		t.Fatalf("closing with only a sync message queued = %+v, %v", got, err)
 	}
 	var fe *task.FinishedError
 	if _, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: "user", Text: "late"}, nil); !errors.As(err, &fe) || !fe.Closing {
@@ -407,7 +412,7 @@ func testQueueAtTheEnd(t *testing.T, open Opener) {
 	if len(evs) != 2 || evs[1].Kind != event.KindTaskReturned {
 		t.Fatalf("cancelling with a message queued committed %+v; want the status and a %s event", evs, event.KindTaskReturned)
 	}
-	want := event.TaskReturned{Status: task.Cancelled, InjectionIDs: []int64{late.ID}, Kinds: []string{"message"}, Texts: []string{"late"}}
+	want := event.TaskReturned{Status: task.Cancelled, InjectionIDs: []int64{notice.ID, late.ID}, Kinds: []string{"sync", "message"}, Texts: []string{"fyi", "late"}}
 	if diff := cmp.Diff(want, evs[1].Payload); diff != "" {
 		t.Errorf("returned event (-want +got):\n%s", diff)
 	}
@@ -421,8 +426,8 @@ func testQueueAtTheEnd(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(returned) != 1 || returned[0].ID != late.ID || returned[0].ReturnedAt == nil || returned[0].DeliveredAt != nil {
-		t.Errorf("Returned = %+v; want message %d with ReturnedAt", returned, late.ID)
+	if len(returned) != 2 || returned[1].ID != late.ID || returned[1].ReturnedAt == nil || returned[1].DeliveredAt != nil {
+		t.Errorf("Returned = %+v; want the sync message and message %d, with ReturnedAt", returned, late.ID)
 	}
 	if _, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: "user", Text: "later"}, nil); !errors.As(err, &fe) || fe.Status != task.Cancelled {
 		t.Errorf("Enqueue on a cancelled task: error = %v, want *task.FinishedError (cancelled)", err)
