@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -74,6 +75,10 @@ type Result struct {
 	Cancelled bool
 	// Duration is the time from start to return.
 	Duration time.Duration
+	// Escaped lists the processes of a tracked command (see WithOwner)
+	// that were still there after its group was killed, killed then: they
+	// had left the group or were dying with it.
+	Escaped []Process
 }
 
 // Run runs c and waits for it. A non-zero exit, a timeout and a cancellation
@@ -107,6 +112,21 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
+	// Under WithOwner the command is recorded before it starts, and its
+	// processes carry the record's token.
+	var rec Record
+	o, tracked := ownerFrom(ctx)
+	if tracked {
+		if rec, err = o.t.begin(o.name, describe(argv)); err != nil {
+			pr.Close()
+			pw.Close()
+			return Result{}, err
+		}
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(slices.Clip(cmd.Env), EnvToken+"="+rec.Token)
+	}
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	// Stdin gets a pipe of ours, as the output does: exec's own copy would
@@ -141,7 +161,16 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 			ir.Close()
 			iw.Close()
 		}
+		if tracked {
+			o.t.forget(rec.Token)
+			o.t.remove(rec.Token)
+		}
 		return Result{}, fmt.Errorf("starting %s: %w", describe(argv), err)
+	}
+	if tracked {
+		// A record without its group still finds the processes by their
+		// token: an error here costs only the group's part of the match.
+		rec, _ = o.t.started(rec, cmd.Process.Pid)
 	}
 	pw.Close()
 	if ew != nil {
@@ -194,6 +223,11 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	// The leader is gone; whatever it left in its group goes too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if tracked {
+		// And what left the group (setsid, a double fork) but carries the
+		// command's token; orphans of ours are reaped.
+		res.Escaped = o.t.end(rec)
+	}
 	if iw != nil {
 		iw.Close() // a child that never read all of stdin releases the writer
 	}
