@@ -12,6 +12,7 @@
 package proc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -117,7 +119,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	var rec Record
 	o, tracked := ownerFrom(ctx)
 	if tracked {
-		if rec, err = o.t.begin(o.name, describe(argv)); err != nil {
+		if rec, err = o.t.begin(o.name, cmp.Or(c.Shell, strings.Join(argv, " "))); err != nil {
 			pr.Close()
 			pw.Close()
 			return Result{}, err
