@@ -164,8 +164,13 @@ func Run(ctx context.Context, opts Options) (err error) {
 	procs, err := proc.NewTracker(filepath.Join(p.RunDir, "procs"), proc.DefaultGrace)
 	if err != nil {
 		logger.Warn("the processes of tasks' commands are not tracked", "err", err)
-	} else if err := procs.Subreaper(); err != nil {
-		logger.Warn("orphans of tasks' commands are not adopted", "err", err)
+	} else {
+		if err := procs.Subreaper(); err != nil {
+			logger.Warn("orphans of tasks' commands are not adopted", "err", err)
+		}
+		if cg := procs.Cgroups(); cg != "" {
+			logger.Info("tasks' commands run in cgroups of their own", "under", cg)
+		}
 	}
 	rt, err := newRuntime(opts.Config, opts.Getenv, personas, svc, st, bus, procs, logger)
 	if err != nil {

@@ -117,9 +117,10 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	// Under WithOwner the command is recorded before it starts, and its
 	// processes carry the record's token.
 	var rec Record
+	var cg *os.File
 	o, tracked := ownerFrom(ctx)
 	if tracked {
-		if rec, err = o.t.begin(o.name, cmp.Or(c.Shell, strings.Join(argv, " "))); err != nil {
+		if rec, cg, err = o.t.begin(o.name, cmp.Or(c.Shell, strings.Join(argv, " "))); err != nil {
 			pr.Close()
 			pw.Close()
 			return Result{}, err
@@ -152,7 +153,14 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		cmd.Stderr = ew
 	}
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if cg != nil {
+		intoCgroup(cmd.SysProcAttr, cg)
+	}
+	err = cmd.Start()
+	if cg != nil {
+		cg.Close()
+	}
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		if er != nil {
@@ -164,8 +172,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 			iw.Close()
 		}
 		if tracked {
-			o.t.forget(rec.Token)
-			o.t.remove(rec.Token)
+			o.t.abandon(rec)
 		}
 		return Result{}, fmt.Errorf("starting %s: %w", describe(argv), err)
 	}

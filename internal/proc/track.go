@@ -49,6 +49,9 @@ type Record struct {
 	// starting the command.
 	PGID  int    `json:"pgid,omitempty"`
 	Start uint64 `json:"start,omitempty"`
+	// Cgroup is the command's own cgroup v2 directory, made before it
+	// started, where a delegated subtree is writable; "" elsewhere.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // Process is one process a Tracker stopped.
@@ -84,7 +87,8 @@ type Stopped struct {
 //
 // Its methods are safe for concurrent use; a nil *Tracker tracks nothing.
 type Tracker struct {
-	dir   string
+	dir    string
+	cgroup string // the delegated cgroup v2 directory commands' cgroups go in; "" for none
 	boot  string
 	self  procStat
 	grace time.Duration
@@ -111,7 +115,21 @@ func NewTracker(dir string, grace time.Duration) (*Tracker, error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	return &Tracker{dir: dir, boot: bootID(), self: self, grace: grace, bound: grace + 10*time.Second, live: map[string]bool{}}, nil
+	t := &Tracker{dir: dir, boot: bootID(), self: self, grace: grace, bound: grace + 10*time.Second, live: map[string]bool{}}
+	if root := findCgroup(); root != "" && probeCgroup(root) == nil {
+		t.cgroup = root
+	}
+	return t, nil
+}
+
+// Cgroups returns the cgroup v2 directory under which each command gets a
+// cgroup of its own, or "" when none is writable and commands are found by
+// their process group, start time and token alone.
+func (t *Tracker) Cgroups() string {
+	if t == nil {
+		return ""
+	}
+	return t.cgroup
 }
 
 // Subreaper makes this process the parent of the orphans of the commands it
@@ -146,19 +164,37 @@ func ownerFrom(ctx context.Context) (owner, bool) {
 	return o, ok && o.t != nil
 }
 
-// begin records a command about to start and returns its record.
-func (t *Tracker) begin(name, command string) (Record, error) {
+// begin records a command about to start and returns its record, and
+// its cgroup opened for the start when it has one (the caller closes it).
+func (t *Tracker) begin(name, command string) (Record, *os.File, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	r := Record{Owner: name, Token: hex.EncodeToString(b[:]), Command: clip(command, 200), Boot: t.boot, After: t.self.Start}
+	var cg *os.File
+	if t.cgroup != "" {
+		dir, f, err := makeCgroup(t.cgroup, name, r.Token)
+		if err != nil {
+			return Record{}, nil, err
+		}
+		r.Cgroup, cg = dir, f
+	}
 	t.mu.Lock()
 	t.live[r.Token] = true
 	t.mu.Unlock()
 	if err := t.write(r); err != nil {
-		t.forget(r.Token)
-		return Record{}, err
+		t.abandon(r)
+		if cg != nil {
+			cg.Close()
+		}
+		return Record{}, nil, err
 	}
-	return r, nil
+	return r, cg, nil
+}
+
+// abandon forgets a record whose command did not start.
+func (t *Tracker) abandon(r Record) {
+	t.forget(r.Token)
+	t.remove(r)
 }
 
 // started completes r with the group of the command just started.
@@ -179,7 +215,7 @@ func (t *Tracker) end(r Record) []Process {
 	defer t.forget(r.Token)
 	stopped, survivors := t.stop([]Record{r}, false)
 	if len(survivors[0]) == 0 {
-		t.remove(r.Token)
+		t.remove(r)
 	}
 	return slices.DeleteFunc(stopped[0], func(p Process) bool { return p.pgid == r.PGID })
 }
@@ -222,7 +258,7 @@ func (t *Tracker) stopRecords(recs []Record, term bool) []Stopped {
 	var out []Stopped
 	for i, r := range recs {
 		if len(survivors[i]) == 0 {
-			t.remove(r.Token)
+			t.remove(r)
 		}
 		if len(stopped[i])+len(survivors[i]) > 0 {
 			out = append(out, Stopped{Owner: r.Owner, Command: r.Command, Processes: stopped[i], Survivors: survivors[i]})
@@ -267,6 +303,9 @@ func (t *Tracker) stop(recs []Record, term bool) (stopped, survivors [][]Process
 			byPID[p.PID] = p
 		}
 		for i, r := range recs {
+			if r.Cgroup != "" && sig == syscall.SIGKILL {
+				_ = killCgroup(r.Cgroup)
+			}
 			// A zombie's environment cannot be read: the processes killed
 			// before are looked up by pid and start time.
 			for pid, k := range seen[i] {
@@ -330,12 +369,19 @@ func (t *Tracker) members(r Record, all []procStat) []procStat {
 		}
 	}
 	kv := EnvToken + "=" + r.Token
+	var inCgroup map[int]bool
+	if r.Cgroup != "" {
+		inCgroup = map[int]bool{}
+		for _, pid := range cgroupPIDs(r.Cgroup) {
+			inCgroup[pid] = true
+		}
+	}
 	var out []procStat
 	for _, p := range all {
 		if p.PID == t.self.PID || p.Start < r.After {
 			continue
 		}
-		if (group && p.PGID == r.PGID && p.Start >= r.Start) || hasEnv(p.PID, kv) {
+		if inCgroup[p.PID] || (group && p.PGID == r.PGID && p.Start >= r.Start) || hasEnv(p.PID, kv) {
 			out = append(out, p)
 		}
 	}
@@ -426,8 +472,12 @@ func (t *Tracker) write(r Record) error {
 	return nil
 }
 
-func (t *Tracker) remove(token string) {
-	_ = os.Remove(filepath.Join(t.dir, token+".json"))
+// remove removes r's cgroup and then its file.
+func (t *Tracker) remove(r Record) {
+	if r.Cgroup != "" {
+		removeCgroup(r.Cgroup)
+	}
+	_ = os.Remove(filepath.Join(t.dir, r.Token+".json"))
 }
 
 func clip(s string, n int) string {
