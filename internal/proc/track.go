@@ -89,10 +89,10 @@ type Stopped struct {
 type Tracker struct {
 	dir    string
 	cgroup string // the delegated cgroup v2 directory commands' cgroups go in; "" for none
-	boot  string
-	self  procStat
-	grace time.Duration
-	bound time.Duration
+	boot   string
+	self   procStat
+	grace  time.Duration
+	bound  time.Duration
 
 	mu   sync.Mutex
 	live map[string]bool // tokens of the commands running now
