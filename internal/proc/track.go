@@ -389,14 +389,15 @@ func (t *Tracker) members(r Record, all []procStat) []procStat {
 }
 
 // reapable says whether p, if it is this process's child, may be reaped
-// here without taking an exit status from os/exec's Wait. Every child the
+// here without taking an exit status from an os/exec Wait. Every child the
 // daemon starts through os/exec (here and in the git runner) leads its own
 // process group (Setpgid), and a group leader can never change its
-// session. So a child that is not its group's leader, or is in another
-// session, became our child as an orphan (we are the subreaper) and no
-// Wait is waiting for it.
+// session; a child started without Setpgid (as tests do) stays in our
+// group. So a child in another session, or in another group that it does
+// not lead, became our child as an orphan (we are its subreaper), and no
+// Wait waits for it.
 func (t *Tracker) reapable(p procStat) bool {
-	return p.PPID == t.self.PID && (p.PGID != p.PID || p.SID != t.self.SID)
+	return p.PPID == t.self.PID && (p.SID != t.self.SID || (p.PGID != p.PID && p.PGID != t.self.PGID))
 }
 
 // Reap collects the exit status of the orphans that became this process's

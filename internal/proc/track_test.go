@@ -268,3 +268,61 @@ func TestStopOwnerStopsARunningCommand(t *testing.T) {
 		t.Fatal("Run did not return after StopOwner")
 	}
 }
+
+// Which children may be reaped without taking a status from os/exec.
+func TestReapable(t *testing.T) {
+	t.Parallel()
+	tr := &Tracker{self: procStat{PID: 100, PGID: 90, SID: 80}}
+	for _, tt := range []struct {
+		name string
+		p    procStat
+		want bool
+	}{
+		{"os/exec child leading its group", procStat{PID: 200, PPID: 100, PGID: 200, SID: 80}, false},
+		{"child started without Setpgid", procStat{PID: 201, PPID: 100, PGID: 90, SID: 80}, false},
+		{"orphaned member of a command's group", procStat{PID: 202, PPID: 100, PGID: 200, SID: 80}, true},
+		{"orphan in a session of its own", procStat{PID: 203, PPID: 100, PGID: 203, SID: 203}, true},
+		{"zombie session leader (sid shown as 0)", procStat{PID: 204, PPID: 100, PGID: 204, SID: 0}, true},
+		{"not our child", procStat{PID: 205, PPID: 1, PGID: 200, SID: 203}, false},
+	} {
+		if got := tr.reapable(tt.p); got != tt.want {
+			t.Errorf("%s: reapable = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// An orphan that left its command's session and exited is reaped by Reap,
+// the daemon being its subreaper.
+func TestReapCollectsAdoptedOrphans(t *testing.T) {
+	proctest.Subreaper(t)
+	tr := newTestTracker(t)
+	// The subshell exits at once, orphaning the setsid'd shell, which
+	// writes its pid and exits when told: a zombie of ours.
+	f := filepath.Join(t.TempDir(), "pid")
+	script := `(setsid sh -c 'echo $$ >"$F.tmp"; mv "$F.tmp" "$F"; while [ ! -e "$F.go" ]; do sleep 0.01; done' >/dev/null 2>&1 &)
+while [ ! -s "$F" ]; do sleep 0.01; done
+cat "$F"`
+	res, err := Run(context.Background(), Cmd{Shell: script, Env: append(os.Environ(), "F="+f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(res.Output))
+	if err != nil {
+		t.Fatalf("output %q: %v", res.Output, err)
+	}
+	if err := os.WriteFile(f+".go", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(bound)
+	for {
+		tr.Reap()
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if time.Now().After(deadline) {
+			st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			t.Fatalf("orphan %d not reaped: %s", pid, st)
+		}
+		time.Sleep(pollEvery)
+	}
+}
