@@ -8,6 +8,13 @@
 // the call. Run returns even if some process that escaped the group (for
 // example with setsid) still holds the output pipe open.
 //
+// Under a context from WithOwner, a Tracker records the command before it
+// starts (a token in its environment, then its process group and start
+// time, and a cgroup where cgroup v2 is delegated), so that processes that
+// left the group are killed too when it ends, what a task's run left is
+// stopped when the run ends, and what a dead daemon left is found and
+// stopped at the next start.
+//
 // It is the only package besides spawn and git that imports os/exec.
 package proc
 
@@ -78,8 +85,8 @@ type Result struct {
 	// Duration is the time from start to return.
 	Duration time.Duration
 	// Escaped lists the processes of a tracked command (see WithOwner)
-	// that were still there after its group was killed, killed then: they
-	// had left the group or were dying with it.
+	// that had left its process group (setsid, a double fork) and were
+	// still running when it ended; they were killed then.
 	Escaped []Process
 }
 
