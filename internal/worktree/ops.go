@@ -316,7 +316,7 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 	}
 	if in.Tip != "" {
 		// Keep the tip, merged or not: restoring is always possible.
-		if _, err := git.Run(ctx, w.Repo, "update-ref", ArchiveRef(id), in.Tip); err != nil {
+		if err := m.archiveTip(ctx, w, in.Tip); err != nil {
 			return w, ev, fmt.Errorf("archiving %s: %w", w.Branch, err)
 		}
 		w.Archive, ev.Archive = ArchiveRef(id), ArchiveRef(id)
@@ -518,4 +518,39 @@ func (m *Manager) MarkLanded(ctx context.Context, id task.ID, commit, tip string
 	w.Landed, w.LandedTip, w.UpdatedAt = commit, tip, m.now().UTC()
 	_, err = m.st.PutWorktree(ctx, w)
 	return err
+}
+
+// LandedActive returns the active worktrees whose branch's work landed
+// (MarkLanded): those a cleanup after landing has still to remove.
+func (m *Manager) LandedActive(ctx context.Context) ([]store.Worktree, error) {
+	ws, err := m.st.ListWorktrees(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Worktree
+	for _, w := range ws {
+		if w.State == store.WorktreeActive && w.Landed != "" {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+// archiveTip points the task's archive ref at tip. The archive refs are the
+// daemon's alone, so under the repository's lock a lock file on one is left
+// by a git killed with an earlier daemon (half way through archiving): it
+// is removed, or no later removal could finish.
+func (m *Manager) archiveTip(ctx context.Context, w store.Worktree, tip string) error {
+	return git.Locked(ctx, w.Repo, func(ctx context.Context) error {
+		r, err := git.Inspect(ctx, w.Repo)
+		if err != nil {
+			return err
+		}
+		lock := filepath.Join(r.CommonDir, filepath.FromSlash(ArchiveRef(w.TaskID))+".lock")
+		if err := os.Remove(lock); err == nil {
+			m.log.Warn("stale lock of an archive ref removed (left by a git killed with the daemon)", "task_id", w.TaskID, "lock", lock)
+		}
+		_, err = git.Run(ctx, w.Repo, "update-ref", ArchiveRef(w.TaskID), tip)
+		return err
+	})
 }
