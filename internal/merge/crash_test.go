@@ -26,6 +26,7 @@ import (
 const (
 	childDaemonEnv  = "NEURAPHAGE_MERGE_TEST_DAEMON"  // the store's path
 	childCleanupEnv = "NEURAPHAGE_MERGE_TEST_CLEANUP" // "1": merge.cleanup
+	childStrategy   = "NEURAPHAGE_MERGE_TEST_STRATEGY"
 )
 
 // runChildDaemon runs a merge queue over the store at db until killed.
@@ -38,7 +39,7 @@ func runChildDaemon(db string) {
 	}
 	wt := worktree.New(worktree.Options{Store: st})
 	q := merge.New(merge.Options{Store: st, Worktrees: wt, Config: merge.Config{
-		Strategy: merge.Rebase, MaxSendBacks: 2, Retry: 50 * time.Millisecond, Cleanup: os.Getenv(childCleanupEnv) == "1",
+		Strategy: os.Getenv(childStrategy), MaxSendBacks: 2, Retry: 50 * time.Millisecond, Cleanup: os.Getenv(childCleanupEnv) == "1",
 	}})
 	q.Run(ctx)
 	os.Exit(0)
@@ -62,7 +63,7 @@ func crashEnv(t *testing.T, cfg merge.Config) (*env, string) {
 func (e *env) startChild(db string, cleanup bool) (kill func()) {
 	e.t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childDaemonEnv+"="+db)
+	cmd.Env = append(os.Environ(), childDaemonEnv+"="+db, childStrategy+"="+e.opts.Config.Strategy)
 	if cleanup {
 		cmd.Env = append(cmd.Env, childCleanupEnv+"=1")
 	}
@@ -179,6 +180,42 @@ func TestKillDuringRebase(t *testing.T) {
 	}
 	if k := e.kinds(tk.ID); !slices.Contains(k, "merge.rolled_back") {
 		t.Errorf("no merge.rolled_back event: %v", k)
+	}
+}
+
+// TestKillDuringUpdateMerge: as TestKillDuringRebase with the merge
+// strategy: the daemon dies while `git merge` of the target into the task's
+// branch is about to commit (a prepare-commit-msg hook holds it with
+// MERGE_HEAD written). The next daemon aborts that merge and lands.
+func TestKillDuringUpdateMerge(t *testing.T) {
+	t.Parallel()
+	e, db := crashEnv(t, merge.Config{Strategy: merge.Merge, MaxSendBacks: 2})
+	tk, w := e.newTask("task")
+	tip := e.commitOn(w.Path, "agent work", map[string]string{"task.txt": "task\n"})
+	e.commitOn(e.repo, "other work", map[string]string{"other.txt": "other\n"})
+	hit, release := e.holdHook("prepare-commit-msg", `[ -e "$(git rev-parse --git-path MERGE_HEAD)" ]`)
+	e.complete(tk.ID, "task work")
+
+	kill := e.startChild(db, false)
+	e.waitFile(hit, "the merge's commit")
+	kill()
+	release()
+	if st := e.git(w.Path, "status"); !strings.Contains(st, "unmerged paths") && !strings.Contains(st, "All conflicts fixed but you are still merging") {
+		t.Fatalf("the kill left no merge in progress; the test does not reproduce the fault:\n%s", st)
+	}
+
+	e.reopen(db)
+	e.start()
+	m := e.waitState(tk.ID, store.MergeLanded)
+	e.waitTask(tk.ID, task.Completed)
+	if out := e.git(e.repo, "ls-tree", "--name-only", m.Commit, "task.txt"); out != "task.txt" {
+		t.Errorf("landed commit %s lacks task.txt", m.Commit)
+	}
+	if !slices.Contains(e.kinds(tk.ID), "merge.rolled_back") {
+		t.Errorf("no merge.rolled_back event: %v", e.kinds(tk.ID))
+	}
+	if base := e.git(e.repo, "merge-base", "--is-ancestor", tip, m.Commit); base != "" {
+		t.Errorf("the task's commit is not in what landed: %s", base)
 	}
 }
 
