@@ -305,14 +305,14 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 		}
 	}
 	ev = event.WorktreeRemoved{Path: w.Path, Branch: w.Branch, Reason: reason}
-	if in.Exists && len(in.Ignored) > 0 {
-		// Ignored files made since provisioning are kept first; a copy that
-		// fails keeps the worktree.
-		dir, err := m.archiveIgnored(ctx, w, in.Ignored)
-		if err != nil {
+	// Ignored files made since provisioning are kept first; a copy that
+	// fails keeps the worktree. They are listed again right before the
+	// worktree goes: one written meanwhile is kept too.
+	kept := &keeping{}
+	if in.Exists {
+		if err := m.keepIgnored(ctx, w, kept, in.Ignored); err != nil {
 			return w, ev, &RefusedError{TaskID: id, Reason: err.Error()}
 		}
-		ev.Kept, ev.KeptIn = in.Ignored, dir
 	}
 	if in.Tip != "" {
 		// Keep the tip, merged or not: restoring is always possible.
@@ -322,6 +322,10 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 		w.Archive, ev.Archive = ArchiveRef(id), ArchiveRef(id)
 	}
 	if in.Exists {
+		if err := m.keepIgnored(ctx, w, kept, nil); err != nil {
+			return w, ev, &RefusedError{TaskID: id, Reason: err.Error()}
+		}
+		ev.Kept, ev.KeptIn = kept.files(), kept.dir
 		if _, err := git.Run(ctx, w.Repo, "worktree", "remove", w.Path); err != nil {
 			return w, ev, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + git.Stderr(err)}
 		}
@@ -553,4 +557,70 @@ func (m *Manager) archiveTip(ctx context.Context, w store.Worktree, tip string) 
 		_, err = git.Run(ctx, w.Repo, "update-ref", ArchiveRef(w.TaskID), tip)
 		return err
 	})
+}
+
+// keeping is what keepIgnored archived of one worktree: each file with the
+// size, mode and time it had when copied.
+type keeping struct {
+	dir   string
+	stamp map[string]string
+}
+
+func (k keeping) files() []string {
+	if len(k.stamp) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(k.stamp))
+}
+
+func stampOf(p string) string {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %v %d", fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+}
+
+// keepRounds bounds how often keepIgnored lists again while files change.
+const keepRounds = 8
+
+// keepIgnored archives w's ignored files worth keeping (listed, or given)
+// that k has not archived as they are now, and lists them again until a
+// listing finds nothing new: a file written while others were copied is
+// kept too. Files that go on changing for keepRounds listings are an error
+// (something is still writing in the worktree; nothing may be removed).
+func (m *Manager) keepIgnored(ctx context.Context, w store.Worktree, k *keeping, files []string) error {
+	if k.stamp == nil {
+		k.stamp = map[string]string{}
+	}
+	for round := 0; ; round++ {
+		if files == nil {
+			var err error
+			if files, err = m.keptIgnored(ctx, w); err != nil {
+				return err
+			}
+		}
+		var fresh []string
+		stamps := map[string]string{}
+		for _, f := range files {
+			st := stampOf(filepath.Join(w.Path, filepath.FromSlash(f)))
+			if st == "" || k.stamp[f] == st {
+				continue
+			}
+			fresh, stamps[f] = append(fresh, f), st
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		if round == keepRounds {
+			return fmt.Errorf("ignored files in %s keep changing (%s); something is still writing there", w.Path, strings.Join(fresh, ", "))
+		}
+		dir, err := m.archiveIgnored(ctx, w, fresh)
+		if err != nil {
+			return err
+		}
+		k.dir = dir
+		maps.Copy(k.stamp, stamps)
+		files = nil
+	}
 }
