@@ -57,6 +57,8 @@ func describeGit(p event.Payload) (string, bool) {
 		return fmt.Sprintf("merge #%d parked: %s", p.Entry, p.Reason), true
 	case event.MergeCancelled:
 		return fmt.Sprintf("merge #%d cancelled: %s", p.Entry, p.Reason), true
+	case event.MergeRolledBack:
+		return fmt.Sprintf("merge #%d: the %s interrupted by a restart was rolled back (branch at %s); starting over", p.Entry, p.Step, words.ShortCommit(p.Tip)), true
 	case event.PROpened:
 		return fmt.Sprintf("merge #%d opened a pull request: %s", p.Entry, p.URL), true
 	case event.MainUpdated:
@@ -92,8 +94,13 @@ func mainUpdated(p event.MainUpdated) string {
 }
 
 // rebaseRequired: "told to rebase (helpful): 2 commits behind main;
-// forecast: conflict in a.go".
+// forecast: conflict in a.go"; an fyi note to a task main did not touch,
+// which asks for no rebase: "main moved (fyi, no overlap with this task):
+// 2 commits behind main".
 func rebaseRequired(p event.RebaseRequired) string {
+	if p.Unrelated {
+		return fmt.Sprintf("%s moved (fyi, no overlap with this task): %d commit%s behind", dash(p.Main), p.CommitsBehind, plural(p.CommitsBehind))
+	}
 	how := dash(p.Urgency)
 	if p.Manual {
 		how += ", requested by user"
