@@ -376,9 +376,12 @@ func (t *Tracker) members(r Record, all []procStat) []procStat {
 			inCgroup[pid] = true
 		}
 	}
+	// Every process of the command started after the recording daemon,
+	// and, once the leader is known, after the leader.
+	after := max(r.After, r.Start)
 	var out []procStat
 	for _, p := range all {
-		if p.PID == t.self.PID || p.Start < r.After {
+		if p.PID == t.self.PID || p.Start < after {
 			continue
 		}
 		if inCgroup[p.PID] || (group && p.PGID == r.PGID && p.Start >= r.Start) || hasEnv(p.PID, kv) {

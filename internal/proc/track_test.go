@@ -326,3 +326,26 @@ cat "$F"`
 		time.Sleep(pollEvery)
 	}
 }
+
+// The cost of tracking a command: run `true` with and without a Tracker.
+func BenchmarkRun(b *testing.B) {
+	tr, err := NewTracker(filepath.Join(b.TempDir(), "procs"), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bb := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"untracked", context.Background()},
+		{"tracked", WithOwner(context.Background(), tr, "task-b")},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Run(bb.ctx, Cmd{Args: []string{"true"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
