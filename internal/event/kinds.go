@@ -40,6 +40,8 @@ func newPayload(k Kind) any {
 		return &DaemonPermissions{}
 	case KindDaemonDiskFull:
 		return &DiskFull{}
+	case KindProcLeftoverStopped:
+		return &ProcLeftoverStopped{}
 	}
 	if p := gitPayload(k); p != nil {
 		return p
@@ -72,6 +74,8 @@ func deref(p any) Payload {
 	case *DaemonPermissions:
 		return *v
 	case *DiskFull:
+		return *v
+	case *ProcLeftoverStopped:
 		return *v
 	}
 	if o, ok := derefObservation(p); ok {

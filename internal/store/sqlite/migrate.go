@@ -218,7 +218,13 @@ CREATE INDEX sync_messages_source ON sync_messages (source_id, id);
 CREATE INDEX sync_messages_injection ON sync_messages (injection_id);
 CREATE INDEX sync_messages_state ON sync_messages (state, task_id);
 `,
-	// 5: an injection its task never saw because it finished first is
+	// 5: the git operation the merge queue began in a task's worktree, so
+	// that a restarted daemon knows a half-done one is its own to roll back.
+	`
+ALTER TABLE merges ADD COLUMN step TEXT NOT NULL DEFAULT '';
+ALTER TABLE merges ADD COLUMN step_tip TEXT NOT NULL DEFAULT '';
+`,
+	// 6: an injection its task never saw because it finished first is
 	// returned (returned_at) and leaves the queue.
 	`
 ALTER TABLE injections ADD COLUMN returned_at INTEGER;
