@@ -103,3 +103,27 @@ func lookPath(prog, path string) (string, error) {
 	}
 	return "", errors.New(prog + ": not found in PATH")
 }
+
+// Self returns the path to re-execute this program as the launcher: its
+// name as it was started (argv[0]), looked up in PATH when it has no slash,
+// so a program started under another name than its file's (as test
+// harnesses do) is re-executed the same way; else the running executable.
+func Self() (string, error) {
+	if name := os.Args[0]; name != "" {
+		if p, err := lookPath(name, os.Getenv("PATH")); err == nil {
+			return filepath.Abs(p)
+		}
+	}
+	return os.Executable()
+}
+
+// ServeLauncher makes a test binary its own launcher: when started as
+// `<binary> sandbox-exec ...` it runs Exec and exits 126 if that fails;
+// otherwise it returns. Call it first in TestMain of packages whose tests
+// run commands through Self.
+func ServeLauncher() {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		fmt.Fprintln(os.Stderr, Exec(os.Args[2:]))
+		os.Exit(126)
+	}
+}

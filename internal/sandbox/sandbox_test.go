@@ -20,11 +20,7 @@ import (
 // `<test binary> sandbox-exec ...` it applies the policy and execs, as the
 // neuraphage binary does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
-		err := sandbox.Exec(os.Args[2:])
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(126)
-	}
+	sandbox.ServeLauncher()
 	os.Exit(m.Run())
 }
 
