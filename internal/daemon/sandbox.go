@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
 // taskSandbox is the sandbox of task commands: the launcher the bash tool
@@ -55,6 +57,9 @@ func newTaskSandbox(cfg config.Sandbox, p config.Paths, getenv func(string) stri
 			Write:    config.ExpandHome(cfg.Write, home),
 			DenyRead: sandbox.HomeDenyRead(home, deny...),
 			Network:  net,
+			// Task branches are neuraphage/<id>: their refs are the ones
+			// a task's git may update.
+			BranchDir: strings.TrimSuffix(worktree.BranchPrefix, "/"),
 		},
 		tmpRoot: filepath.Join(p.DataDir, "tmp"),
 		st:      st, log: log,

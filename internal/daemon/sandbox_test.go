@@ -10,6 +10,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
@@ -21,6 +22,7 @@ conversations:
     match: {user: "try the sandbox"}
     steps:
       - tool_calls: [{name: bash, input: {command: "echo $TMPDIR > tmpdir.txt && touch $TMPDIR/scratch && (touch ../outside.txt; echo rc=$?) > rc.txt 2>&1"}}]
+      - tool_calls: [{name: bash, input: {command: "echo c > c.txt && git add c.txt && git -c user.name=T -c user.email=t@example.com commit -q -m 'committed by the task'"}}]
       - tool_calls: [{name: complete_task, input: {summary: "tried"}}]
 `
 
@@ -63,6 +65,9 @@ func TestTaskSandbox(t *testing.T) {
 		_, err := os.Stat(want)
 		return os.IsNotExist(err)
 	})
+	if out, err := git.Run(context.Background(), d.repo, "log", "--format=%s", "neuraphage/"+string(tk.ID)); err != nil || !strings.Contains(out, "committed by the task") {
+		t.Errorf("the task's own commit is not on its branch: %q, %v", out, err)
+	}
 	if n := len(d.events(t, tk.ID, event.KindTaskSandbox)); n != 0 {
 		t.Errorf("%d sandbox events, want none: the sandbox enforced everything", n)
 	}

@@ -25,7 +25,7 @@ func BenchmarkSandboxLauncher(b *testing.B) {
 	run := func(b *testing.B, l *sandbox.Launcher) {
 		c := proc.Cmd{Dir: dir, Shell: "true"}
 		for b.Loop() {
-			w, err := l.Wrap(c, dir, "")
+			w, err := l.Wrap(c, sandbox.Task{Dir: dir})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,14 +94,27 @@ func resolve(p string) string {
 	return filepath.Join(resolve(parent), filepath.Base(p))
 }
 
-// GitWrites returns what a command in dir needs to write for git to commit
-// there, besides dir itself. For a linked worktree (dir/.git is a file
-// naming its git directory) that is its git directory, the shared object
-// store, and the directories of its branch's ref and reflog (the nearest
-// existing ones, up to refs/heads and logs); for a plain checkout it is
-// nothing, its .git being inside dir. Paths that cannot be read are left
-// out: the command then fails to commit, it is not given more.
-func GitWrites(dir string) []string {
+// GitWrites returns what a command in the linked worktree dir of the
+// repository repo needs to write for git to commit there on a branch under
+// refs/heads/<branchDir>/, besides dir itself: the worktree's git directory,
+// the shared object store, and the directories of the branch's ref and
+// reflog (made when missing).
+//
+// dir is the task's to change, so nothing read from it is trusted: the
+// common git directory is found from repo (the user's checkout, which tasks
+// cannot write), the worktree's git directory named by dir/.git is granted
+// only when it is one of that repository's worktrees and names dir back,
+// and the branch directory comes from the caller, not from the worktree's
+// HEAD. Anything that does not check out grants nothing: git then fails to
+// commit, and the command is given no more than its worktree.
+func GitWrites(dir, repo, branchDir string) []string {
+	if repo == "" || branchDir == "" || strings.Contains(branchDir, "..") || filepath.IsAbs(branchDir) || filepath.Clean(branchDir) == "." {
+		return nil
+	}
+	common := commonDir(repo)
+	if common == "" {
+		return nil
+	}
 	b, err := os.ReadFile(filepath.Join(dir, ".git"))
 	if err != nil {
 		return nil // a directory (inside dir), or no git at all
@@ -114,43 +126,62 @@ func GitWrites(dir string) []string {
 	if !filepath.IsAbs(gitdir) {
 		gitdir = filepath.Join(dir, gitdir)
 	}
-	gitdir = filepath.Clean(gitdir)
-	out := []string{gitdir}
-	common := gitdir
-	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		common = strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitdir, common)
+	gitdir = resolve(gitdir)
+	if filepath.Dir(gitdir) != filepath.Join(common, "worktrees") {
+		return nil
+	}
+	back, err := os.ReadFile(filepath.Join(gitdir, "gitdir"))
+	if err != nil || resolve(strings.TrimSpace(string(back))) != resolve(filepath.Join(dir, ".git")) {
+		return nil
+	}
+	out := []string{gitdir, filepath.Join(common, "objects")}
+	for _, d := range []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "logs", "refs", "heads")} {
+		if _, err := os.Stat(d); err != nil {
+			continue
 		}
-		common = filepath.Clean(common)
+		p := filepath.Join(d, filepath.FromSlash(branchDir))
+		if err := os.MkdirAll(p, 0o755); err == nil {
+			out = append(out, p)
+		}
 	}
-	if common == gitdir {
-		return out
-	}
-	out = append(out, filepath.Join(common, "objects"))
-	head, err := os.ReadFile(filepath.Join(gitdir, "HEAD"))
-	if err != nil {
-		return out
-	}
-	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
-	if !ok || !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
-		return out // detached: commits need no ref
-	}
-	refDir := filepath.Dir(filepath.FromSlash(ref))
-	out = append(out,
-		nearest(filepath.Join(common, refDir), filepath.Join(common, "refs", "heads")),
-		nearest(filepath.Join(common, "logs", refDir), filepath.Join(common, "logs")))
 	return out
 }
 
-// nearest returns p if it exists, else its nearest existing ancestor, but
-// not above floor (returned as it is).
-func nearest(p, floor string) string {
-	for p != floor && len(p) > len(floor) {
-		if _, err := os.Stat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+// commonDir returns the common git directory of the repository holding
+// dir, resolved, or "".
+func commonDir(dir string) string {
+	for d := resolve(dir); ; d = filepath.Dir(d) {
+		p := filepath.Join(d, ".git")
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
 			return p
+		case err == nil:
+			// The repository is itself a linked worktree: follow its
+			// git directory to the common one.
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return ""
+			}
+			g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+			if !ok {
+				return ""
+			}
+			if !filepath.IsAbs(g) {
+				g = filepath.Join(d, g)
+			}
+			c, err := os.ReadFile(filepath.Join(g, "commondir"))
+			if err != nil {
+				return resolve(g)
+			}
+			cd := strings.TrimSpace(string(c))
+			if !filepath.IsAbs(cd) {
+				cd = filepath.Join(g, cd)
+			}
+			return resolve(cd)
 		}
-		p = filepath.Dir(p)
+		if d == "/" || d == "." {
+			return ""
+		}
 	}
-	return floor
 }

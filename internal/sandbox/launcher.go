@@ -32,19 +32,33 @@ type Launcher struct {
 	DenyRead []string
 	// Network is what every command may reach.
 	Network Network
+	// BranchDir is the directory of task branches under refs/heads
+	// ("neuraphage"), whose refs a task's git may update.
+	BranchDir string
+}
+
+// Task is what one task's command may be given.
+type Task struct {
+	// Dir is the task's worktree (or working directory), writable.
+	Dir string
+	// TempDir is the task's own temporary directory, writable; "" for none.
+	TempDir string
+	// Repo is the repository the worktree belongs to, as the daemon knows
+	// it (never read from the worktree): git may commit in the worktree on
+	// a branch under BranchDir. "" grants git nothing outside Dir.
+	Repo string
 }
 
 // ErrRequired is returned by Wrap when the sandbox is required but cannot
 // be applied.
 var ErrRequired = errors.New("sandbox.require is set and commands cannot be confined")
 
-// Wrap returns c made to run confined to a task working in dir with its own
-// temporary directory tmp (empty for none): the launcher is run in c's
+// Wrap returns c made to run confined to task t: the launcher is run in c's
 // place with the program (c.Shell with /bin/sh -c, or c.Args) after it.
 // Without a usable sandbox it returns c as it is, or ErrRequired when the
 // launcher requires one. Everything else in c (directory, environment,
 // timeout, output) is kept, so proc runs the launcher as it would run c.
-func (l *Launcher) Wrap(c proc.Cmd, dir, tmp string) (proc.Cmd, error) {
+func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 	if l == nil || !l.Status.Available() {
 		if l != nil && l.Require {
 			reason := "the sandbox is off"
@@ -65,20 +79,16 @@ func (l *Launcher) Wrap(c proc.Cmd, dir, tmp string) (proc.Cmd, error) {
 	if len(argv) == 0 {
 		return proc.Cmd{}, errors.New("sandbox: no command to run")
 	}
-	p := l.Policy(dir, tmp)
+	p := l.Policy(t)
 	c.Shell = ""
 	c.Args = append([]string{l.Exe, Command}, p.Args(argv...)...)
 	return c, nil
 }
 
-// Policy is the policy of a command of the task working in dir with its
-// temporary directory tmp.
-func (l *Launcher) Policy(dir, tmp string) Policy {
-	write := []string{dir}
-	if tmp != "" {
-		write = append(write, tmp)
-	}
-	write = append(write, GitWrites(dir)...)
+// Policy is the policy of a command of task t.
+func (l *Launcher) Policy(t Task) Policy {
+	write := []string{t.Dir, t.TempDir}
+	write = append(write, GitWrites(t.Dir, t.Repo, l.BranchDir)...)
 	write = append(write, l.Write...)
 	return Policy{
 		Write:    compact(write),

@@ -22,10 +22,12 @@
 // and exactly what git needs to commit in a linked worktree (see
 // [GitWrites]): the worktree's own git directory (<repo>/.git/worktrees/<name>:
 // its index, HEAD, logs), the shared object store (<repo>/.git/objects), and
-// the directory of its branch's ref and reflog (refs/heads/neuraphage and
-// logs/refs/heads/neuraphage). The repository's own index, config and other
-// branches (main among them) stay read-only; so `git -C ../repo commit` fails.
-// What a task cannot do with git: delete or pack refs (packed-refs is
+// the directory of task branches' refs and reflogs (refs/heads/neuraphage and
+// logs/refs/heads/neuraphage). These are found from the repository the
+// daemon knows, never from what the worktree says (its .git file and HEAD
+// are the task's to change). The repository's own index, config and other
+// branches (main among them) stay read-only; so `git -C ../repo commit`
+// fails. What a task cannot do with git: delete or pack refs (packed-refs is
 // rewritten in the git directory's root), gc, or change the repository's
 // config. The object store being writable means a hostile command could
 // delete objects there; Landlock cannot grant "create but not remove" in one

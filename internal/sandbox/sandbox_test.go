@@ -104,7 +104,7 @@ func (w *world) launcher(t *testing.T) *sandbox.Launcher {
 		t.Skipf("this kernel cannot confine commands (%s); the sandbox tests need Landlock", st)
 	}
 	return &sandbox.Launcher{
-		Exe: os.Args[0], Status: st, Require: true,
+		Exe: os.Args[0], Status: st, Require: true, BranchDir: "neuraphage",
 		DenyRead: sandbox.HomeDenyRead(w.home, filepath.Join(w.root, "run")),
 	}
 }
@@ -112,7 +112,7 @@ func (w *world) launcher(t *testing.T) *sandbox.Launcher {
 // sh runs command in the worktree through l.
 func (w *world) sh(t *testing.T, l *sandbox.Launcher, command string) proc.Result {
 	t.Helper()
-	c, err := l.Wrap(proc.Cmd{Dir: w.wt, Shell: command, Env: w.env}, w.wt, w.tmp)
+	c, err := l.Wrap(proc.Cmd{Dir: w.wt, Shell: command, Env: w.env}, sandbox.Task{Dir: w.wt, TempDir: w.tmp, Repo: w.repo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +180,7 @@ func TestEscapes(t *testing.T) {
 	write(t, filepath.Join(w.wt, "mine.txt"), "task file")
 	for _, tc := range []struct {
 		name, cmd string
+		before    string // run first, in the sandbox, and allowed to succeed
 		needs     string // a program the case needs
 	}{
 		{name: "rm home through cd", cmd: `cd ~ && rm -rf ./*`},
@@ -200,6 +201,12 @@ func TestEscapes(t *testing.T) {
 		{name: "git -C .. branch", cmd: `git -C "$REPO" branch evil`},
 		{name: "git move main from the worktree", cmd: `git update-ref refs/heads/main HEAD~0^{tree} 2>&1 || git branch -f main HEAD`},
 		{name: "git config of the repository", cmd: `git config core.hooksPath /tmp/evil`},
+		// The worktree's .git file and its git directory's HEAD are the
+		// task's to change: what they say must not widen the next command.
+		// The next command must not be widened by what they say.
+		{name: "repoint .git outside, then write there", before: `printf 'gitdir: %s\n' "$OUT" > .git`, cmd: `echo pwned > "$OUT/victim.txt"`},
+		{name: "repoint .git at the repository, then write there", before: `printf 'gitdir: %s\n' "$REPO/.git" > .git`, cmd: `echo pwned > "$REPO/.git/config"`},
+		{name: "HEAD on main, then commit", before: `echo 'ref: refs/heads/main' > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
 		{name: "read a key", cmd: `cat ~/.ssh/id_ed25519`},
 		{name: "read aws credentials", cmd: `cat ~/.aws/credentials`},
 		{name: "copy a key in", cmd: `cp ~/.ssh/id_ed25519 ./stolen`},
@@ -214,8 +221,19 @@ func TestEscapes(t *testing.T) {
 			write(t, filepath.Join(w.root, "run", "secret"), "SECRET RUN")
 			before := snapshot(t, w.home, w.outside, filepath.Join(w.root, "run", "secret"))
 			main := w.git(t, w.repo, "rev-parse", "main")
-			branches := w.git(t, w.repo, "branch", "--list")
+			branches := w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
 			cfg, _ := os.ReadFile(filepath.Join(w.repo, ".git", "config"))
+			if tc.before != "" {
+				dotGit, _ := os.ReadFile(filepath.Join(w.wt, ".git"))
+				head, _ := os.ReadFile(filepath.Join(w.repo, ".git", "worktrees", "wt", "HEAD"))
+				t.Cleanup(func() {
+					write(t, filepath.Join(w.wt, ".git"), string(dotGit))
+					write(t, filepath.Join(w.repo, ".git", "worktrees", "wt", "HEAD"), string(head))
+				})
+				if res := w.sh(t, l, tc.before); res.ExitCode != 0 {
+					t.Fatalf("%s: %s", tc.before, res.Output)
+				}
+			}
 			res := w.sh(t, l, tc.cmd)
 			if res.ExitCode == 0 {
 				t.Errorf("%s: exit 0, want a failure; output:\n%s", tc.cmd, res.Output)
@@ -233,7 +251,7 @@ func TestEscapes(t *testing.T) {
 			if got := w.git(t, w.repo, "rev-parse", "main"); got != main {
 				t.Errorf("%s: main moved from %s to %s", tc.cmd, main, got)
 			}
-			if got := w.git(t, w.repo, "branch", "--list"); got != branches {
+			if got := w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"); got != branches {
 				t.Errorf("%s: branches changed:\n%s\nwant\n%s", tc.cmd, got, branches)
 			}
 			if got, _ := os.ReadFile(filepath.Join(w.repo, ".git", "config")); string(got) != string(cfg) {
@@ -374,15 +392,15 @@ func TestNetwork(t *testing.T) {
 func TestRequire(t *testing.T) {
 	c := proc.Cmd{Shell: "true"}
 	off := &sandbox.Launcher{Status: sandbox.Status{Reason: "kernel lacks Landlock"}}
-	if got, err := off.Wrap(c, "/w", ""); err != nil || got.Shell != "true" || got.Args != nil {
+	if got, err := off.Wrap(c, sandbox.Task{Dir: "/w"}); err != nil || got.Shell != "true" || got.Args != nil {
 		t.Errorf("unavailable, not required: %+v, %v; want the command as it is", got, err)
 	}
 	off.Require = true
-	if _, err := off.Wrap(c, "/w", ""); err == nil || !strings.Contains(err.Error(), "kernel lacks Landlock") {
+	if _, err := off.Wrap(c, sandbox.Task{Dir: "/w"}); err == nil || !strings.Contains(err.Error(), "kernel lacks Landlock") {
 		t.Errorf("unavailable, required: %v; want a refusal saying why", err)
 	}
 	var none *sandbox.Launcher
-	if got, err := none.Wrap(c, "/w", ""); err != nil || got.Shell != "true" {
+	if got, err := none.Wrap(c, sandbox.Task{Dir: "/w"}); err != nil || got.Shell != "true" {
 		t.Errorf("nil launcher: %+v, %v", got, err)
 	}
 }

@@ -54,6 +54,9 @@ type Env struct {
 	// Dir and the task's TMPDIR (the last TMPDIR in Vars); nil runs them as
 	// they are, behind the deny-list alone.
 	Sandbox *sandbox.Launcher
+	// Repo is the repository Dir is a worktree of, as the daemon knows it:
+	// the sandbox lets git commit there on the task's branch.
+	Repo string
 }
 
 // Seconds is a duration in whole seconds, as tools and config express it.
