@@ -208,6 +208,7 @@ func TestEscapes(t *testing.T) {
 		{name: "repoint .git at the repository, then write there", before: `printf 'gitdir: %s\n' "$REPO/.git" > .git`, cmd: `echo pwned > "$REPO/.git/config"`},
 		{name: "HEAD on main, then commit", before: `echo 'ref: refs/heads/main' > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
 		{name: "read a key", cmd: `cat ~/.ssh/id_ed25519`},
+		{name: "read the daemon's memory", cmd: `head -c 16 /proc/$PPID/mem`},
 		{name: "read aws credentials", cmd: `cat ~/.aws/credentials`},
 		{name: "copy a key in", cmd: `cp ~/.ssh/id_ed25519 ./stolen`},
 		{name: "read the run directory", cmd: `ls "$TMPDIR/../.."/* >/dev/null && cat "$REPO/../run/secret"`},
