@@ -38,8 +38,10 @@ const (
 	fileWrite = fileRead | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
 )
 
-// config is the Landlock configuration of policy p on ABI abi, and whether
-// its network part is enforced.
+// config is the Landlock configuration of policy p on ABI abi: every
+// filesystem right the ABI knows, TCP when the policy restricts the network
+// (an error before ABI v4 unless p.Degrade), signals always scoped, abstract
+// UNIX sockets scoped with the network.
 func (p Policy) config(abi int) (landlock.Config, error) {
 	abi = min(abi, len(presets)-1)
 	cfg := presets[abi]
