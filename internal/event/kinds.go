@@ -14,6 +14,7 @@ const (
 	KindDaemonRecovered   Kind = "daemon.recovered"
 	KindDaemonPermissions Kind = "daemon.permissions"
 	KindDaemonDiskFull    Kind = "daemon.disk_full"
+	KindTaskSandbox       Kind = "task.sandbox"
 )
 
 // newPayload returns a pointer to a zero payload of kind k, or nil when the kind
@@ -42,6 +43,8 @@ func newPayload(k Kind) any {
 		return &DiskFull{}
 	case KindProcLeftoverStopped:
 		return &ProcLeftoverStopped{}
+	case KindTaskSandbox:
+		return &TaskSandbox{}
 	}
 	if p := gitPayload(k); p != nil {
 		return p
@@ -76,6 +79,8 @@ func deref(p any) Payload {
 	case *DiskFull:
 		return *v
 	case *ProcLeftoverStopped:
+		return *v
+	case *TaskSandbox:
 		return *v
 	}
 	if o, ok := derefObservation(p); ok {
@@ -200,6 +205,17 @@ type ModeCorrection struct {
 
 // EventKind implements Payload.
 func (DaemonPermissions) EventKind() Kind { return KindDaemonPermissions }
+
+// TaskSandbox records, once per task and daemon run, that the task's
+// commands run with less confinement than configured: Mode is the sandbox
+// mode (as `daemon status` shows it), Note says what is not enforced.
+type TaskSandbox struct {
+	Mode string `json:"mode"`
+	Note string `json:"note"`
+}
+
+// EventKind implements Payload.
+func (TaskSandbox) EventKind() Kind { return KindTaskSandbox }
 
 // DaemonStopping records an orderly shutdown.
 type DaemonStopping struct {
