@@ -126,3 +126,19 @@ func (p Policy) Apply() error {
 	}
 	return nil
 }
+
+// dieWithParent has the kernel kill the program about to be executed when
+// the daemon that started it dies, as proc starts every command. The
+// setting the daemon gave the launcher belongs to the thread it started
+// on, and execve from another thread (Apply's, locked) does not carry it;
+// so it is set again on the executing thread, then the parent is checked
+// to be the one that started the launcher, in case it died in between.
+func dieWithParent(parent int) error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("setting the parent-death signal: %w", err)
+	}
+	if os.Getppid() != parent {
+		return errors.New("the daemon that started this command is gone")
+	}
+	return nil
+}

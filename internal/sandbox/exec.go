@@ -72,6 +72,7 @@ func ParseArgs(args []string) (Policy, []string, error) {
 // returns only on failure, having run nothing: a command never runs with
 // less confinement than asked.
 func Exec(args []string) error {
+	parent := os.Getppid()
 	p, argv, err := ParseArgs(args)
 	if err != nil {
 		return err
@@ -81,6 +82,9 @@ func Exec(args []string) error {
 		return fmt.Errorf("%s: %w", Command, err)
 	}
 	if err := p.Apply(); err != nil {
+		return fmt.Errorf("%s: %w", Command, err)
+	}
+	if err := dieWithParent(parent); err != nil {
 		return fmt.Errorf("%s: %w", Command, err)
 	}
 	err = syscall.Exec(prog, argv, os.Environ())

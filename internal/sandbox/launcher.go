@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 )
@@ -80,6 +82,9 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 		return proc.Cmd{}, errors.New("sandbox: no command to run")
 	}
 	p := l.Policy(t)
+	if c.Label == "" {
+		c.Label = cmp.Or(c.Shell, strings.Join(argv, " "))
+	}
 	c.Shell = ""
 	c.Args = append([]string{l.Exe, Command}, p.Args(argv...)...)
 	return c, nil
