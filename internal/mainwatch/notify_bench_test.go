@@ -52,13 +52,14 @@ func newE2E(b *testing.B, cfg Config) *e2e {
 		Inject: func(ctx context.Context, n inject.Injection) error {
 			_, err := x.ex.Inject(ctx, n)
 			return err
-		}})
+		},
+		InjectMany: x.ex.InjectMany})
 	return x
 }
 
 // provisioned is what the daemon does when a task's worktree has been
 // provisioned (daemon/runtime.go, Workspace).
-func (x *e2e) provisioned(wt store.Worktree) { x.w.Notify(wt.Repo) }
+func (x *e2e) provisioned(wt store.Worktree) { x.w.Track(context.Background(), wt) }
 
 // compared reports whether the watcher has compared n tasks with main.
 func (x *e2e) compared(n int) bool {
