@@ -30,9 +30,9 @@ type e2e struct {
 	queued chan int
 }
 
-func newE2E(b *testing.B, cfg Config) *e2e {
-	b.Helper()
-	x := &e2e{mwEnv: newWatchEnv(b, cfg), queued: make(chan int, 4096)}
+func newE2E(tb testing.TB, cfg Config) *e2e {
+	tb.Helper()
+	x := &e2e{mwEnv: newWatchEnv(tb, cfg), queued: make(chan int, 4096)}
 	x.ex = executor.New(executor.Options{Tasks: x.st, Runs: x.st, Logger: slog.New(slog.DiscardHandler)})
 	x.mu.Lock()
 	x.publish = func(evs []event.Event) {
