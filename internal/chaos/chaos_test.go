@@ -1,0 +1,822 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/api/client"
+	"github.com/neuraphage/neuraphage-go/internal/config"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+var (
+	flagSeed     = flag.Int64("chaos.seed", 0, "seed of the kills, latencies and messages (0: $NEURAPHAGE_CHAOS_SEED, else a new one)")
+	flagDuration = flag.Duration("chaos.duration", 0, "how long the daemon is killed at random (0: $NEURAPHAGE_CHAOS_DURATION, else 60s)")
+	flagTasks    = flag.Int("chaos.tasks", 20, "tasks run at once")
+	flagFinish   = flag.Duration("chaos.finish", 150*time.Second, "how long the tasks have to finish once the kills stop")
+)
+
+// The names of the invariants, as failures print them.
+const (
+	invFinish   = "finish"   // every task finishes (completed: landed)
+	invMessage  = "message"  // every acknowledged message reached the model or was reported back
+	invOnce     = "once"     // no tool call ran twice (marker lines)
+	invMain     = "main"     // every task's work is on main, nothing twice
+	invOrphan   = "orphan"   // no process of a dead run outlives the next start
+	invWorktree = "worktree" // no worktree left registered or on disk
+	invDaemon   = "daemon"   // the daemon starts after every kill and never dies on its own
+)
+
+// keyEnv carries the scripted model's API key (any key is accepted).
+const keyEnv = "NEURAPHAGE_CHAOS_API_KEY"
+
+// sleepSecs is how long one tool call of every task sleeps in a process the
+// shell forks (a grandchild of the daemon): long enough that a kill during
+// it leaves a process that outlives the restart unless it is stopped.
+const sleepSecs = 20
+
+// orphanGrace is how long a restarted daemon has to stop what its dead
+// predecessor started.
+const orphanGrace = 5 * time.Second
+
+type violation struct{ inv, detail string }
+
+// run is one chaos run: its scratch directory, daemon and records.
+type run struct {
+	t      *testing.T
+	seed   int64
+	root   string // scratch directory; every process of the run works under it
+	bin    string
+	repo   string
+	env    []string
+	paths  config.Paths
+	srv    *llmtest.Server
+	tokens []string // per task: "chaos-task-NN"
+	ids    []task.ID
+
+	mu         sync.Mutex
+	violations []violation
+	sent       []sentMessage // acknowledged messages
+
+	d        *daemon
+	kills    int
+	starts   int
+	orphans  int
+	attempts int // messages tried
+}
+
+type sentMessage struct {
+	task int
+	id   int64
+	text string
+}
+
+func (r *run) fail(inv, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.violations = append(r.violations, violation{inv, fmt.Sprintf(format, args...)})
+}
+
+func seedAndDuration(t *testing.T) (int64, time.Duration) {
+	seed := *flagSeed
+	if seed == 0 {
+		if v := os.Getenv("NEURAPHAGE_CHAOS_SEED"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("NEURAPHAGE_CHAOS_SEED=%q: %v", v, err)
+			}
+			seed = n
+		}
+	}
+	if seed == 0 {
+		seed = time.Now().UnixNano()%1_000_000_000 + 1
+	}
+	dur := *flagDuration
+	if dur == 0 {
+		dur = 60 * time.Second
+		if v := os.Getenv("NEURAPHAGE_CHAOS_DURATION"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatalf("NEURAPHAGE_CHAOS_DURATION=%q: %v", v, err)
+			}
+			dur = d
+		}
+	}
+	return seed, dur
+}
+
+// TestChaos runs the tasks while the daemon is killed at random, then
+// checks every invariant and reports each one broken with the seed.
+func TestChaos(t *testing.T) {
+	seed, dur := seedAndDuration(t)
+	ntasks := *flagTasks
+	t.Logf("chaos: seed %d, %s of kills, %d tasks (replay: go test -tags chaos -run TestChaos ./internal/chaos/ -chaos.seed %d -chaos.duration %s)",
+		seed, dur, ntasks, seed, dur)
+	r := &run{t: t, seed: seed}
+	r.setup(ntasks)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	r.d = r.start(ctx)
+	t.Cleanup(func() {
+		if r.d != nil {
+			r.d.kill()
+		}
+	})
+
+	// The chaos: kills on the test's goroutine; tasks created over the
+	// first 60% of it and messages sent all through it, each by a
+	// goroutine of its own, joined before the checks.
+	chaosCtx, stopChaos := context.WithTimeout(ctx, dur)
+	var clients sync.WaitGroup
+	clients.Go(func() { r.createTasks(ctx, rand.New(rand.NewPCG(uint64(seed), 4)), dur*6/10) })
+	clients.Go(func() { r.sendMessages(chaosCtx, rand.New(rand.NewPCG(uint64(seed), 2))) })
+	r.killLoop(chaosCtx, rand.New(rand.NewPCG(uint64(seed), 1)))
+	stopChaos()
+	clients.Wait()
+	if slices.Contains(r.ids, "") {
+		r.report()
+		t.FailNow()
+	}
+
+	r.awaitFinish(ctx, *flagFinish)
+	fig := r.check(ctx)
+	fig.print(t)
+	for _, v := range r.violations {
+		t.Errorf("invariant %q broken (seed %d): %s", v.inv, seed, v.detail)
+	}
+	if t.Failed() {
+		t.Logf("replay: go test -tags chaos -v -run TestChaos ./internal/chaos/ -chaos.seed %d -chaos.duration %s; scratch kept in %s", seed, dur, r.root)
+	} else {
+		os.RemoveAll(r.root)
+	}
+}
+
+func (r *run) setup(ntasks int) {
+	t := r.t
+	root, err := os.MkdirTemp("", "np-chaos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.root = root
+	r.bin = filepath.Join(root, "neuraphage")
+	build := exec.Command("go", "build", "-o", r.bin, "github.com/neuraphage/neuraphage-go/cmd/neuraphage")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building neuraphage: %v\n%s", err, out)
+	}
+	r.repo = filepath.Join(root, "repo")
+	userHome := filepath.Join(root, "user")
+	for _, d := range []string{r.repo, userHome} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.git("init", "-q", "-b", "main")
+	r.git("config", "user.name", "Chaos")
+	r.git("config", "user.email", "chaos@localhost")
+	if err := os.WriteFile(filepath.Join(r.repo, "README.md"), []byte("# chaos\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.git("add", "README.md")
+	r.git("commit", "-q", "-m", "initial")
+
+	rng := rand.New(rand.NewPCG(uint64(r.seed), 3))
+	script := &llmtest.Script{Default: &llmtest.Conversation{Name: "other", Steps: []llmtest.Step{{Text: "Nothing to add."}}}}
+	for i := range ntasks {
+		tok := fmt.Sprintf("chaos-task-%02d", i)
+		r.tokens = append(r.tokens, tok)
+		r.ids = append(r.ids, "")
+		script.Conversations = append(script.Conversations, taskConversation(i, tok, rng))
+	}
+	r.srv = llmtest.NewServer(t, script)
+
+	home := filepath.Join(root, "home")
+	r.paths, err = config.ResolvePaths(func(k string) string { return map[string]string{"NEURAPHAGE_HOME": home}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Executor.MaxConcurrent = ntasks
+	cfg.Agent.MaxIterations = max(cfg.Agent.MaxIterations, 40)
+	an := &cfg.LLM.Providers.Anthropic
+	an.BaseURL, an.APIKeyEnv, an.MaxConcurrent = r.srv.URL(), keyEnv, ntasks
+	for _, tier := range []*string{&cfg.LLM.Tiers.Router.Provider, &cfg.LLM.Tiers.Worker.Provider, &cfg.LLM.Tiers.Expert.Provider} {
+		*tier = "anthropic"
+	}
+	cfg.LLM.Tiers.Worker.Model = "claude-sonnet-4-5"
+	cfg.LLM.Retry.BaseDelayMs, cfg.LLM.Retry.MaxDelayMs = 50, 500
+	data, err := config.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(r.paths.ConfigDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.paths.ConfigFile, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.env = []string{"NEURAPHAGE_HOME=" + home, keyEnv + "=scripted", "HOME=" + userHome, "PATH=" + os.Getenv("PATH")}
+	if v := os.Getenv("TMPDIR"); v != "" {
+		r.env = append(r.env, "TMPDIR="+v)
+	}
+}
+
+// taskConversation is what task i's model says. Every tool call appends
+// its own line to chaos/tNN.markers in the worktree, so a call run twice
+// shows as a line twice on main. The first call writes a file, the second
+// commits it, the third sleeps in a forked process, the fourth writes
+// another file, then the task completes (the completion is repeated so
+// that a task given another turn by a late message completes again).
+func taskConversation(i int, tok string, rng *rand.Rand) llmtest.Conversation {
+	n := fmt.Sprintf("t%02d", i)
+	mark := func(s int) string { return fmt.Sprintf("echo %s-s%d >> chaos/%s.markers", n, s, n) }
+	cmds := []string{
+		"mkdir -p chaos && " + mark(0) + " && echo 'first file of " + n + "' > chaos/" + n + "-a.txt",
+		mark(1) + " && git add chaos && git commit -q -m 'chaos " + n + " step 1'",
+		mark(2) + fmt.Sprintf(" && sleep %d; echo slept", sleepSecs),
+		mark(3) + " && echo 'second file of " + n + "' > chaos/" + n + "-b.txt",
+	}
+	c := llmtest.Conversation{Name: n, Match: llmtest.Match{User: regexpQuote(tok) + `\b`}}
+	for s, cmd := range cmds {
+		c.Steps = append(c.Steps, llmtest.Step{
+			Text:      fmt.Sprintf("Step %d of %s.", s, n),
+			LatencyMs: 50 + rng.IntN(600),
+			ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprintf("toolu_%s_s%d", n, s), Name: "bash",
+				Input: map[string]any{"command": cmd, "timeout": sleepSecs + 60}}},
+		})
+	}
+	for s := len(cmds); s < len(cmds)+8; s++ {
+		c.Steps = append(c.Steps, llmtest.Step{
+			Text:      "Done.",
+			LatencyMs: 50 + rng.IntN(600),
+			ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprintf("toolu_%s_s%d", n, s), Name: "complete_task",
+				Input: map[string]any{"summary": "chaos " + n + " done"}}},
+		})
+	}
+	return c
+}
+
+func regexpQuote(s string) string { return strings.ReplaceAll(s, "-", `\-`) }
+
+func (r *run) git(args ...string) string {
+	r.t.Helper()
+	out, err := r.gitErr(args...)
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (r *run) gitErr(args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.repo
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+filepath.Join(r.root, "user"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// daemon is one daemon process of the run.
+type daemon struct {
+	cmd  *exec.Cmd
+	c    *client.Client
+	done chan struct{} // closed once the process has exited and been reaped
+	err  error         // valid once done is closed
+}
+
+func (d *daemon) kill() {
+	d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.done
+	d.c.Close()
+}
+
+func (d *daemon) exited() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// start starts a daemon and returns once it answers; a daemon that does not
+// is fatal, as nothing else can be checked.
+func (r *run) start(ctx context.Context) *daemon {
+	r.t.Helper()
+	r.starts++
+	logf, err := os.Create(filepath.Join(r.root, fmt.Sprintf("daemon-%03d.out", r.starts)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(r.bin, "daemon", "start", "--foreground")
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = r.env, r.root, logf, logf
+	if err := cmd.Start(); err != nil {
+		r.t.Fatalf("starting the daemon: %v", err)
+	}
+	d := &daemon{cmd: cmd, c: client.New(r.paths.Socket), done: make(chan struct{})}
+	go func() { d.err = cmd.Wait(); close(d.done) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		h, err := d.c.Health(hctx)
+		cancel()
+		if err == nil && h.PID == cmd.Process.Pid {
+			return d
+		}
+		if d.exited() || time.Now().After(deadline) {
+			d.kill()
+			out, _ := os.ReadFile(logf.Name())
+			r.fail(invDaemon, "start %d: the daemon did not come up (%v, last error %v); its output:\n%s", r.starts, d.err, err, tail(string(out), 2000))
+			r.report()
+			r.t.FailNow()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// report prints the violations so far (used before a fatal stop).
+func (r *run) report() {
+	for _, v := range r.violations {
+		r.t.Errorf("invariant %q broken (seed %d): %s", v.inv, r.seed, v.detail)
+	}
+	r.t.Logf("scratch kept in %s", r.root)
+}
+
+// createTasks creates the tasks at seeded moments over window, while the
+// daemon is being killed, so that tasks start, run and land all through
+// the chaos. A creation that fails is tried again, unless the task exists
+// (the daemon made it, then died before it answered).
+func (r *run) createTasks(ctx context.Context, rng *rand.Rand, window time.Duration) {
+	c := client.New(r.paths.Socket)
+	defer c.Close()
+	offsets := make([]time.Duration, len(r.tokens))
+	for i := 1; i < len(offsets); i++ {
+		offsets[i] = time.Duration(rng.Int64N(int64(window)))
+	}
+	slices.Sort(offsets)
+	begin := time.Now()
+	for i, tok := range r.tokens {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(begin.Add(offsets[i]))):
+		}
+		desc := fmt.Sprintf("%s: run the four scripted steps and complete", tok)
+		for attempt := 0; ; attempt++ {
+			if attempt > 0 {
+				if id := findTask(ctx, c, desc); id != "" {
+					r.setID(i, id)
+					break
+				}
+			}
+			// A named persona: the router is not asked, so every request
+			// naming the task is its agent's.
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			tk, err := c.CreateTask(cctx, api.CreateTaskRequest{Description: desc, Repo: r.repo, Persona: "mid", NoSupervision: true})
+			cancel()
+			if err == nil {
+				r.setID(i, tk.ID)
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if attempt == 300 {
+				r.fail(invDaemon, "task %s could not be created in 300 attempts: %v", tok, err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+func findTask(ctx context.Context, c *client.Client, desc string) task.ID {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tasks, err := c.ListTasks(lctx, nil, true)
+	if err != nil {
+		return ""
+	}
+	for _, tk := range tasks {
+		if tk.Description == desc {
+			return tk.ID
+		}
+	}
+	return ""
+}
+
+func (r *run) setID(i int, id task.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ids[i] = id
+}
+
+// killLoop kills the daemon at random moments and starts it again until
+// ctx ends. After each start it checks that nothing the dead daemon
+// started is still running once the new one had orphanGrace to stop it.
+func (r *run) killLoop(ctx context.Context, rng *rand.Rand) {
+	for {
+		wait := 50*time.Millisecond + time.Duration(rng.Int64N(int64(3*time.Second)))
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.d.done:
+			r.fail(invDaemon, "the daemon exited on its own (%v) after start %d", r.d.err, r.starts)
+			r.d = r.start(context.Background())
+			continue
+		case <-time.After(wait):
+		}
+		r.d.kill()
+		r.kills++
+		r.d = r.start(context.Background())
+		r.checkOrphans(fmt.Sprintf("after kill %d", r.kills))
+	}
+}
+
+// sendMessages sends a message to a random task at random moments until
+// ctx ends, recording those the daemon acknowledged.
+func (r *run) sendMessages(ctx context.Context, rng *rand.Rand) {
+	c := client.New(r.paths.Socket)
+	defer c.Close()
+	for n := 0; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100*time.Millisecond + time.Duration(rng.Int64N(int64(900*time.Millisecond)))):
+		}
+		i := rng.IntN(len(r.tokens))
+		r.mu.Lock()
+		id := r.ids[i]
+		r.mu.Unlock()
+		if id == "" {
+			continue
+		}
+		text := fmt.Sprintf("chaos-msg-%04d for %s: keep going", n, r.tokens[i])
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		m, err := c.SendMessage(sctx, string(id), api.SendRequest{Text: text})
+		cancel()
+		r.mu.Lock()
+		r.attempts++
+		if err == nil {
+			r.sent = append(r.sent, sentMessage{task: i, id: m.ID, text: text})
+		}
+		r.mu.Unlock()
+	}
+}
+
+// awaitFinish waits, without kills, until every task is finished or limit
+// has passed.
+func (r *run) awaitFinish(ctx context.Context, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		if r.d.exited() {
+			r.fail(invDaemon, "the daemon exited on its own (%v) after start %d", r.d.err, r.starts)
+			r.d = r.start(ctx)
+		}
+		tasks, err := r.d.c.ListTasks(ctx, nil, true)
+		if err == nil {
+			open := 0
+			for _, tk := range tasks {
+				if slices.Contains(r.ids, tk.ID) && !tk.Status.Terminal() {
+					open++
+				}
+			}
+			if open == 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// figures are the run's numbers, printed at the end.
+type figures struct {
+	seed                                  int64
+	kills, starts, tasks, completed       int
+	msgTried, msgAcked, msgSeen, msgBack  int
+	toolCalls, commits, orphans, requests int
+}
+
+func (f figures) print(t *testing.T) {
+	line := fmt.Sprintf("chaos figures: seed %d, kills %d, starts %d, tasks %d (completed %d), messages tried %d, acknowledged %d, seen by the model %d, reported back %d, tool calls %d (marker lines), chaos commits on main %d, orphan processes %d, model requests %d",
+		f.seed, f.kills, f.starts, f.tasks, f.completed, f.msgTried, f.msgAcked, f.msgSeen, f.msgBack, f.toolCalls, f.commits, f.orphans, f.requests)
+	t.Log(line)
+	fmt.Println(line)
+}
+
+// check checks every invariant and returns the run's figures.
+func (r *run) check(ctx context.Context) figures {
+	f := figures{seed: r.seed, kills: r.kills, starts: r.starts, tasks: len(r.ids), msgTried: r.attempts, msgAcked: len(r.sent)}
+	c := r.d.c
+
+	// finish
+	tasks, err := c.ListTasks(ctx, nil, true)
+	if err != nil {
+		r.t.Fatalf("listing tasks: %v", err)
+	}
+	status := map[task.ID]task.Task{}
+	for _, tk := range tasks {
+		status[tk.ID] = tk
+	}
+	for i, id := range r.ids {
+		tk := status[id]
+		if tk.Status == task.Completed {
+			f.completed++
+			continue
+		}
+		detail := ""
+		if d, err := c.GetTask(ctx, string(id)); err == nil {
+			b, _ := json.Marshal(d.Task)
+			detail = tail(string(b), 600)
+		}
+		r.fail(invFinish, "%s (%s) is %s after the kills stopped and %s passed: %s", id, r.tokens[i], tk.Status, *flagFinish, detail)
+	}
+
+	// message
+	reqs := r.srv.Requests()
+	f.requests = len(reqs)
+	for _, m := range r.sent {
+		if seenByModel(reqs, r.tokens[m.task], m.text) {
+			f.msgSeen++
+			continue
+		}
+		if r.reportedBack(ctx, r.ids[m.task], m) {
+			f.msgBack++
+			continue
+		}
+		id := r.ids[m.task]
+		where := "not among its pending messages either"
+		if d, err := c.GetTask(ctx, string(id)); err == nil {
+			for _, p := range d.Pending {
+				if p.ID == m.id {
+					where = fmt.Sprintf("still queued (delivered_at %v) on a %s task", p.DeliveredAt, d.Task.Status)
+				}
+			}
+		}
+		r.fail(invMessage, "message #%d %q to %s (%s) was acknowledged but never reached the model nor was reported back: %s",
+			m.id, m.text, id, r.tokens[m.task], where)
+	}
+
+	// worktree (registry, as the daemon sees it)
+	wts, err := c.Worktrees(ctx)
+	if err != nil {
+		r.fail(invWorktree, "listing worktrees: %v", err)
+	}
+	landed := map[task.ID]string{}
+	for _, w := range wts {
+		if !slices.Contains(r.ids, w.TaskID) {
+			if w.TaskID == "" {
+				r.fail(invWorktree, "a stray worktree at %s on %s", w.Path, w.Branch)
+			}
+			continue
+		}
+		landed[w.TaskID] = w.Landed
+		if status[w.TaskID].Status == task.Completed && (w.State != api.WorktreeRemoved || w.Exists) {
+			r.fail(invWorktree, "%s landed but its worktree is %s (exists %t, note %q, in progress %q) at %s", w.TaskID, w.State, w.Exists, w.Note, w.InProgress, w.Path)
+		}
+	}
+
+	// Stop the daemon in order; what remains is checked with it gone.
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	if err := c.Shutdown(sctx); err != nil && !errors.Is(err, client.ErrUnreachable) {
+		r.fail(invDaemon, "asking the daemon to stop: %v", err)
+	}
+	select {
+	case <-r.d.done:
+	case <-sctx.Done():
+		r.fail(invDaemon, "the daemon did not stop within 60s of a shutdown request")
+	}
+	cancel()
+	r.d.kill()
+	r.d = nil
+
+	// worktree (git and disk)
+	list := r.git("worktree", "list", "--porcelain")
+	if n := strings.Count(list, "worktree "); n != 1 {
+		r.fail(invWorktree, "git still has %d worktrees registered besides the repository:\n%s", n-1, list)
+	}
+	for _, id := range r.ids {
+		if status[id].Status != task.Completed {
+			continue
+		}
+		p := filepath.Join(r.root, ".neuraphage-worktrees", string(id))
+		if _, err := os.Stat(p); err == nil {
+			r.fail(invWorktree, "%s landed but its directory %s is still there", id, p)
+		}
+	}
+
+	// main and once
+	f.commits, f.toolCalls = r.checkMain(status, landed)
+
+	// orphan: with the daemon stopped in order, nothing of the run runs.
+	r.checkOrphans("after the daemon stopped")
+	f.orphans = r.orphans
+	return f
+}
+
+// checkMain checks main's history and files: each task's landed commit is
+// on main, no commit subject twice, every marker line once.
+func (r *run) checkMain(status map[task.ID]task.Task, landed map[task.ID]string) (commits, toolCalls int) {
+	subjects := strings.Split(strings.TrimSpace(r.git("log", "main", "--format=%s")), "\n")
+	count := map[string]int{}
+	for _, s := range subjects {
+		count[s]++
+		if strings.HasPrefix(s, "chaos t") {
+			commits++
+		}
+	}
+	for s, n := range count {
+		if n > 1 {
+			r.fail(invMain, "the commit %q is on main %d times", s, n)
+		}
+	}
+	trailers := strings.Fields(r.git("log", "main", "--format=%(trailers:key=Neuraphage-Task,valueonly)"))
+	for i, id := range r.ids {
+		n := fmt.Sprintf("t%02d", i)
+		if k := strings.Count(strings.Join(trailers, " "), string(id)); k > 1 {
+			r.fail(invMain, "%s (%s) landed %d commits with its trailer on main", id, n, k)
+		}
+		if status[id].Status != task.Completed {
+			continue
+		}
+		l := landed[id]
+		if l == "" {
+			r.fail(invMain, "%s (%s) is completed but its worktree record names no landed commit", id, n)
+		} else if _, err := r.gitErr("merge-base", "--is-ancestor", l, "main"); err != nil {
+			r.fail(invMain, "%s (%s) landed as %s, which is not on main", id, n, l)
+		}
+		markers, err := r.gitErr("show", "main:chaos/"+n+".markers")
+		if err != nil {
+			r.fail(invMain, "%s (%s) is completed but main has no chaos/%s.markers: %s", id, n, n, strings.TrimSpace(markers))
+			continue
+		}
+		lines := map[string]int{}
+		sc := bufio.NewScanner(strings.NewReader(markers))
+		for sc.Scan() {
+			lines[sc.Text()]++
+			toolCalls++
+		}
+		for l, k := range lines {
+			if k > 1 {
+				r.fail(invOnce, "%s (%s): tool call %q ran %d times (chaos/%s.markers on main:\n%s)", id, n, l, k, n, markers)
+			}
+		}
+		if lines[n+"-s1"] != count["chaos "+n+" step 1"] {
+			r.fail(invMain, "%s (%s): the step-1 commit is on main %d times but its tool call ran %d times", id, n, count["chaos "+n+" step 1"], lines[n+"-s1"])
+		}
+		if _, err := r.gitErr("cat-file", "-e", "main:chaos/"+n+"-a.txt"); lines[n+"-s0"] == 1 && err != nil {
+			r.fail(invMain, "%s (%s): its first file is not on main though its tool call ran", id, n)
+		}
+		if _, err := r.gitErr("cat-file", "-e", "main:chaos/"+n+"-b.txt"); lines[n+"-s3"] == 1 && err != nil {
+			r.fail(invMain, "%s (%s): its second file is not on main though its tool call ran", id, n)
+		}
+	}
+	return commits, toolCalls
+}
+
+// seenByModel reports whether a request of the task's conversation carried
+// the message's text in a user message (a message taken in before the first
+// turn joins the first one).
+func seenByModel(reqs []llmtest.Request, tok, text string) bool {
+	for _, q := range reqs {
+		if len(q.Messages) == 0 || !strings.Contains(q.Messages[0].Text(), tok) {
+			continue
+		}
+		for _, m := range q.Messages {
+			if m.Role == llm.RoleUser && strings.Contains(m.Text(), text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reportedBack reports whether the daemon told of the message as not
+// delivered: an event of the task, of a kind about a message returned or
+// undelivered, naming its text or id.
+func (r *run) reportedBack(ctx context.Context, id task.ID, m sentMessage) bool {
+	evs, err := r.d.c.Events(ctx, event.Query{Filter: event.Filter{TaskID: id}, Limit: 10000})
+	if err != nil {
+		return false
+	}
+	for _, e := range evs {
+		k := string(e.Kind)
+		if !strings.Contains(k, "undeliver") && !strings.Contains(k, "return") && !strings.Contains(k, "dropped") {
+			continue
+		}
+		b, _ := json.Marshal(e)
+		if strings.Contains(string(b), m.text) || strings.Contains(string(b), fmt.Sprintf(`"message_id":%d`, m.id)) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOrphans waits up to orphanGrace for every process working under the
+// run's directory to be the test's own descendant (the live daemon and what
+// it runs); what is left was started by a dead daemon and survived it. Each
+// is reported, then killed so that it cannot disturb the rest of the run.
+func (r *run) checkOrphans(when string) {
+	deadline := time.Now().Add(orphanGrace)
+	for {
+		left := r.strays()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, p := range left {
+				r.orphans++
+				r.fail(invOrphan, "%s: process %d (%s) in %s outlived the daemon that started it", when, p.pid, p.cmdline, p.cwd)
+				syscall.Kill(p.pid, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type procInfo struct {
+	pid     int
+	cwd     string
+	cmdline string
+}
+
+// strays lists the processes whose working directory is under the run's
+// directory and that are not descendants of this test process.
+func (r *run) strays() []procInfo {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	parent := map[int]int{}
+	var under []procInfo
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
+		s := string(stat)
+		if j := strings.LastIndexByte(s, ')'); j >= 0 {
+			if f := strings.Fields(s[j+1:]); len(f) >= 2 {
+				parent[pid], _ = strconv.Atoi(f[1])
+			}
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil || (cwd != r.root && !strings.HasPrefix(cwd, r.root+"/")) {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		under = append(under, procInfo{pid: pid, cwd: cwd, cmdline: strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))})
+	}
+	self := os.Getpid()
+	var out []procInfo
+	for _, p := range under {
+		mine := false
+		for q, n := p.pid, 0; q > 1 && n < 1000; q, n = parent[q], n+1 {
+			if q == self {
+				mine = true
+				break
+			}
+		}
+		if !mine {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
