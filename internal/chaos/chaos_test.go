@@ -533,10 +533,16 @@ func (r *run) sendMessages(ctx context.Context, rng *rand.Rand) {
 	}
 }
 
-// awaitFinish waits, without kills, until every task is finished or limit
-// has passed.
+// stuckFor is how long every unfinished task must have been paused, with
+// nothing else open, for awaitFinish to stop waiting: a paused task does
+// not resume by itself.
+const stuckFor = 15 * time.Second
+
+// awaitFinish waits, without kills, until every task is finished, or every
+// unfinished one has been paused for stuckFor, or limit has passed.
 func (r *run) awaitFinish(ctx context.Context, limit time.Duration) {
 	deadline := time.Now().Add(limit)
+	var pausedSince time.Time
 	for {
 		if r.d.exited() {
 			r.fail(invDaemon, "the daemon exited on its own (%v) after start %d", r.d.err, r.starts)
@@ -544,13 +550,23 @@ func (r *run) awaitFinish(ctx context.Context, limit time.Duration) {
 		}
 		tasks, err := r.d.c.ListTasks(ctx, nil, true)
 		if err == nil {
-			open := 0
+			open, paused := 0, 0
 			for _, tk := range tasks {
 				if slices.Contains(r.ids, tk.ID) && !tk.Status.Terminal() {
 					open++
+					if tk.Status == task.Paused {
+						paused++
+					}
 				}
 			}
-			if open == 0 {
+			switch {
+			case open == 0:
+				return
+			case paused < open:
+				pausedSince = time.Time{}
+			case pausedSince.IsZero():
+				pausedSince = time.Now()
+			case time.Since(pausedSince) > stuckFor:
 				return
 			}
 		}
@@ -601,7 +617,8 @@ func (r *run) check(ctx context.Context) figures {
 			b, _ := json.Marshal(d.Task)
 			detail = tail(string(b), 600)
 		}
-		r.fail(invFinish, "%s (%s) is %s after the kills stopped and %s passed: %s", id, r.tokens[i], tk.Status, *flagFinish, detail)
+		r.fail(invFinish, "%s (%s) is %s when the wait ended (every task finished, or every unfinished one paused for %s, or -chaos.finish %s passed): %s",
+			id, r.tokens[i], tk.Status, stuckFor, *flagFinish, detail)
 	}
 
 	// message
