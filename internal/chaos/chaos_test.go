@@ -680,9 +680,16 @@ func (r *run) check(ctx context.Context) figures {
 	r.d = nil
 
 	// worktree (git and disk)
-	list := r.git("worktree", "list", "--porcelain")
-	if n := strings.Count(list, "worktree "); n != 1 {
-		r.fail(invWorktree, "git still has %d worktrees registered besides the repository:\n%s", n-1, list)
+	// Those of unfinished tasks are reported under finish.
+	for _, line := range strings.Split(r.git("worktree", "list", "--porcelain"), "\n") {
+		p, ok := strings.CutPrefix(line, "worktree ")
+		if !ok || p == r.repo {
+			continue
+		}
+		id := task.ID(filepath.Base(p))
+		if st := status[id].Status; !slices.Contains(r.ids, id) || st == task.Completed {
+			r.fail(invWorktree, "git still has the worktree %s registered (its task is %q)", p, st)
+		}
 	}
 	for _, id := range r.ids {
 		if status[id].Status != task.Completed {
