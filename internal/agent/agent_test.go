@@ -137,10 +137,11 @@ default:
 	var changed []string
 	for _, p := range h.host.events {
 		if fc, ok := p.(event.FileChanged); ok {
-			changed = append(changed, fc.Op+" "+fc.Path+" by "+fc.Tool)
+			changed = append(changed, fc.Op+" "+fc.Path+" by "+fc.Tool+" "+strings.SplitN(fc.Sum, ":", 2)[0])
 		}
 	}
-	want := []string{"created greet.txt by write_file", "modified greet.txt by edit_file"}
+	// Each change carries the size and hash of what the file held after it.
+	want := []string{"created greet.txt by write_file 6", "modified greet.txt by edit_file 14"}
 	if !slices.Equal(changed, want) {
 		t.Errorf("file changes = %q, want %q", changed, want)
 	}

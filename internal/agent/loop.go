@@ -408,8 +408,9 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 		evs = append(evs, event.ToolResult{Turn: l.turn, CallID: c.ID, Name: c.Name, Error: res.IsError,
 			Size: len(res.Content), Preview: event.ResultPreview(res.Content), Tail: event.ResultTail(res.Content),
 			Hash: event.ContentHash(res.Content), DurationMs: l.h.Now().Sub(start).Milliseconds()})
-		for _, ch := range res.Changed {
-			evs = append(evs, event.FileChanged{Turn: l.turn, Path: ch.Path, Op: string(ch.Op), Tool: c.Name})
+		sums := tool.SumChanges(l.env.Dir, res.Changed)
+		for i, ch := range res.Changed {
+			evs = append(evs, event.FileChanged{Turn: l.turn, Path: ch.Path, Op: string(ch.Op), Tool: c.Name, Sum: sums[i]})
 		}
 		if res.IsError {
 			l.failures++

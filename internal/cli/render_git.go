@@ -92,8 +92,13 @@ func mainUpdated(p event.MainUpdated) string {
 }
 
 // rebaseRequired: "told to rebase (helpful): 2 commits behind main;
-// forecast: conflict in a.go".
+// forecast: conflict in a.go"; an fyi note to a task main did not touch,
+// which asks for no rebase: "main moved (fyi, no overlap with this task):
+// 2 commits behind main".
 func rebaseRequired(p event.RebaseRequired) string {
+	if p.Unrelated {
+		return fmt.Sprintf("%s moved (fyi, no overlap with this task): %d commit%s behind", dash(p.Main), p.CommitsBehind, plural(p.CommitsBehind))
+	}
 	how := dash(p.Urgency)
 	if p.Manual {
 		how += ", requested by user"

@@ -29,6 +29,8 @@ func TestDescribeGit(t *testing.T) {
 			"told to rebase (helpful): 2 commits behind main; forecast: conflict in a.go"},
 		{"told to rebase, overlap", event.RebaseRequired{Main: "origin/main", CommitsBehind: 1, Urgency: "fyi", Overlap: []string{"a.go", "b.go"}},
 			"told to rebase (fyi): 1 commit behind origin/main; forecast: overlap in a.go, b.go"},
+		{"main moved, nothing of the task's touched", event.RebaseRequired{Main: "main", CommitsBehind: 2, Urgency: "fyi", Unrelated: true},
+			"main moved (fyi, no overlap with this task): 2 commits behind"},
 		{"told to rebase by the user", event.RebaseRequired{Main: "main", CommitsBehind: 5, Urgency: "blocking", Manual: true},
 			"told to rebase (blocking, requested by user): 5 commits behind main; forecast: clean"},
 		{"rebased", event.RebaseCompleted{Main: "main", PreviousHead: "fedcba9876543210", NewHead: "0123456789abcdef", DurationMs: 1500},

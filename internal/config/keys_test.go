@@ -81,6 +81,7 @@ func TestKeys(t *testing.T) {
 		"supervision.watcher.talk",
 		"supervision.watcher.model_errors",
 		"supervision.watcher.reask",
+		"supervision.watcher.circles",
 		"supervision.watcher.similarity",
 		"supervision.watcher.loose",
 		"supervision.watcher.tier2",

@@ -53,7 +53,7 @@ supervision:
   watcher:
     {enabled: false, interval_secs: 2, window_steps: 50, grace_steps: 0, repeat: 5, failing: 4, monologue: 4, alternation: 8,
      dense: 6, dense_of: 12, context_errors: 2, empty_replies: 4, apologies: 5, no_progress_secs: 120, runaway_tokens: 5000,
-     runaway_usd: 0.5, wandering: 40, wandering_act: 80, persist: 9, same_failure: 6, talk: 6, model_errors: 5, reask: 4,
+     runaway_usd: 0.5, wandering: 40, wandering_act: 80, persist: 9, same_failure: 6, talk: 6, model_errors: 5, reask: 4, circles: 5,
      similarity: 0.8, loose: 0.75, tier2: false, tier2_every_secs: 0, tier2_timeout_secs: 10, nudges: 2,
      steps_to_heed: 4, escalate: false, pause: false, abort: true, hard_tokens: 90000, hard_usd: 9}
   syncer:
@@ -95,7 +95,7 @@ llm:
 						NotificationUrgency: "blocking", NotifyUnrelated: true, OnConflict: "pause"},
 						Watcher: Watcher{IntervalSecs: 2, WindowSteps: 50, Repeat: 5, Failing: 4, Monologue: 4, Alternation: 8,
 							Dense: 6, DenseOf: 12, ContextErrors: 2, EmptyReplies: 4, Apologies: 5, NoProgressSecs: 120, RunawayTokens: 5000,
-							RunawayUSD: 0.5, Wandering: 40, WanderingAct: 80, Persist: 9, SameFailure: 6, Talk: 6, ModelErrors: 5, Reask: 4,
+							RunawayUSD: 0.5, Wandering: 40, WanderingAct: 80, Persist: 9, SameFailure: 6, Talk: 6, ModelErrors: 5, Reask: 4, Circles: 5,
 							Similarity: 0.8, Loose: 0.75, Tier2TimeoutSecs: 10, Nudges: 2, StepsToHeed: 4,
 							Abort: true, HardTokens: 90000, HardUSD: 9},
 						Syncer: Syncer{IntervalSecs: 30, RelayBlocking: "related", RelayHelpful: "same-parent", RelayFYI: "never",

@@ -34,6 +34,7 @@ type Watcher struct {
 	Talk           int     `yaml:"talk"`             // turns in a row without a tool call; default 5, 2..100
 	ModelErrors    int     `yaml:"model_errors"`     // failed model calls and pauses for them with no answer; default 4, 1..100
 	Reask          int     `yaml:"reask"`            // times the same question is put to the user; default 3, 2..100
+	Circles        int     `yaml:"circles"`          // file changes in a row back to earlier states, nothing new between; default 4, 2..100
 	Similarity     float64 `yaml:"similarity"`       // near-duplicate threshold for masked results; default 0.9, 0.5..1
 	Loose          float64 `yaml:"loose"`            // how alike persist's fully masked results must be; default 0.7, 0.5..1
 
@@ -57,7 +58,7 @@ func DefaultWatcher() Watcher {
 	return Watcher{Enabled: true, IntervalSecs: 5,
 		WindowSteps: 40, GraceSteps: 3, Repeat: 4, Failing: 3, Monologue: 3, Alternation: 6, Dense: 5, DenseOf: 10,
 		ContextErrors: 3, EmptyReplies: 3, Apologies: 3, NoProgressSecs: 600, RunawayTokens: 300_000, RunawayUSD: 3,
-		Wandering: 30, WanderingAct: 60, Persist: 8, SameFailure: 5, Talk: 5, ModelErrors: 4, Reask: 3,
+		Wandering: 30, WanderingAct: 60, Persist: 8, SameFailure: 5, Talk: 5, ModelErrors: 4, Reask: 3, Circles: 4,
 		Similarity: 0.9, Loose: 0.7,
 		Tier2: true, Tier2EverySecs: 900, Tier2TimeoutSecs: 30,
 		Nudges: 3, StepsToHeed: 3, Escalate: true, Pause: true}
@@ -93,6 +94,7 @@ func (w Watcher) Validate() error {
 		{"talk", w.Talk, 2, 100},
 		{"model_errors", w.ModelErrors, 1, 100},
 		{"reask", w.Reask, 2, 100},
+		{"circles", w.Circles, 2, 100},
 	} {
 		if err := checkRange(r.key, r.n, r.lo, r.hi); err != nil {
 			return err

@@ -49,7 +49,7 @@ func newWatcher(cfg config.Watcher, set *persona.Set, models func(llm.Tier) (llm
 				NoProgress: time.Duration(cfg.NoProgressSecs) * time.Second, RunawayTokens: cfg.RunawayTokens,
 				RunawayUSD: cfg.RunawayUSD, Wandering: cfg.Wandering, WanderingAct: cfg.WanderingAct, Persist: cfg.Persist,
 				SameFailure: cfg.SameFailure, Talk: cfg.Talk, ModelErrors: cfg.ModelErrors, Reask: cfg.Reask,
-				Similarity: cfg.Similarity, Loose: cfg.Loose},
+				Circles: cfg.Circles, Similarity: cfg.Similarity, Loose: cfg.Loose},
 			Tier2: tier2, Tier2Every: time.Duration(cfg.Tier2EverySecs) * time.Second,
 			Nudges: cfg.Nudges, StepsToHeed: cfg.StepsToHeed, Escalate: cfg.Escalate, Pause: cfg.Pause, Abort: cfg.Abort,
 			HardTokens: cfg.HardTokens, HardUSD: cfg.HardUSD,

@@ -221,6 +221,9 @@ type RebaseRequired struct {
 	Conflicts     []string `json:"conflicts,omitempty"`
 	Overlap       []string `json:"overlap,omitempty"`
 	Manual        bool     `json:"manual,omitempty"` // asked for with `task rebase`
+	// Unrelated marks an fyi note to a task none of whose files main
+	// changed: it says main moved and asks for no rebase.
+	Unrelated bool `json:"unrelated,omitempty"`
 }
 
 // EventKind implements Payload.

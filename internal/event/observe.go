@@ -155,6 +155,12 @@ type FileChanged struct {
 	// Tool is what changed it: write_file, edit_file, or bash (found through
 	// the worktree's git status).
 	Tool string `json:"tool"`
+	// Sum is the file's content after the change, as "SIZE:HASH" (the
+	// first 16 bytes of its SHA-256, in hex), so that rewriting the same
+	// bytes or returning to earlier content is known as such; empty for a
+	// deleted file, a file too large to read cheaply, or when more files
+	// changed than are summed (see agent/tool.SumChanges).
+	Sum string `json:"sum,omitempty"`
 }
 
 // EventKind implements Payload.

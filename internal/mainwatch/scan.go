@@ -460,12 +460,13 @@ func (w *Monitor) nextDue() time.Time {
 func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
 	ts := n.st
 	urg := w.cfg.Urgency
-	if len(ts.Overlap) == 0 {
+	unrelated := len(ts.Overlap) == 0
+	if unrelated {
 		urg = FYI
 	}
 	attrs := map[string]string{"main": ts.Main, "main_commit": words.ShortCommit(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
 	w.emit(ctx, ts.TaskID, event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
-		Urgency: string(urg), Conflicts: ts.Conflicts, Overlap: ts.Overlap})
+		Urgency: string(urg), Conflicts: ts.Conflicts, Overlap: ts.Overlap, Unrelated: unrelated})
 	err := w.inject(ctx, inject.Injection{TaskID: ts.TaskID, Kind: inject.Rebase, Source: Source, Urgency: urg, Attrs: attrs,
 		Text: noticeText(ts, urg, rewritten), Urgent: urg == Blocking, Quiet: urg != Blocking})
 	if err != nil {

@@ -69,8 +69,12 @@ func TestUnrelatedTasksToldOncePerMove(t *testing.T) {
 		t.Fatalf("%d rebase.required events, want 3", len(rr))
 	}
 	for _, ev := range rr {
-		if p := ev.Payload.(event.RebaseRequired); ev.TaskID != a.ID && (p.Urgency != "fyi" || p.MainCommit != main) {
-			t.Errorf("rebase.required for %s = %+v, want fyi about %s", ev.TaskID, p, main)
+		p := ev.Payload.(event.RebaseRequired)
+		if ev.TaskID != a.ID && (p.Urgency != "fyi" || p.MainCommit != main || !p.Unrelated) {
+			t.Errorf("rebase.required for %s = %+v, want an unrelated fyi about %s", ev.TaskID, p, main)
+		}
+		if ev.TaskID == a.ID && p.Unrelated {
+			t.Errorf("rebase.required for the related task %s is marked unrelated: %+v", a.ID, p)
 		}
 	}
 	states, err := e.w.Status(context.Background())

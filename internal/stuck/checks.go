@@ -192,3 +192,29 @@ func isPoll(key string) bool {
 	}
 	return false
 }
+
+// circle records a file change that took the tree back to a state it had
+// been in (not the state it was in: rewriting the same bytes is no move)
+// and finds the task going in circles: Circles such changes in a row with
+// nothing new between (no new state, no new result), as edits
+// A → B → C → A → B … that try the same few versions over and over. A
+// refactor that passes through an earlier state once and moves on is a
+// single return, and the next new state ends the run.
+func (d *Detector) circle(path string, epoch int) []Finding {
+	if len(d.returns) == d.cfg.Circles {
+		d.returns = append(d.returns[:0], d.returns[1:]...)
+	}
+	d.returns = append(d.returns, fileReturn{n: d.n, path: path, epoch: epoch})
+	if len(d.returns) < d.cfg.Circles {
+		return nil
+	}
+	ev := make([]event.Evidence, 0, len(d.returns))
+	states := map[int]bool{}
+	for _, r := range d.returns {
+		states[r.epoch] = true
+		ev = append(ev, event.Evidence{Step: r.n, Kind: "file", What: fmt.Sprintf("%s: the files back to state e%d", words.Clip(r.path, 100), r.epoch)})
+	}
+	return []Finding{{Check: Circles, Status: "stuck", Step: d.n, Key: string(Circles),
+		Diagnosis: fmt.Sprintf("the files went back to states they had been in %d times in a row (%d states, over and over), nothing new between", len(d.returns), len(states)),
+		Evidence:  ev}}
+}

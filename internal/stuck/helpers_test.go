@@ -2,6 +2,7 @@ package stuck
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -42,6 +43,8 @@ type call struct {
 	out     string // the tool's whole output
 	err     bool
 	changes []string // the files it changes
+	sums    []string // with changes: what each file holds after it, as the native agent sums it ("" none)
+	deletes bool     // the changes are deletions
 	took    time.Duration
 }
 
@@ -69,6 +72,31 @@ func args(kv ...string) json.RawMessage {
 
 func bash(cmd, out string) call {
 	return call{tool: "bash", args: args("command", cmd), out: out, took: 2 * time.Second}
+}
+
+// shell is a shell command that leaves files with the given content
+// (path, content pairs): the changes git status finds, each with the sum
+// the native agent takes of it (contentSum).
+func shell(cmd, out string, files ...string) call {
+	c := bash(cmd, out)
+	for i := 0; i+1 < len(files); i += 2 {
+		c.changes = append(c.changes, files[i])
+		c.sums = append(c.sums, contentSum(files[i+1]))
+	}
+	return c
+}
+
+// remove is a shell command deleting files.
+func remove(paths ...string) call {
+	c := bash("rm "+strings.Join(paths, " "), "")
+	c.changes, c.deletes = paths, true
+	return c
+}
+
+// contentSum is a file content's sum as agent/tool.ContentSum gives it.
+func contentSum(content string) string {
+	h := sha256.Sum256([]byte(content))
+	return fmt.Sprintf("%d:%x", len(content), h[:16])
 }
 
 func read(path, content string) call {
@@ -153,8 +181,15 @@ func (s *stream) turn(text string, calls ...call) {
 		s.now = s.now.Add(c.took)
 		s.emit(event.ToolResult{Turn: s.turns, CallID: ids[i], Name: c.tool, Error: c.err, Size: len(c.out),
 			Preview: event.ResultPreview(c.out), Tail: event.ResultTail(c.out), Hash: event.ContentHash(c.out), DurationMs: c.took.Milliseconds()})
-		for _, p := range c.changes {
-			s.emit(event.FileChanged{Turn: s.turns, Path: p, Op: "modified", Tool: c.tool})
+		for j, p := range c.changes {
+			fc := event.FileChanged{Turn: s.turns, Path: p, Op: "modified", Tool: c.tool}
+			if c.deletes {
+				fc.Op = "deleted"
+			}
+			if j < len(c.sums) {
+				fc.Sum = c.sums[j]
+			}
+			s.emit(fc)
 		}
 	}
 	s.emit(event.TurnEnded{Turn: s.turns, StopReason: "tool_use", Attempts: 1, DurationMs: s.think.Milliseconds()})

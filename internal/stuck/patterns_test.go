@@ -36,6 +36,49 @@ func newPatterns() []stuckCase {
 					s.mark(event.KindToolResult)
 				}
 			}},
+		{name: "circles/edits going round three versions (A → B → C → A)", check: Circles, want: 4, unit: "returns", named: true, min: 4,
+			build: func(s *stream) {
+				// Each version fails its own way, so no failure repeats in a
+				// row: only the files' states show the loop.
+				s.prelude()
+				steps := []struct{ old, new, fail string }{
+					{"amount < 0", "amount <= 0", "pay_test.go:88: Charge(0) = ErrNegative, want nil"},
+					{"amount <= 0", "amount <= limit", "pay_test.go:91: Charge(-1) = nil, want ErrNegative"},
+					{"amount <= limit", "amount < 0", "pay_test.go:95: Charge(500) = nil, want ErrLimit"},
+				}
+				for i := range 7 {
+					st := steps[i%3]
+					s.turn("Another way to write the check.", edit(pay, st.old, st.new))
+					if i >= 2 {
+						s.mark(event.KindFileChanged)
+					}
+					s.turn("", bash("go test ./internal/pay/", "--- FAIL: TestCharge (0.00s)\n    "+st.fail+"\nFAIL").failed())
+				}
+			}},
+		{name: "circles/shell commands cycling a file through three versions", check: Circles, want: 4, unit: "returns", named: true, min: 4,
+			build: func(s *stream) {
+				s.prelude()
+				versions := []string{payGo + "// v1\n", payGo + "// v2\n", payGo + "// v3\n"}
+				for i := range 7 {
+					v := i%3 + 1
+					s.turn("Trying the saved version.", shell(fmt.Sprintf("cp /tmp/pay-v%d.go internal/pay/pay.go", v), "", pay, versions[v-1]))
+					if i >= 3 {
+						s.mark(event.KindFileChanged)
+					}
+					s.turn("", bash("go vet ./internal/pay/ && go run ./cmd/report", fmt.Sprintf("report: %d rows, version %d", 40+v, v)))
+				}
+			}},
+		{name: "repeat/a shell command rewriting a file with the same bytes between runs", check: Repeat, want: 5, unit: "runs", named: true, min: 4,
+			build: func(s *stream) {
+				// go generate rewrites gen.go every time (a new mtime, so git
+				// status sees a change) with the same bytes: not progress.
+				s.prelude()
+				for range 6 {
+					s.turn("Regenerating and running the report.", shell("go generate ./... && go run ./cmd/report", "report: 0 rows (the ledger is empty)",
+						"internal/pay/gen.go", "// Code generated; DO NOT EDIT.\npackage pay\n\nvar table = []int{1, 2, 3}\n"))
+					s.mark(event.KindToolResult)
+				}
+			}},
 		{name: "same-failure/edits that leave the same check failing", check: SameFailure, want: 5, unit: "failures",
 			build: func(s *stream) {
 				s.prelude()
@@ -243,6 +286,13 @@ func TestProgressByState(t *testing.T) {
 		{"the edit undone B → A", edit(pay, "v2", "v1"), false},
 		{"B again", edit(pay, "v1", "v2"), false},
 		{"new content", write(pay, "v3"), true},
+		{"an edit v3 → v4", edit(pay, "v3", "v4"), true},
+		{"another v4 → v5", edit(pay, "v4", "v5"), true},
+		{"back to v3 (A → B → C → A)", edit(pay, "v5", "v3"), false},
+		{"a shell command leaving content x", shell("gofmt -w .", "", pay, "x"), true},
+		{"the same bytes rewritten by the shell", shell("gofmt -w .", "", pay, "x"), false},
+		{"the shell changing the content", shell("gofmt -w .", "", pay, "y"), true},
+		{"the shell restoring x", shell("git stash pop", "", pay, "x"), false},
 		{"another file, same content", write("internal/pay/other.go", "v3"), true},
 	} {
 		// A change is progress when the count moves by the file change (the

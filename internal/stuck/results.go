@@ -89,11 +89,11 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 		// commands (numbered steps, a migration, polling) only ever get
 		// tier 2's look below.
 		out = append(out, Finding{Check: Wandering, Status: "struggling", Step: d.n, Key: string(Wandering), Tier2Only: true, Confirm: true,
-			Diagnosis: fmt.Sprintf("%d tool results without changing a file (act once tier 2 confirms)", d.sinceFS),
+			Diagnosis: fmt.Sprintf("%d tool results without changing a file, %d of them reads (act once tier 2 confirms)", d.sinceFS, d.readsFS),
 			Evidence:  evidence(lastN(res, 5), Step{})})
 	case d.sinceFS >= d.cfg.Wandering && d.sinceFS%d.cfg.Wandering == 0:
 		out = append(out, Finding{Check: Wandering, Status: "struggling", Step: d.n, Key: string(Wandering), Tier2Only: true,
-			Diagnosis: fmt.Sprintf("%d tool results without changing a file", d.sinceFS),
+			Diagnosis: fmt.Sprintf("%d tool results without changing a file, %d of them reads", d.sinceFS, d.readsFS),
 			Evidence:  evidence(lastN(res, 5), Step{})})
 	}
 	return out

@@ -1,13 +1,19 @@
 package stuck
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
-// TestCorpusScore logs the corpus's score: stuck streams caught in time
-// (any actionable finding at or before the pattern's count), late or
-// missed; healthy streams flagged.
+// TestCorpusScore scores the corpus: stuck streams caught in time (any
+// actionable finding at or before the pattern's count), late or missed;
+// healthy streams flagged. It logs the table and fails unless every stuck
+// stream is caught in time and no healthy one is flagged.
 func TestCorpusScore(t *testing.T) {
 	t.Parallel()
 	inTime, late, missed, flagged, healthy := 0, 0, 0, 0, 0
+	var rows []string
 	for _, c := range append(stuckCases(), newPatterns()...) {
 		s := newStream("t-score")
 		c.build(s)
@@ -19,25 +25,33 @@ func TestCorpusScore(t *testing.T) {
 				break
 			}
 		}
+		verdict := "in time"
 		switch {
 		case at < 0:
 			missed++
-			t.Logf("missed: %s", c.name)
+			verdict = "MISSED"
 		case at <= c.want:
 			inTime++
 		default:
 			late++
-			t.Logf("late: %s (%d of %d)", c.name, at, c.want)
+			verdict = "LATE"
 		}
+		rows = append(rows, fmt.Sprintf("stuck    %-76s %3d of %-3d %s", c.name, max(at, 0), c.want, verdict))
 	}
 	for _, c := range append(healthyCases(), healthyTraps()...) {
 		healthy++
 		s := newStream("t-score")
 		c.build(s)
+		verdict := "not flagged"
 		if len(actionable(run(s, Config{}, true))) > 0 {
 			flagged++
-			t.Logf("flagged: %s", c.name)
+			verdict = "FLAGGED"
 		}
+		rows = append(rows, fmt.Sprintf("healthy  %-76s %s", c.name, verdict))
 	}
+	t.Logf("corpus:\n%s", strings.Join(rows, "\n"))
 	t.Logf("stuck: %d in time, %d late, %d missed; healthy: %d of %d flagged", inTime, late, missed, flagged, healthy)
+	if late+missed > 0 || flagged > 0 {
+		t.Errorf("want every stuck stream caught in time and no healthy one flagged")
+	}
 }

@@ -11,11 +11,14 @@ import (
 // not been in before: rewriting a file with the bytes it holds, or edits
 // that take it back (A → B → A), are not.
 //
-// What a file holds comes from the call that changed it: write_file's
-// content; an edit's old and new text (an edit that undoes the last edit of
-// the file, new → old, pops it, so the file is back where it was). A change
-// the observations do not describe (a shell command, a deletion) is a new
-// state each time: it counts as progress, as before.
+// What a file holds comes from the observation's content sum when it has
+// one (the native agent sums the files every call changed, a shell
+// command's included), else from the call that changed it: write_file's
+// content; an edit's old and new text (an edit that closes a chain of
+// edits of the same text, undoing the last one or x → y → z → x, pops
+// them, so the file is back where it was). A change the observations do
+// not describe (a shell command without sums, a deletion) is a new state
+// each time: it counts as progress.
 
 // fileState is what one file holds: a base (0 for the content it had when
 // the task began, else the hash of what was written or an opaque change)
@@ -41,18 +44,33 @@ func (f *fileState) sum() uint64 {
 
 func (f *fileState) set(base uint64) { f.base, f.edits = base, f.edits[:0] }
 
-// apply records an edit old → new: undoing the last edit pops it.
+// maxChain bounds how far back apply looks for the start of a chain of
+// edits that the new one closes.
+const maxChain = 16
+
+// apply records an edit old → new. An edit that closes a chain of edits of
+// the same text (x → y, y → z, then z → x) takes the file back to the
+// state before the chain began: the chain's edits are popped. Undoing the
+// last edit (x → y, then y → x) is the shortest such chain.
 func (f *fileState) apply(old, new uint64) {
-	switch {
-	case old == new:
-	case len(f.edits) > 0 && f.edits[len(f.edits)-1].old == new && f.edits[len(f.edits)-1].new == old:
-		f.edits = f.edits[:len(f.edits)-1]
-	default:
-		if len(f.edits) == maxEdits {
-			f.set(f.sum())
-		}
-		f.edits = append(f.edits, editPair{old, new, mix(f.sum()^mix(old, 1), new)})
+	if old == new {
+		return
 	}
+	if k := len(f.edits); k > 0 && f.edits[k-1].new == old {
+		for i := k - 1; i >= max(0, k-maxChain); i-- {
+			if f.edits[i].old == new {
+				f.edits = f.edits[:i]
+				return
+			}
+			if i == 0 || f.edits[i-1].new != f.edits[i].old {
+				break // the chain is broken: an edit of other text
+			}
+		}
+	}
+	if len(f.edits) == maxEdits {
+		f.set(f.sum())
+	}
+	f.edits = append(f.edits, editPair{old, new, mix(f.sum()^mix(old, 1), new)})
 }
 
 // tree is the task's files and the states the tree has been in.
@@ -83,8 +101,11 @@ type changeArgs struct {
 }
 
 // change applies one observed file change made by the call with args, and
-// returns the tree's epoch after it and whether that state is new.
-func (t *tree) change(path, op string, args json.RawMessage) (epoch int, fresh bool) {
+// returns the tree's epoch after it and whether that state is new. sum,
+// when the observation carries one (the native agent reads what every
+// call, a shell command's included, left in the files it changed), is the
+// file's content and overrides what the arguments tell.
+func (t *tree) change(path, op string, args json.RawMessage, sum string) (epoch int, fresh bool) {
 	f := t.files[path]
 	if f == nil {
 		f = &fileState{}
@@ -102,6 +123,8 @@ func (t *tree) change(path, op string, args json.RawMessage) (epoch int, fresh b
 	switch {
 	case op == "deleted":
 		f.set(maphash.String(t.seed, "\x00deleted"))
+	case sum != "":
+		f.set(maphash.String(t.seed, "\x00sum\x00"+sum))
 	case a.Content != nil:
 		f.set(maphash.String(t.seed, *a.Content))
 	case old != nil && neu != nil:

@@ -46,6 +46,7 @@ const (
 	Talk          Check = "talk"           // turns without a tool call, N in a row
 	ModelErrors   Check = "model-errors"   // failed model calls and restarts with no answer between
 	Reask         Check = "reask"          // the same question put to the user again after answers
+	Circles       Check = "circles"        // the files going back to earlier states again and again, nothing new between
 )
 
 // Config holds the checks' thresholds. Zero fields take DefaultConfig's.
@@ -71,6 +72,7 @@ type Config struct {
 	Talk          int           // turns without a tool call in a row, default 5
 	ModelErrors   int           // failed model calls and restarts without an answer, default 4
 	Reask         int           // times the same question is asked, default 3
+	Circles       int           // file changes in a row back to earlier states, nothing new between, default 4
 	Similarity    float64       // near-duplicate threshold for masked results, default 0.9
 	Loose         float64       // similarity of fully masked results for Persist, default 0.7
 }
@@ -80,7 +82,7 @@ func DefaultConfig() Config {
 	return Config{Window: 40, Grace: 3, Repeat: 4, Failing: 3, Monologue: 3, Alternation: 6, Dense: 5, DenseOf: 10,
 		ContextErrors: 3, EmptyReplies: 3, Apologies: 3, NoProgress: 10 * time.Minute,
 		RunawayTokens: 300_000, RunawayUSD: 3, Wandering: 30, WanderingAct: 60, Persist: 8, SameFailure: 5,
-		Talk: 5, ModelErrors: 4, Reask: 3, Similarity: 0.9, Loose: 0.7}
+		Talk: 5, ModelErrors: 4, Reask: 3, Circles: 4, Similarity: 0.9, Loose: 0.7}
 }
 
 func (c Config) withDefaults() Config {
@@ -108,6 +110,7 @@ func (c Config) withDefaults() Config {
 	pick(&c.Talk, d.Talk)
 	pick(&c.ModelErrors, d.ModelErrors)
 	pick(&c.Reask, d.Reask)
+	pick(&c.Circles, d.Circles)
 	if c.Loose <= 0 || c.Loose > 1 {
 		c.Loose = d.Loose
 	}
@@ -200,6 +203,14 @@ type fileChange struct {
 	path string
 }
 
+// fileReturn is a file change after step n that took the tree back to the
+// state of an earlier epoch.
+type fileReturn struct {
+	n     int
+	path  string
+	epoch int
+}
+
 // pendingCall is a tool call waiting for its result.
 type pendingCall struct {
 	key  string
@@ -246,6 +257,10 @@ type Detector struct {
 	restarts  int      // restarts on its own since the last progress; outlives Reset
 	ran       bool     // the task has been running before
 	questions []string // questions asked, newest last (at most 8)
+	// returns are the file changes in a row, since the last progress, that
+	// took the tree back to a state it had been in (newest last, at most
+	// Circles).
+	returns []fileReturn
 	// toolStart is when the tools running now started; busy is the time
 	// tools ran since the last progress, which is not idle time.
 	toolStart time.Time
@@ -368,7 +383,8 @@ func (d *Detector) Observe(e event.Event) []Finding {
 			args = d.lastCall.args
 		}
 		path := canonPath(p.Path, d.root)
-		epoch, fresh := d.tree.change(path, p.Op, args)
+		epoch, fresh := d.tree.change(path, p.Op, args, p.Sum)
+		moved := epoch != d.epoch
 		d.epoch = epoch
 		d.changes = append(d.changes, fileChange{n: d.n, path: path})
 		if len(d.changes) > 2*d.cfg.Window {
@@ -377,6 +393,8 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		if fresh {
 			d.sinceFS, d.readsFS = 0, 0
 			d.progress(e.Time)
+		} else if moved {
+			return d.circle(path, epoch)
 		}
 	case event.NeedsInput:
 		d.talk = 0 // asking the user is not talking to oneself
@@ -481,6 +499,7 @@ func (d *Detector) progress(now time.Time) {
 	d.c.TokensSinceProgress, d.c.USDSinceProgress = 0, 0
 	d.ctxErrs, d.apolog = 0, 0
 	d.restarts = 0
+	d.returns = d.returns[:0]
 	if d.modelErrs == 0 {
 		d.modelLog = d.modelLog[:0]
 	}

@@ -96,6 +96,34 @@ func healthyTraps() []healthyCase {
 				s.turn("", bash("go test ./...", "ok  \tgithub.com/acme/shop/internal/api\t0.2s\n--- FAIL: TestLegacyExport (0.01s)\n    export_test.go:12: golden file out of date\nFAIL\tgithub.com/acme/shop/internal/export\t0.03s\nFAIL").failed())
 			}
 		}},
+		{name: "a formatter run that changes files", build: func(s *stream) {
+			s.prelude()
+			s.turn("", edit("internal/pay/pay.go", "return nil", "return ErrLimit"))
+			s.turn("", edit("internal/pay/ledger.go", "// TODO", "func (l *Ledger) Limit() int64 { return l.limit }"))
+			s.turn("Formatting.", shell("gofmt -l -w ./internal/pay", "internal/pay/ledger.go\ninternal/pay/pay.go",
+				"internal/pay/pay.go", payGo+"// formatted\n", "internal/pay/ledger.go", "package pay\n\n// formatted ledger\n"))
+			s.turn("", shell("gofmt -l -w ./internal/pay", "")) // nothing left to format: no change
+			s.turn("", bash("go vet ./internal/pay/", ""))
+			s.turn("", bash("go test ./internal/pay/", "ok  \tgithub.com/acme/shop/internal/pay\t0.3s"))
+			s.turn("", shell("goimports -w ./internal/pay", "", "internal/pay/pay.go", payGo+"// formatted, imports sorted\n"))
+			s.turn("", bash("go test ./internal/pay/", "ok  \tgithub.com/acme/shop/internal/pay\t0.3s"))
+			s.turn("Done.", bash("git add -A && git commit -m 'pay: enforce the limit'", "[t-abcde 1a2b3c4] pay: enforce the limit\n 2 files changed"))
+		}},
+		{name: "a refactor that takes a file back to an earlier state once, then moves on", build: func(s *stream) {
+			s.prelude()
+			s.turn("", bash("go test ./internal/pay/", "ok  \tgithub.com/acme/shop/internal/pay\t0.3s"))
+			s.turn("Moving Charge into its own file.", write("internal/pay/charge.go", "package pay\n\nfunc Charge() {}\n"))
+			s.turn("", edit("internal/pay/pay.go", "func Charge() {}", ""))
+			s.turn("", bash("go test ./internal/pay/", "# github.com/acme/shop/internal/pay\ncharge.go:3:6: Charge redeclared").failed())
+			s.turn("That split does not work yet; putting it back.", edit("internal/pay/pay.go", "", "func Charge() {}"))
+			s.turn("", remove("internal/pay/charge.go"))
+			s.turn("", bash("go test ./internal/pay/", "ok  \tgithub.com/acme/shop/internal/pay\t0.3s"))
+			s.turn("Now the split, with the declaration moved.", edit("internal/pay/pay.go", "func Charge() {}", "// Charge is in charge.go."))
+			s.turn("", write("internal/pay/charge.go", "package pay\n\n// Charge moves money.\nfunc Charge() {}\n"))
+			s.turn("", bash("go test ./internal/pay/", "ok  \tgithub.com/acme/shop/internal/pay\t0.4s"))
+			s.turn("", edit("internal/pay/charge.go", "// Charge moves money.", "// Charge moves money from one account to another."))
+			s.turn("", bash("go test ./internal/pay/", "ok  \tgithub.com/acme/shop/internal/pay\t0.4s"))
+		}},
 		{name: "a retry that succeeds", build: func(s *stream) {
 			s.prelude()
 			for range 2 {

@@ -24,6 +24,10 @@ type Snapshot struct {
 	Counters stuck.Counters
 	Window   []stuck.Step
 	Finding  *stuck.Finding
+	// Signal is a weak signal tier 1 does not act on alone (wandering
+	// at its first count), for a look asked because of it; nil for a
+	// periodic look and when Finding is set.
+	Signal   *stuck.Finding
 	Ladder   string
 	Unheeded int
 	Excerpt  string
@@ -139,6 +143,12 @@ func Prompt(s Snapshot) string {
 	if f := s.Finding; f != nil {
 		fmt.Fprintf(&b, "\nThe deterministic checks found: %s (%s): %s\nEvidence:\n", supervisor.Escape(string(f.Check)), supervisor.Escape(f.Status), supervisor.Inline("diagnosis", f.Diagnosis))
 		for _, e := range f.Evidence {
+			fmt.Fprintf(&b, "- step %d %s: %s\n", e.Step, supervisor.Escape(e.Kind), supervisor.Inline("evidence", e.What))
+		}
+	} else if sig := s.Signal; sig != nil {
+		fmt.Fprintf(&b, "\nThe deterministic checks found nothing to act on; you are asked because of a weak signal: %s (%s): %s\nLast seen:\n",
+			supervisor.Escape(string(sig.Check)), supervisor.Escape(sig.Status), supervisor.Inline("signal", sig.Diagnosis))
+		for _, e := range sig.Evidence {
 			fmt.Fprintf(&b, "- step %d %s: %s\n", e.Step, supervisor.Escape(e.Kind), supervisor.Inline("evidence", e.What))
 		}
 	} else {

@@ -13,6 +13,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/stuck"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
@@ -50,22 +51,16 @@ func (w *Watcher) step(ctx context.Context, wt *watched, e event.Event) {
 	switch p := e.Payload.(type) {
 	case event.TaskStatus:
 		if wt.running {
-			// Started or resumed (by its user, after a pause, or with an
-			// answer): a fresh ladder, the same window (a loop that spans
-			// the pause is still one loop); an escalation stays.
-			wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
-			wt.finding, wt.status, wt.diagnosis, wt.tier = nil, "healthy", "", 0
 			wt.started = e.Time
+		}
+		if wt.onStatus(p) {
 			w.noteHealth(ctx, wt)
 		}
 		return
 	case event.Delivered:
-		if wt.nudgeInj != 0 && slices.Contains(p.InjectionIDs, wt.nudgeInj) {
-			wt.waitFrom = wt.d.Counters().Calls
-		}
+		wt.delivered(p)
 	}
-	c := wt.d.Counters()
-	if wt.finding != nil && c.Progress > wt.findingAt && (wt.nudgeInj == 0 || wt.waitFrom >= 0) {
+	if wt.heeded() {
 		// Progress: the finding no longer stands, and a nudge that was
 		// read is heeded: the ladder starts again.
 		w.recover(ctx, wt)
@@ -76,14 +71,105 @@ func (w *Watcher) step(ctx context.Context, wt *watched, e event.Event) {
 	w.handle(ctx, wt, fs)
 }
 
+// onStatus applies a status change to the ladder and reports whether it
+// started again. A resume by the task's user (to running after a pause or
+// an answer, through the queue or not) starts a fresh ladder with the same
+// window (a loop that spans the pause is still one loop); an escalation
+// stays. A start the user did not ask for (a requeue, a daemon restart)
+// keeps the ladder where it was: the loop is the same loop.
+func (wt *watched) onStatus(p event.TaskStatus) bool {
+	switch p.To {
+	case task.Paused, task.Waiting:
+		wt.held = true
+	case task.Running:
+		if !wt.held {
+			return false
+		}
+		wt.held = false
+		wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
+		wt.finding, wt.status, wt.diagnosis, wt.tier = nil, "healthy", "", 0
+		return true
+	}
+	return false
+}
+
+// delivered notes that the model read the nudge the ladder waits on: it
+// has StepsToHeed tool calls from here.
+func (wt *watched) delivered(p event.Delivered) {
+	if wt.nudgeInj != 0 && slices.Contains(p.InjectionIDs, wt.nudgeInj) {
+		wt.waitFrom = wt.d.Counters().Calls
+	}
+}
+
+// heeded reports whether the task progressed since its finding, with the
+// nudge sent for it (if any) read: the ladder starts again.
+func (wt *watched) heeded() bool {
+	return wt.finding != nil && wt.d.Counters().Progress > wt.findingAt && (wt.nudgeInj == 0 || wt.waitFrom >= 0)
+}
+
 // recover marks a task healthy again after progress.
 func (w *Watcher) recover(ctx context.Context, wt *watched) {
+	wt.recovered()
+	wt.lastCheck = w.o.Now()
+	w.noteHealth(ctx, wt)
+}
+
+func (wt *watched) recovered() {
 	if wt.rung < paused {
 		wt.rung, wt.unheeded, wt.nudgeInj, wt.waitFrom, wt.judgedRung = none, 0, 0, 0, -1
 	}
 	wt.finding, wt.status, wt.diagnosis, wt.tier, wt.confidence = nil, "healthy", "progress after the finding", 1, 0.6
-	wt.lastCheck = w.o.Now()
-	w.noteHealth(ctx, wt)
+}
+
+// relive applies one of the Watcher's recorded actions, or an observation
+// the ladder reads, to the ladder of a window rebuilt at start, as the
+// Watcher did live but without acting: a restarted daemon continues the
+// ladder where it was (the rung, the unheeded nudges, a nudge sent and
+// not yet read or not yet heeded), and a task that progressed after its
+// nudge, or that its user resumed, starts afresh as it would have.
+func (wt *watched) relive(e event.Event) {
+	c := wt.d.Counters()
+	switch p := e.Payload.(type) {
+	case event.TaskStatus:
+		wt.onStatus(p)
+		return
+	case event.Delivered:
+		wt.delivered(p)
+	case event.WatcherNudge:
+		wt.finding = &stuck.Finding{Check: stuck.Check(p.Check), Status: "stuck", Diagnosis: p.Diagnosis, Step: c.Steps,
+			Key: "relived:" + p.Check, Evidence: p.Evidence}
+		wt.findingAt, wt.unheeded = c.Progress, p.Unheeded
+		wt.rung = max(wt.rung, hint)
+		for r := hint; r <= critical; r++ {
+			if r.String() == p.Severity {
+				wt.rung = r
+			}
+		}
+		wt.nudgeInj, wt.waitFrom = p.InjectionID, -1
+		if p.InjectionID == 0 {
+			wt.waitFrom = c.Calls
+		}
+		wt.status, wt.diagnosis, wt.tier = "stuck", p.Diagnosis, p.Tier
+		return
+	case event.WatcherEscalate:
+		if wt.nudgeInj != 0 && wt.waitFrom >= 0 {
+			wt.unheeded++
+		}
+		wt.escalated, wt.nudgeInj, wt.waitFrom = true, 0, c.Calls
+		if p.Refused == "" {
+			wt.rung = escalated
+		}
+		return
+	case event.WatcherPause:
+		wt.rung = paused
+		return
+	case event.WatcherAbort:
+		wt.rung = aborted
+		return
+	}
+	if wt.heeded() {
+		wt.recovered()
+	}
 }
 
 // tick runs the clock checks on one task and the periodic tier-2 look.
@@ -98,7 +184,7 @@ func (w *Watcher) tick(ctx context.Context, wt *watched, now time.Time) {
 	}
 	if w.tier2On() && w.cfg.Tier2Every > 0 && wt.finding == nil && !wt.judging &&
 		now.Sub(later(wt.started, wt.lastJudge)) >= w.cfg.Tier2Every && wt.d.Counters().Steps >= w.cfg.Stuck.Grace {
-		w.judge(ctx, wt, nil)
+		w.judge(ctx, wt, nil, nil)
 	}
 }
 
@@ -113,11 +199,12 @@ func (w *Watcher) tier2On() bool { return w.cfg.Tier2 && w.o.Judge != nil }
 
 // handle acts on tier 1's findings at one step.
 func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
-	var f, confirm *stuck.Finding
-	weak := false
+	var f, confirm, weak *stuck.Finding
 	for i := range fs {
 		if fs[i].Tier2Only {
-			weak = true
+			if weak == nil {
+				weak = &fs[i]
+			}
 			if fs[i].Confirm && confirm == nil {
 				confirm = &fs[i]
 			}
@@ -131,9 +218,9 @@ func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
 		case confirm != nil && w.tier2On() && !wt.judging && wt.rung < paused && w.ready(wt):
 			// Acted on only if tier 2, shown the finding, agrees
 			// (onJudged); tier 1 alone never acts on it.
-			w.judge(ctx, wt, confirm)
-		case weak && w.tier2On() && !wt.judging && w.o.Now().Sub(wt.lastJudge) >= time.Minute:
-			w.judge(ctx, wt, nil)
+			w.judge(ctx, wt, confirm, nil)
+		case weak != nil && w.tier2On() && !wt.judging && w.o.Now().Sub(wt.lastJudge) >= time.Minute:
+			w.judge(ctx, wt, nil, weak) // a look, named after what was seen
 		}
 		return
 	}
@@ -153,7 +240,7 @@ func (w *Watcher) handle(ctx context.Context, wt *watched, fs []stuck.Finding) {
 	if w.tier2On() && !wt.judging && wt.judgedRung != wt.rung {
 		// Tier 2 judges once per rung: first for the nudge's text, then
 		// whether it agrees the task is stuck (a second signal).
-		w.judge(ctx, wt, f) // the action follows the judgement
+		w.judge(ctx, wt, f, nil) // the action follows the judgement
 		return
 	}
 	if wt.judging {
@@ -305,6 +392,8 @@ func Message(f *stuck.Finding, sev rung) string {
 		b.WriteString("Running it again will give the same result. Read the error, change the code, the command or the approach, or ask your user with ask_user.")
 	case stuck.Alternation:
 		b.WriteString("You are going back and forth between two steps. Decide which one is right and move on.")
+	case stuck.Circles:
+		b.WriteString("You keep putting the files back into versions you already tried. Stop cycling: say what each version got wrong, then try something new or ask your user with ask_user.")
 	case stuck.Monologue, stuck.Apologies:
 		b.WriteString("Stop explaining and act: make the next concrete change, or ask your user with ask_user.")
 	case stuck.EmptyReplies:
@@ -425,13 +514,15 @@ func (w *Watcher) noteHealth(ctx context.Context, wt *watched) {
 }
 
 // judge asks tier 2 in the background; the reply comes back to the loop.
-func (w *Watcher) judge(ctx context.Context, wt *watched, f *stuck.Finding) {
+// f is a finding to judge; signal, for a look without one, is the weak
+// signal that asked for it (nil for a periodic look).
+func (w *Watcher) judge(ctx context.Context, wt *watched, f, signal *stuck.Finding) {
 	wt.judging = true
 	if f != nil {
 		wt.judgedRung = wt.rung
 	}
 	w.st.Tier2Calls++
-	snap := Snapshot{Task: wt.t, Counters: wt.d.Counters(), Window: wt.d.Window(), Finding: f, Ladder: wt.rung.String(), Unheeded: wt.unheeded}
+	snap := Snapshot{Task: wt.t, Counters: wt.d.Counters(), Window: wt.d.Window(), Finding: f, Signal: signal, Ladder: wt.rung.String(), Unheeded: wt.unheeded}
 	id := wt.t.ID
 	w.rt.Go(ctx, func(ctx context.Context) func(context.Context) {
 		v, err := w.ask(ctx, snap)

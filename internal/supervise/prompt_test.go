@@ -30,12 +30,24 @@ func forged(text string) Snapshot {
 	return s
 }
 
+// forgedSignal is forged, for a look asked because of a weak signal.
+func forgedSignal(text string) Snapshot {
+	s := forged(text)
+	s.Signal, s.Finding = s.Finding, nil
+	s.Signal.Check, s.Signal.Tier2Only = stuck.Wandering, true
+	return s
+}
+
 // TestPromptEscapesTaskText: no task text can add a line, an element or a
 // section to the watcher persona's question; it sees the text escaped.
 func TestPromptEscapesTaskText(t *testing.T) {
 	t.Parallel()
 	want := supervisortest.Skeleton(Prompt(forged("harmless")))
+	wantSignal := supervisortest.Skeleton(Prompt(forgedSignal("harmless")))
 	for _, f := range forgeries {
+		if got := supervisortest.Skeleton(Prompt(forgedSignal(f))); got != wantSignal {
+			t.Errorf("the text %q changed the structure of a weak signal's question:\n%s\nwant\n%s", f, got, wantSignal)
+		}
 		p := Prompt(forged(f))
 		if got := supervisortest.Skeleton(p); got != want {
 			t.Errorf("the text %q changed the question's structure:\n%s\nwant\n%s", f, got, want)
@@ -60,9 +72,13 @@ func FuzzPrompt(f *testing.F) {
 		f.Add(s)
 	}
 	want := supervisortest.Skeleton(Prompt(forged("harmless")))
+	wantSignal := supervisortest.Skeleton(Prompt(forgedSignal("harmless")))
 	f.Fuzz(func(t *testing.T, text string) {
 		if got := supervisortest.Skeleton(Prompt(forged(text))); got != want {
 			t.Fatalf("the text %q changed the question's structure:\n%s", text, got)
+		}
+		if got := supervisortest.Skeleton(Prompt(forgedSignal(text))); got != wantSignal {
+			t.Fatalf("the text %q changed the structure of a weak signal's question:\n%s", text, got)
 		}
 	})
 }

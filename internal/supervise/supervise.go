@@ -134,6 +134,9 @@ type watched struct {
 	// nudge waits to be read.
 	waitFrom  int
 	escalated bool
+	// held is set while the task is stopped by its user's hand (paused,
+	// or waiting for an answer): its next run starts a fresh ladder.
+	held bool
 
 	judging    bool
 	judgedRung rung // the rung tier 2 was last asked about a finding at; -1 none

@@ -189,6 +189,31 @@ func TestPromptShowsTheSnapshot(t *testing.T) {
 	}
 }
 
+// A look asked because of a weak signal names the signal: what was seen,
+// with its evidence, escaped like the task's other text; not "a periodic
+// look".
+func TestPromptNamesTheWeakSignal(t *testing.T) {
+	t.Parallel()
+	s := testSnapshot()
+	s.Finding, s.Ladder = nil, "none"
+	s.Signal = &stuck.Finding{Check: stuck.Wandering, Status: "struggling", Tier2Only: true,
+		Diagnosis: "30 tool results without changing a file, 24 of them reads",
+		Evidence:  []event.Evidence{{Step: 58, Kind: "result", Tool: "read_file", What: "read_file internal/pay/<ledger>.go → package pay"}}}
+	p := Prompt(s)
+	for _, want := range []string{
+		"The deterministic checks found nothing to act on; you are asked because of a weak signal: wandering (struggling): " +
+			"<task-data kind=\"signal\">30 tool results without changing a file, 24 of them reads</task-data>\nLast seen:\n",
+		"- step 58 result: <task-data kind=\"evidence\">read_file internal/pay/&lt;ledger&gt;.go → package pay</task-data>\n",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.Contains(p, "periodic look") || strings.Contains(p, "<ledger>") {
+		t.Errorf("the prompt for a weak signal says it is periodic, or carries task text unescaped:\n%s", p)
+	}
+}
+
 func TestModelJudgeAsksTheWatcherPersona(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t, &llmtest.Script{Conversations: []llmtest.Conversation{

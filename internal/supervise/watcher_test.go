@@ -551,9 +551,15 @@ func TestReadWithoutChangeActsOnlyOnceTier2Agrees(t *testing.T) {
 					}
 					return
 				}
-				var shown bool
+				var shown, named bool
 				for _, s := range tt.judge.calls() {
 					shown = shown || s.Finding != nil && s.Finding.Check == stuck.Wandering && s.Finding.Confirm
+					// The look at 30 is asked because of the signal, and says so.
+					named = named || s.Finding == nil && s.Signal != nil && s.Signal.Check == stuck.Wandering &&
+						strings.Contains(Prompt(s), "because of a weak signal: wandering (struggling): <task-data kind=\"signal\">30 tool results without changing a file, 30 of them reads")
+				}
+				if !named {
+					t.Errorf("tier 2's look at the first count did not name the signal: %+v", tt.judge.calls())
 				}
 				if !shown {
 					t.Errorf("tier 2 was never shown the finding to confirm: %+v", tt.judge.calls())

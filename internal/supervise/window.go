@@ -151,8 +151,14 @@ func (w *Watcher) rebuild(ctx context.Context, t task.Task) *watched {
 	wt.running, wt.halt = true, time.Time{}
 	prev := evs[0].Time
 	for _, e := range evs {
+		if event.Matches("watcher", e.Kind) {
+			wt.relive(e)
+			wt.replayedTo = e.ID
+			continue
+		}
 		wasRunning := wt.running
 		wt.apply(e)
+		wt.relive(e)
 		if wasRunning && !wt.running && prev.Before(wt.halt) {
 			// The task stopped at its last observation at the latest: a
 			// daemon that died is recovered (running → queued) only at its
@@ -182,10 +188,12 @@ func (w *Watcher) rebuild(ctx context.Context, t task.Task) *watched {
 	return wt
 }
 
-// recent reads the task's last observations and status changes, oldest
-// first, at most replayLimit.
+// recent reads the task's last observations, status changes and the
+// Watcher's actions on it, oldest first, at most replayLimit.
 func (w *Watcher) recent(ctx context.Context, id task.ID) ([]event.Event, error) {
-	q := event.Query{Filter: event.Filter{TaskID: id, Kinds: []string{"agent", string(event.KindTaskStatus)}}, AfterID: 0, Limit: 1000}
+	q := event.Query{Filter: event.Filter{TaskID: id, Kinds: []string{"agent", string(event.KindTaskStatus),
+		string(event.KindWatcherNudge), string(event.KindWatcherEscalate), string(event.KindWatcherPause), string(event.KindWatcherAbort)}},
+		AfterID: 0, Limit: 1000}
 	var out []event.Event
 	for {
 		page, err := w.o.Store.ReadEvents(ctx, q)

@@ -124,6 +124,9 @@ func TestLoopSplitByAStopIsCaughtAtTheSameCount(t *testing.T) {
 					time.Sleep(time.Hour)
 					a.status(task.Running)
 				case "restart":
+					if err := h.stop(); err != nil {
+						t.Fatal(err)
+					}
 					time.Sleep(time.Hour) // the daemon is down
 					h = h.restart(baseConfig(), a)
 				}
