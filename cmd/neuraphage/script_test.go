@@ -60,6 +60,7 @@ func TestScripts(t *testing.T) {
 			"fakellm":       cmdFakeLLM,
 			"deliveredonce": cmdDeliveredOnce,
 			"waitgone":      cmdWaitGone,
+			"alive":         cmdAlive,
 			"exitcode":      cmdExitCode,
 		},
 	})
@@ -156,6 +157,22 @@ func cmdKillDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if !waitGone(pid, 10*time.Second) {
 		ts.Fatalf("daemon %d survived SIGKILL", pid)
+	}
+}
+
+// alive PIDFILE fails unless the process whose pid PIDFILE holds is running
+// (it exists and is not a zombie).
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: alive PIDFILE")
+	}
+	pid := readPID(ts.MkAbs(args[0]))
+	if pid <= 0 {
+		ts.Fatalf("%s holds no pid", args[0])
+	}
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil || strings.Contains(string(st), ") Z ") {
+		ts.Fatalf("process %d is not running (%v)", pid, err)
 	}
 }
 

@@ -239,6 +239,7 @@ const (
 //	GET  /v1/worktrees                    WorktreeList: every worktree record, and stray worktrees
 //	GET  /v1/worktrees/{ref}              Worktree
 //	POST /v1/worktrees/prune              (empty) → PruneReport
+//	POST /v1/worktrees/prune-archives     ArchivePruneRequest → ArchivePruneReport
 //	POST /v1/worktrees/{ref}/restore      (empty) → Worktree
 //	GET  /v1/merge?recent=N               MergeStatus: the open entries and the N newest closed ones (default 20)
 //	POST /v1/merge/{ref}/enqueue          (empty) → MergeEntry
@@ -327,6 +328,28 @@ type PruneResult struct {
 // PruneReport is what a prune did, one result per finished task's worktree.
 type PruneReport struct {
 	Results []PruneResult `json:"results"`
+}
+
+// ArchivePruneRequest asks to delete the ignored-files archives no longer
+// needed: those of restored worktrees that hold every archived file, and,
+// with OlderThanSeconds > 0, those of worktrees removed longer ago.
+type ArchivePruneRequest struct {
+	OlderThanSeconds int64 `json:"older_than_seconds,omitempty"`
+}
+
+// ArchivePruneResult is what an archive prune did with one task's
+// ignored-files archive: deleted, or kept and why.
+type ArchivePruneResult struct {
+	TaskID  task.ID `json:"task_id"`
+	Dir     string  `json:"dir"`
+	Files   int     `json:"files"`
+	Removed bool    `json:"removed"`
+	Reason  string  `json:"reason"`
+}
+
+// ArchivePruneReport is what an archive prune did, one result per archive.
+type ArchivePruneReport struct {
+	Results []ArchivePruneResult `json:"results"`
 }
 
 // The states of a merge entry (MergeEntry.State). Queued, running and

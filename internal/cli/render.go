@@ -91,6 +91,8 @@ func describeEvent(e event.Event) string {
 		return fmt.Sprintf("daemon started (pid %d, %s)", p.PID, p.Version)
 	case event.DaemonStopping:
 		return "daemon stopping: " + p.Reason
+	case event.ProcLeftoverStopped:
+		return describeLeftover(p)
 	case event.DaemonRecovered:
 		return fmt.Sprintf("recovered %d running task(s) to resume", len(p.ResumePending))
 	case event.Unknown:
@@ -392,4 +394,18 @@ func eventPrefix(e event.Event, loc *time.Location) string {
 		id = fmt.Sprint(e.ID)
 	}
 	return fmt.Sprintf("%-6s %s  %-8s %-18s ", id, e.Time.In(loc).Format("15:04:05.000"), dash(string(e.TaskID)), e.Kind)
+}
+
+// describeLeftover renders stopped leftover processes: how many, why, and
+// their pids and command lines.
+func describeLeftover(p event.ProcLeftoverStopped) string {
+	ps := make([]string, len(p.Processes))
+	for i, q := range p.Processes {
+		ps[i] = fmt.Sprintf("%d %s", q.PID, q.Command)
+	}
+	s := fmt.Sprintf("stopped %d leftover process(es) of `%s` (%s): %s", len(p.Processes), truncate(words.OneLine(p.Command), 60), p.Reason, truncate(strings.Join(ps, "; "), 160))
+	if len(p.Survivors) > 0 {
+		s += fmt.Sprintf("; %d did not exit", len(p.Survivors))
+	}
+	return s
 }

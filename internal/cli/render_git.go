@@ -57,6 +57,8 @@ func describeGit(p event.Payload) (string, bool) {
 		return fmt.Sprintf("merge #%d parked: %s", p.Entry, p.Reason), true
 	case event.MergeCancelled:
 		return fmt.Sprintf("merge #%d cancelled: %s", p.Entry, p.Reason), true
+	case event.MergeRolledBack:
+		return fmt.Sprintf("merge #%d: the %s interrupted by a restart was rolled back (branch at %s); starting over", p.Entry, p.Step, words.ShortCommit(p.Tip)), true
 	case event.PROpened:
 		return fmt.Sprintf("merge #%d opened a pull request: %s", p.Entry, p.URL), true
 	case event.MainUpdated:

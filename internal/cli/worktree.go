@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,7 +38,9 @@ clean up the ones of finished tasks.
 }
 
 type worktreeOpts struct {
-	json bool
+	json      bool
+	archives  bool
+	olderThan string
 }
 
 func (a *app) newWorktreeListCmd() *cobra.Command {
@@ -118,12 +122,43 @@ still in flight are not touched. A kept worktree is not an error: the command
 exits 0 and says how many were kept; commit or remove what they hold, then
 prune again.
 
+With --archives it prunes the ignored-files archives instead (the ignored files
+a removal kept, in <git-common-dir>/neuraphage/ignored/<task-id>): it deletes
+the archive of a restored worktree that holds every archived file as archived,
+and, with --older-than (e.g. 30d, 72h), the archive of a worktree removed longer
+ago than that. Every archive found is listed, deleted or kept with the reason;
+nothing else is ever deleted.
+
 ` + worktreeSafety,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			if !opts.archives && opts.olderThan != "" {
+				return &usageError{msg: "--older-than applies to --archives only", hint: "neuraphage worktree prune --archives --older-than 30d"}
+			}
+			var age time.Duration
+			if opts.olderThan != "" {
+				var err error
+				if age, err = parseAge(opts.olderThan); err != nil {
+					return err
+				}
+			}
 			c, err := a.connect(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if opts.archives {
+				res, err := c.PruneArchives(cmd.Context(), age)
+				if err != nil {
+					return err
+				}
+				if opts.json {
+					if res == nil {
+						res = []api.ArchivePruneResult{}
+					}
+					return writeJSON(cmd.OutOrStdout(), res)
+				}
+				writeArchivePrune(cmd.OutOrStdout(), res)
+				return nil
 			}
 			res, err := c.PruneWorktrees(cmd.Context())
 			if err != nil {
@@ -140,7 +175,45 @@ prune again.
 		}),
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print a JSON array of results")
+	cmd.Flags().BoolVar(&opts.archives, "archives", false, "prune the ignored-files archives no longer needed instead of worktrees")
+	cmd.Flags().StringVar(&opts.olderThan, "older-than", "", "with --archives: also delete archives of worktrees removed longer ago than this (30d, 72h)")
 	return cmd
+}
+
+// parseAge reads an --older-than value: days (30d) or a Go duration (72h),
+// positive.
+func parseAge(s string) (time.Duration, error) {
+	const hint = "e.g. --older-than 30d, --older-than 72h"
+	d, err := time.ParseDuration(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, aerr := strconv.Atoi(days)
+		d, err = time.Duration(n)*24*time.Hour, aerr
+	}
+	if err != nil || d <= 0 {
+		return 0, &usageError{msg: fmt.Sprintf("--older-than %q is not a positive duration", s), hint: hint}
+	}
+	return d, nil
+}
+
+// writeArchivePrune renders what an archive prune did, one line per
+// archive, then a count.
+func writeArchivePrune(out io.Writer, res []api.ArchivePruneResult) {
+	if len(res) == 0 {
+		fmt.Fprintln(out, "no ignored-files archives")
+		return
+	}
+	tw := newTable(out)
+	kept := 0
+	for _, r := range res {
+		verb := "deleted"
+		if !r.Removed {
+			verb = "kept"
+			kept++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d file(s)\t%s\t%s\n", verb, r.TaskID, r.Files, r.Dir, words.OneLine(r.Reason))
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "%d deleted, %d kept\n", len(res)-kept, kept)
 }
 
 func (a *app) newWorktreeRestoreCmd() *cobra.Command {

@@ -240,3 +240,33 @@ func TestWorktreeAndMergeUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteArchivePrune(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	writeArchivePrune(&b, []api.ArchivePruneResult{
+		{TaskID: "t-4k2x9", Dir: "/r/.git/neuraphage/ignored/t-4k2x9", Files: 2, Removed: true, Reason: "archived 720h0m0s ago, more than 168h0m0s"},
+		{TaskID: "t-7abcd", Dir: "/r/.git/neuraphage/ignored/t-7abcd", Files: 1, Reason: "archived 1h0m0s ago, within 168h0m0s; kept"},
+	})
+	want := `deleted  t-4k2x9  2 file(s)  /r/.git/neuraphage/ignored/t-4k2x9  archived 720h0m0s ago, more than 168h0m0s
+kept     t-7abcd  1 file(s)  /r/.git/neuraphage/ignored/t-7abcd  archived 1h0m0s ago, within 168h0m0s; kept
+1 deleted, 1 kept
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("archive prune (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "72h": 72 * time.Hour, "90m": 90 * time.Minute} {
+		if got, err := parseAge(in); err != nil || got != want {
+			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0d", "-1h", "soon", "3x"} {
+		if _, err := parseAge(in); err == nil {
+			t.Errorf("parseAge(%q) accepted", in)
+		}
+	}
+}

@@ -36,6 +36,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
 	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
@@ -156,13 +157,31 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	rt, err := newRuntime(opts.Config, opts.Getenv, personas, svc, st, bus, logger)
+	// The processes tasks' commands start are recorded under the run
+	// directory, so that a later daemon finds them if this one dies; the
+	// daemon adopts their orphans. Without /proc, commands still end with
+	// their process group, and nothing is found after a crash.
+	procs, err := proc.NewTracker(filepath.Join(p.RunDir, "procs"), proc.DefaultGrace)
+	if err != nil {
+		logger.Warn("the processes of tasks' commands are not tracked", "err", err)
+	} else {
+		if err := procs.Subreaper(); err != nil {
+			logger.Warn("orphans of tasks' commands are not adopted", "err", err)
+		}
+		if cg := procs.Cgroups(); cg != "" {
+			logger.Info("tasks' commands run in cgroups of their own", "under", cg)
+		}
+	}
+	rt, err := newRuntime(opts.Config, opts.Getenv, personas, svc, st, bus, procs, logger)
 	if err != nil {
 		return err
 	}
 	defer rt.hooks.Close()
 	ex := rt.ex
 	d.executor = ex
+	// What the commands of a dead daemon's tasks left goes before any
+	// task runs or any worktree is touched.
+	ex.StopLeftovers(ctx)
 	// Worktrees whose directories vanished while the daemon was down are
 	// made again from their branches; strays are reported, never deleted.
 	if rep, err := rt.wt.Reconcile(ctx); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
@@ -54,7 +55,7 @@ func (rt *runtime) send(ctx context.Context, inj inject.Injection) error {
 // newRuntime builds the engines, the worktree manager, the merge queue and
 // the executor from the configuration, each acting on tasks through svc,
 // and binds svc to them.
-func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, svc *tasks.Service, st store.Store, bus *event.Bus, log *slog.Logger) (*runtime, error) {
+func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, svc *tasks.Service, st store.Store, bus *event.Bus, procs *proc.Tracker, log *slog.Logger) (*runtime, error) {
 	rt := &runtime{svc: svc}
 	hs := make([]hooks.Hook, len(cfg.Hooks))
 	for i, h := range cfg.Hooks {
@@ -164,6 +165,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		// New tasks start informed: the knowledge store's relevant
 		// learnings go into their first context.
 		Brief: func(ctx context.Context, t task.Task) { rt.sy.Brief(ctx, t) },
+		Procs: procs,
 	})
 	svc.Bind(tasks.Runtime{Runner: rt.ex, Workflows: rt.wf, Merges: rt.mq, Rebases: rt.mw})
 	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)

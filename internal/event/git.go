@@ -17,6 +17,7 @@ const (
 	KindMergeWaiting      Kind = "merge.waiting"
 	KindMergeParked       Kind = "merge.parked"
 	KindMergeCancelled    Kind = "merge.cancelled"
+	KindMergeRolledBack   Kind = "merge.rolled_back"
 	KindPROpened          Kind = "merge.pr_opened"
 	KindMainUpdated       Kind = "main.updated"
 	KindRebaseRequired    Kind = "rebase.required"
@@ -158,6 +159,19 @@ type MergeWaiting struct {
 // EventKind implements Payload.
 func (MergeWaiting) EventKind() Kind { return KindMergeWaiting }
 
+// MergeRolledBack: a restarted daemon found a git step the queue had begun
+// in the task's worktree (Step: "rebase", "merge") left half done by the
+// previous daemon's death, aborted it and found the branch back at Tip; the
+// entry is taken up again from the start.
+type MergeRolledBack struct {
+	Entry int64  `json:"entry"`
+	Step  string `json:"step"`
+	Tip   string `json:"tip"`
+}
+
+// EventKind implements Payload.
+func (MergeRolledBack) EventKind() Kind { return KindMergeRolledBack }
+
 // MergeParked: the entry stopped for its user; `merge retry` takes it up
 // again.
 type MergeParked struct {
@@ -286,6 +300,8 @@ func gitPayload(k Kind) any {
 		return &MergeParked{}
 	case KindMergeCancelled:
 		return &MergeCancelled{}
+	case KindMergeRolledBack:
+		return &MergeRolledBack{}
 	case KindPROpened:
 		return &PROpened{}
 	case KindMainUpdated:
@@ -328,6 +344,8 @@ func derefGit(p any) (Payload, bool) {
 	case *MergeParked:
 		return *v, true
 	case *MergeCancelled:
+		return *v, true
+	case *MergeRolledBack:
 		return *v, true
 	case *PROpened:
 		return *v, true

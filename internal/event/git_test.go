@@ -24,6 +24,7 @@ func TestGitEventsRoundTrip(t *testing.T) {
 		MergeWaiting{Entry: 1, Reason: "dirty"},
 		MergeParked{Entry: 1, Reason: "conflict"},
 		MergeCancelled{Entry: 1, Reason: "user"},
+		MergeRolledBack{Entry: 1, Step: "rebase", Tip: "abc"},
 		PROpened{Entry: 1, Branch: "b", Target: "main", URL: "https://example.invalid/pr/1"},
 		MainUpdated{Repo: "/r", Branch: "main", Previous: "abc", NewCommit: "def", Rewritten: true, Behind: 3},
 		RebaseRequired{Main: "main", MainCommit: "def", CommitsBehind: 2, NewCommits: []string{"def1234 feat: x"}, Urgency: "helpful", Conflicts: []string{"a.go"}, Overlap: []string{"a.go", "b.go"}, Manual: true},

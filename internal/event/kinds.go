@@ -34,6 +34,8 @@ func newPayload(k Kind) any {
 		return &DaemonRecovered{}
 	case KindDaemonPermissions:
 		return &DaemonPermissions{}
+	case KindProcLeftoverStopped:
+		return &ProcLeftoverStopped{}
 	}
 	if p := gitPayload(k); p != nil {
 		return p
@@ -62,6 +64,8 @@ func deref(p any) Payload {
 	case *DaemonRecovered:
 		return *v
 	case *DaemonPermissions:
+		return *v
+	case *ProcLeftoverStopped:
 		return *v
 	}
 	if o, ok := derefObservation(p); ok {

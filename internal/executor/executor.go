@@ -30,6 +30,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -104,6 +105,10 @@ type Options struct {
 	// its engine runs: what it queues for the task (the knowledge store's
 	// relevant learnings) is in its first context. Nil briefs nobody.
 	Brief func(ctx context.Context, t task.Task)
+	// Procs records the processes tasks' commands start, so that what a
+	// run leaves is stopped when it ends and what a dead daemon left is
+	// found at the next start (StopLeftovers). Nil tracks nothing.
+	Procs *proc.Tracker
 }
 
 // RebaseReply is the outcome of a blocking rebase, for the task.
@@ -138,6 +143,7 @@ type Executor struct {
 	rebase   func(ctx context.Context, t task.Task, req inject.Injection) RebaseReply
 	personas Personas
 	brief    func(ctx context.Context, t task.Task)
+	procs    *proc.Tracker
 
 	kick  chan struct{}
 	spend *spend
@@ -178,7 +184,7 @@ func New(o Options) *Executor {
 		o.Workspace = defaultWorkspace
 	}
 	e := &Executor{
-		st: o.Tasks, runSt: o.Runs, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas, brief: o.Brief,
+		st: o.Tasks, runSt: o.Runs, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas, brief: o.Brief, procs: o.Procs,
 		log:     o.Logger.With("component", "executor"),
 		engines: map[string]engine.Engine{},
 		kick:    make(chan struct{}, 1),
@@ -243,6 +249,9 @@ func (e *Executor) Run(ctx context.Context) error {
 			return nil
 		case <-e.kick:
 		case <-tick.C:
+			// Orphans of tasks' commands (and of git) that the daemon
+			// adopted as their subreaper and that have exited.
+			e.procs.Reap()
 		}
 		if err := e.dispatch(ctx); err != nil && ctx.Err() == nil {
 			e.log.Error("dispatching tasks", "err", err)
@@ -437,7 +446,8 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 		e.requeue(t.ID, "the daemon is stopping")
 		return false
 	}
-	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	// The commands the run starts are recorded as the task's.
+	runCtx, cancel := context.WithCancelCause(proc.WithOwner(context.WithoutCancel(ctx), e.procs, string(t.ID)))
 	r := &run{id: t.ID, cancel: cancel, interrupts: make(chan struct{}, 1)}
 	e.runs[t.ID] = r
 	e.wg.Add(1)
@@ -470,6 +480,9 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 			}
 			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Env: ws.Env, Host: e.newHost(t, r)})
 		}
+		sctx, cancelStop := context.WithTimeout(context.Background(), finishTimeout)
+		e.stopTaskProcs(sctx, t.ID)
+		cancelStop()
 		to := e.finish(t.ID, out, context.Cause(runCtx))
 		e.mu.Lock()
 		delete(e.runs, t.ID)

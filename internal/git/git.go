@@ -146,8 +146,8 @@ func runOnce(ctx context.Context, dir string, env []string, args ...string) (str
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	// Its own process group, killed whole on cancellation, so hooks and
-	// helpers git started go too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// helpers git started go too; killed with the daemon (Linux).
+	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay
 	err := cmd.Run()

@@ -31,6 +31,9 @@ import (
 // repository above the temporary directory, and gives commits an author.
 func TestMain(m *testing.M) {
 	gittest.Isolate()
+	if db := os.Getenv(childDaemonEnv); db != "" {
+		runChildDaemon(db) // never returns: it is killed
+	}
 	os.Exit(m.Run())
 }
 
@@ -342,7 +345,7 @@ func (e *env) waitEntry(id task.ID, what string, ok func(store.MergeEntry) bool)
 			return es[len(es)-1]
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("task %s: no entry %s; entries: %+v", id, what, es)
+			e.t.Fatalf("task %s: no entry %s; entries: %+v\nlogs:\n%s", id, what, es, e.logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

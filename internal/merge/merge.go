@@ -205,9 +205,29 @@ func (q *Queue) Run(ctx context.Context) error {
 	}
 }
 
-// recover makes sure every merging task has an open entry: a daemon killed
-// between a task's move to merging and its enqueue left none.
+// recover finishes what a daemon killed mid-way left: it rolls back the
+// git steps entries had begun (rollBack), finishes the cleanup of landed
+// worktrees (finishCleanups), and makes sure every merging task has an open
+// entry (a daemon killed between a task's move to merging and its enqueue
+// left none).
 func (q *Queue) recover(ctx context.Context) error {
+	open, err := q.st.ListMerges(ctx, store.MergeQuery{Open: true})
+	if err != nil {
+		return err
+	}
+	for _, e := range open {
+		if e.Step == "" {
+			continue
+		}
+		if err := q.rollBack(ctx, e); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			q.log.Error("rolling back an interrupted merge step", "task_id", e.TaskID, "entry", e.ID, "err", err)
+			q.record(ctx, e, outcome{state: store.MergeParked, detail: err.Error()}, q.now())
+		}
+	}
+	q.finishCleanups(ctx)
 	ts, err := q.st.ListTasks(ctx, store.ListOptions{Statuses: []task.Status{task.Merging}})
 	if err != nil {
 		return err

@@ -175,7 +175,7 @@ func (q *Queue) land(ctx context.Context, e store.MergeEntry) (outcome, error) {
 		if !pred.Clean {
 			return outcome{conflict: true, files: pred.Conflicts, base: base, detail: conflictDetail(e.Target, base, pred.Conflicts)}, nil
 		}
-		tip, files, err := q.update(ctx, w.Path, base)
+		tip, files, err := q.update(ctx, e.ID, w.Path, base)
 		if err != nil {
 			return outcome{}, err
 		}
@@ -225,7 +225,11 @@ func (q *Queue) identity(ctx context.Context, dir string) []string {
 // update brings the branch checked out in dir up to base: a rebase onto it
 // (rebase strategy) or a merge of it (merge, squash). On a conflict it
 // aborts, leaving the branch as it was, and returns the conflicting files.
-func (q *Queue) update(ctx context.Context, dir, base string) (string, []string, error) {
+//
+// The step is recorded in entry id before it starts and cleared once git
+// returned: a daemon killed meanwhile leaves it for the next start to roll
+// back (rollBack).
+func (q *Queue) update(ctx context.Context, id int64, dir, base string) (string, []string, error) {
 	tip, err := git.RevParse(ctx, dir, "HEAD")
 	if err != nil {
 		return "", nil, err
@@ -247,6 +251,10 @@ func (q *Queue) update(ctx context.Context, dir, base string) (string, []string,
 			args, abort = []string{"rebase", base}, []string{"rebase", "--abort"}
 		}
 	}
+	if err := q.beginStep(ctx, id, args[0], tip); err != nil {
+		return "", nil, err
+	}
+	defer q.endStep(ctx, id)
 	var files []string
 	err = git.Locked(ctx, dir, func(ctx context.Context) error {
 		if _, err := git.RunEnv(ctx, dir, env, args...); err != nil {

@@ -8,16 +8,26 @@
 // the call. Run returns even if some process that escaped the group (for
 // example with setsid) still holds the output pipe open.
 //
+// Under a context from WithOwner, a Tracker records the command before it
+// starts (a token in its environment, then its process group and start
+// time, and a cgroup where cgroup v2 is delegated), so that processes that
+// left the group are killed too when it ends, what a task's run left is
+// stopped when the run ends, and what a dead daemon left is found and
+// stopped at the next start.
+//
 // It is the only package besides spawn and git that imports os/exec.
 package proc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -74,6 +84,10 @@ type Result struct {
 	Cancelled bool
 	// Duration is the time from start to return.
 	Duration time.Duration
+	// Escaped lists the processes of a tracked command (see WithOwner)
+	// that had left its process group (setsid, a double fork) and were
+	// still running when it ended; they were killed then.
+	Escaped []Process
 }
 
 // Run runs c and waits for it. A non-zero exit, a timeout and a cancellation
@@ -107,6 +121,22 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
+	// Under WithOwner the command is recorded before it starts, and its
+	// processes carry the record's token.
+	var rec Record
+	var cg *os.File
+	o, tracked := ownerFrom(ctx)
+	if tracked {
+		if rec, cg, err = o.t.begin(o.name, cmp.Or(c.Shell, strings.Join(argv, " "))); err != nil {
+			pr.Close()
+			pw.Close()
+			return Result{}, err
+		}
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(slices.Clip(cmd.Env), EnvToken+"="+rec.Token)
+	}
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	// Stdin gets a pipe of ours, as the output does: exec's own copy would
@@ -130,7 +160,14 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		cmd.Stderr = ew
 	}
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if cg != nil {
+		intoCgroup(cmd.SysProcAttr, cg)
+	}
+	err = cmd.Start()
+	if cg != nil {
+		cg.Close()
+	}
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		if er != nil {
@@ -141,7 +178,15 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 			ir.Close()
 			iw.Close()
 		}
+		if tracked {
+			o.t.abandon(rec)
+		}
 		return Result{}, fmt.Errorf("starting %s: %w", describe(argv), err)
+	}
+	if tracked {
+		// A record without its group still finds the processes by their
+		// token: an error here costs only the group's part of the match.
+		rec, _ = o.t.started(rec, cmd.Process.Pid)
 	}
 	pw.Close()
 	if ew != nil {
@@ -194,6 +239,11 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	// The leader is gone; whatever it left in its group goes too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if tracked {
+		// And what left the group (setsid, a double fork) but carries the
+		// command's token; orphans of ours are reaped.
+		res.Escaped = o.t.end(rec)
+	}
 	if iw != nil {
 		iw.Close() // a child that never read all of stdin releases the writer
 	}

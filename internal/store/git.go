@@ -90,6 +90,13 @@ type MergeEntry struct {
 	UpdatedAt  time.Time  `json:"updated_at"`
 	StartedAt  *time.Time `json:"started_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Step is the git operation the queue began in the task's worktree
+	// ("rebase", "merge") and has not seen end, recorded before it starts;
+	// StepTip is the branch tip before it. A restarted queue that finds a
+	// half-done operation of that kind there knows it as its own, aborts
+	// it and checks the branch is back at StepTip. Empty otherwise.
+	Step    string `json:"step,omitempty"`
+	StepTip string `json:"step_tip,omitempty"`
 }
 
 // MergeQuery selects merge entries.

@@ -305,23 +305,27 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 		}
 	}
 	ev = event.WorktreeRemoved{Path: w.Path, Branch: w.Branch, Reason: reason}
-	if in.Exists && len(in.Ignored) > 0 {
-		// Ignored files made since provisioning are kept first; a copy that
-		// fails keeps the worktree.
-		dir, err := m.archiveIgnored(ctx, w, in.Ignored)
-		if err != nil {
+	// Ignored files made since provisioning are kept first; a copy that
+	// fails keeps the worktree. They are listed again right before the
+	// worktree goes: one written meanwhile is kept too.
+	kept := &keeping{}
+	if in.Exists {
+		if err := m.keepIgnored(ctx, w, kept, in.Ignored); err != nil {
 			return w, ev, &RefusedError{TaskID: id, Reason: err.Error()}
 		}
-		ev.Kept, ev.KeptIn = in.Ignored, dir
 	}
 	if in.Tip != "" {
 		// Keep the tip, merged or not: restoring is always possible.
-		if _, err := git.Run(ctx, w.Repo, "update-ref", ArchiveRef(id), in.Tip); err != nil {
+		if err := m.archiveTip(ctx, w, in.Tip); err != nil {
 			return w, ev, fmt.Errorf("archiving %s: %w", w.Branch, err)
 		}
 		w.Archive, ev.Archive = ArchiveRef(id), ArchiveRef(id)
 	}
 	if in.Exists {
+		if err := m.keepIgnored(ctx, w, kept, nil); err != nil {
+			return w, ev, &RefusedError{TaskID: id, Reason: err.Error()}
+		}
+		ev.Kept, ev.KeptIn = kept.files(), kept.dir
 		if _, err := git.Run(ctx, w.Repo, "worktree", "remove", w.Path); err != nil {
 			return w, ev, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + git.Stderr(err)}
 		}
@@ -518,4 +522,105 @@ func (m *Manager) MarkLanded(ctx context.Context, id task.ID, commit, tip string
 	w.Landed, w.LandedTip, w.UpdatedAt = commit, tip, m.now().UTC()
 	_, err = m.st.PutWorktree(ctx, w)
 	return err
+}
+
+// LandedActive returns the active worktrees whose branch's work landed
+// (MarkLanded): those a cleanup after landing has still to remove.
+func (m *Manager) LandedActive(ctx context.Context) ([]store.Worktree, error) {
+	ws, err := m.st.ListWorktrees(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Worktree
+	for _, w := range ws {
+		if w.State == store.WorktreeActive && w.Landed != "" {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+// archiveTip points the task's archive ref at tip. The archive refs are the
+// daemon's alone, so under the repository's lock a lock file on one is left
+// by a git killed with an earlier daemon (half way through archiving): it
+// is removed, or no later removal could finish.
+func (m *Manager) archiveTip(ctx context.Context, w store.Worktree, tip string) error {
+	return git.Locked(ctx, w.Repo, func(ctx context.Context) error {
+		r, err := git.Inspect(ctx, w.Repo)
+		if err != nil {
+			return err
+		}
+		lock := filepath.Join(r.CommonDir, filepath.FromSlash(ArchiveRef(w.TaskID))+".lock")
+		if err := os.Remove(lock); err == nil {
+			m.log.Warn("stale lock of an archive ref removed (left by a git killed with the daemon)", "task_id", w.TaskID, "lock", lock)
+		}
+		_, err = git.Run(ctx, w.Repo, "update-ref", ArchiveRef(w.TaskID), tip)
+		return err
+	})
+}
+
+// keeping is what keepIgnored archived of one worktree: each file with the
+// size, mode and time it had when copied.
+type keeping struct {
+	dir   string
+	stamp map[string]string
+}
+
+func (k keeping) files() []string {
+	if len(k.stamp) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(k.stamp))
+}
+
+func stampOf(p string) string {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %v %d", fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+}
+
+// keepRounds bounds how often keepIgnored lists again while files change.
+const keepRounds = 8
+
+// keepIgnored archives w's ignored files worth keeping (listed, or given)
+// that k has not archived as they are now, and lists them again until a
+// listing finds nothing new: a file written while others were copied is
+// kept too. Files that go on changing for keepRounds listings are an error
+// (something is still writing in the worktree; nothing may be removed).
+func (m *Manager) keepIgnored(ctx context.Context, w store.Worktree, k *keeping, files []string) error {
+	if k.stamp == nil {
+		k.stamp = map[string]string{}
+	}
+	for round := 0; ; round++ {
+		if files == nil {
+			var err error
+			if files, err = m.keptIgnored(ctx, w); err != nil {
+				return err
+			}
+		}
+		var fresh []string
+		stamps := map[string]string{}
+		for _, f := range files {
+			st := stampOf(filepath.Join(w.Path, filepath.FromSlash(f)))
+			if st == "" || k.stamp[f] == st {
+				continue
+			}
+			fresh, stamps[f] = append(fresh, f), st
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		if round == keepRounds {
+			return fmt.Errorf("ignored files in %s keep changing (%s); something is still writing there", w.Path, strings.Join(fresh, ", "))
+		}
+		dir, err := m.archiveIgnored(ctx, w, fresh)
+		if err != nil {
+			return err
+		}
+		k.dir = dir
+		maps.Copy(k.stamp, stamps)
+		files = nil
+	}
 }

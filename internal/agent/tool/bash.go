@@ -68,6 +68,9 @@ func (bashTool) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	if err != nil {
 		return failed("running the command: %v", err)
 	}
+	for _, p := range res.Escaped {
+		notes = append(notes, fmt.Sprintf("killed process %d (%s), which had left the command's process group", p.PID, p.Command))
+	}
 
 	var changed []Change
 	if tracking {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 )
@@ -29,6 +30,14 @@ func (c *Client) Worktree(ctx context.Context, ref string) (api.Worktree, error)
 func (c *Client) PruneWorktrees(ctx context.Context) ([]api.PruneResult, error) {
 	var rep api.PruneReport
 	err := c.do(ctx, http.MethodPost, "/v1/worktrees/prune", nil, &rep)
+	return rep.Results, err
+}
+
+// PruneArchives deletes the ignored-files archives no longer needed (see
+// api.ArchivePruneRequest) and says what became of each.
+func (c *Client) PruneArchives(ctx context.Context, olderThan time.Duration) ([]api.ArchivePruneResult, error) {
+	var rep api.ArchivePruneReport
+	err := c.do(ctx, http.MethodPost, "/v1/worktrees/prune-archives", api.ArchivePruneRequest{OlderThanSeconds: int64(olderThan / time.Second)}, &rep)
 	return rep.Results, err
 }
 

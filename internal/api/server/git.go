@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -17,6 +18,9 @@ type Git interface {
 	Worktrees(ctx context.Context) ([]api.Worktree, error)
 	Worktree(ctx context.Context, ref string) (api.Worktree, error)
 	PruneWorktrees(ctx context.Context) ([]api.PruneResult, error)
+	// PruneArchives deletes the ignored-files archives no longer needed
+	// (olderThan > 0: also those of worktrees removed longer ago).
+	PruneArchives(ctx context.Context, olderThan time.Duration) ([]api.ArchivePruneResult, error)
 	RestoreWorktree(ctx context.Context, ref string) (api.Worktree, error)
 	MergeStatus(ctx context.Context, recent int) (api.MergeStatus, error)
 	MergeEnqueue(ctx context.Context, ref string) (api.MergeEntry, error)
@@ -111,6 +115,26 @@ func (s *Server) pruneWorktrees(w http.ResponseWriter, r *http.Request) {
 		res = []api.PruneResult{}
 	}
 	writeJSON(w, http.StatusOK, api.PruneReport{Results: res})
+}
+
+func (s *Server) pruneArchives(w http.ResponseWriter, r *http.Request) {
+	var req api.ArchivePruneRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.OlderThanSeconds < 0 {
+		writeJSON(w, http.StatusBadRequest, api.Error{Code: api.CodeInvalid, Message: "older_than_seconds must not be negative"})
+		return
+	}
+	res, err := s.cfg.Git.PruneArchives(r.Context(), time.Duration(req.OlderThanSeconds)*time.Second)
+	if err != nil {
+		s.gitFail(w, r, err, worktreeHint)
+		return
+	}
+	if res == nil {
+		res = []api.ArchivePruneResult{}
+	}
+	writeJSON(w, http.StatusOK, api.ArchivePruneReport{Results: res})
 }
 
 func (s *Server) restoreWorktree(w http.ResponseWriter, r *http.Request) {

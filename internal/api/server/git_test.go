@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -79,6 +80,10 @@ func (f *fakeGit) Worktree(_ context.Context, ref string) (api.Worktree, error) 
 }
 
 func (f *fakeGit) PruneWorktrees(context.Context) ([]api.PruneResult, error) {
+	return nil, nil
+}
+
+func (f *fakeGit) PruneArchives(context.Context, time.Duration) ([]api.ArchivePruneResult, error) {
 	return nil, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
@@ -26,6 +27,7 @@ type GitServices struct {
 		List(ctx context.Context) ([]worktree.Info, error)
 		Inspect(ctx context.Context, id task.ID) (worktree.Info, error)
 		Prune(ctx context.Context) ([]worktree.PruneResult, error)
+		PruneArchives(ctx context.Context, olderThan time.Duration) ([]worktree.ArchivePruneResult, error)
 		Restore(ctx context.Context, id task.ID) (store.Worktree, error)
 	}
 	Merges interface {
@@ -105,6 +107,15 @@ func (g gitServices) PruneWorktrees(ctx context.Context) ([]api.PruneResult, err
 	out := make([]api.PruneResult, len(res))
 	for i, r := range res {
 		out[i] = api.PruneResult{TaskID: r.TaskID, Path: r.Path, Removed: r.Removed, Reason: r.Reason}
+	}
+	return out, err
+}
+
+func (g gitServices) PruneArchives(ctx context.Context, olderThan time.Duration) ([]api.ArchivePruneResult, error) {
+	res, err := g.s.Worktrees.PruneArchives(ctx, olderThan)
+	out := make([]api.ArchivePruneResult, len(res))
+	for i, r := range res {
+		out[i] = api.ArchivePruneResult{TaskID: r.TaskID, Dir: r.Dir, Files: r.Files, Removed: r.Removed, Reason: r.Reason}
 	}
 	return out, err
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
@@ -40,6 +41,9 @@ func (s services) Inspect(_ context.Context, id task.ID) (worktree.Info, error) 
 	return worktree.Info{Worktree: store.Worktree{TaskID: id, Branch: "neuraphage/" + string(id)}}, nil
 }
 func (s services) Prune(context.Context) ([]worktree.PruneResult, error) { return nil, nil }
+func (s services) PruneArchives(context.Context, time.Duration) ([]worktree.ArchivePruneResult, error) {
+	return nil, nil
+}
 func (s services) Restore(_ context.Context, id task.ID) (store.Worktree, error) {
 	if s.refuse {
 		return store.Worktree{}, &worktree.RestoreRefusedError{Err: errors.New("/src/x already exists")}

@@ -140,6 +140,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/worktrees", s.git(s.listWorktrees))
 	s.mux.HandleFunc("GET /v1/worktrees/{ref}", s.git(s.getWorktree))
 	s.mux.HandleFunc("POST /v1/worktrees/prune", s.git(s.pruneWorktrees))
+	s.mux.HandleFunc("POST /v1/worktrees/prune-archives", s.git(s.pruneArchives))
 	s.mux.HandleFunc("POST /v1/worktrees/{ref}/restore", s.git(s.restoreWorktree))
 	s.mux.HandleFunc("GET /v1/merge", s.git(s.mergeStatus))
 	s.mux.HandleFunc("POST /v1/merge/{ref}/enqueue", s.git(s.mergeAction((Git).MergeEnqueue)))

@@ -145,7 +145,7 @@ func (s *Store) ListWorktrees(ctx context.Context, repo string) ([]store.Worktre
 }
 
 const mergeColumns = `id, task_id, repo, branch, target, state, detail, files, attempts, commit_sha, pr_url,
-	enqueued_at, updated_at, started_at, finished_at`
+	enqueued_at, updated_at, started_at, finished_at, step, step_tip`
 
 func scanMerge(r scanner) (store.MergeEntry, error) {
 	var (
@@ -155,7 +155,7 @@ func scanMerge(r scanner) (store.MergeEntry, error) {
 		started, finished sql.NullInt64
 	)
 	if err := r.Scan(&m.ID, &m.TaskID, &m.Repo, &m.Branch, &m.Target, &m.State, &m.Detail, &files, &m.Attempts,
-		&m.Commit, &m.PRURL, &enqueued, &updated, &started, &finished); err != nil {
+		&m.Commit, &m.PRURL, &enqueued, &updated, &started, &finished, &m.Step, &m.StepTip); err != nil {
 		return store.MergeEntry{}, err
 	}
 	if files.Valid {
@@ -255,9 +255,10 @@ func (s *Store) EnqueueMerge(ctx context.Context, m store.MergeEntry, record fun
 		if m.ID != 0 {
 			id = m.ID
 		}
-		res, err := w.exec(`INSERT INTO merges (`+mergeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		res, err := w.exec(`INSERT INTO merges (`+mergeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, string(m.TaskID), m.Repo, m.Branch, m.Target, string(m.State), m.Detail, files, m.Attempts,
-			m.Commit, m.PRURL, m.EnqueuedAt.UnixNano(), m.UpdatedAt.UnixNano(), nullTime(m.StartedAt), nullTime(m.FinishedAt))
+			m.Commit, m.PRURL, m.EnqueuedAt.UnixNano(), m.UpdatedAt.UnixNano(), nullTime(m.StartedAt), nullTime(m.FinishedAt),
+			m.Step, m.StepTip)
 		if err != nil {
 			return fmt.Errorf("queueing %s for a merge: %w", m.TaskID, err)
 		}
@@ -316,10 +317,12 @@ func (s *Store) UpdateMerge(ctx context.Context, id int64, mut store.MergeMutati
 			}
 		}
 		if _, err := w.exec(`UPDATE merges SET repo = ?, branch = ?, target = ?, state = ?, detail = ?, files = ?,
-			attempts = ?, commit_sha = ?, pr_url = ?, enqueued_at = ?, updated_at = ?, started_at = ?, finished_at = ?
+			attempts = ?, commit_sha = ?, pr_url = ?, enqueued_at = ?, updated_at = ?, started_at = ?, finished_at = ?,
+			step = ?, step_tip = ?
 			WHERE id = ?`,
 			m.Repo, m.Branch, m.Target, string(m.State), m.Detail, files, m.Attempts, m.Commit, m.PRURL,
-			m.EnqueuedAt.UnixNano(), m.UpdatedAt.UnixNano(), nullTime(m.StartedAt), nullTime(m.FinishedAt), id); err != nil {
+			m.EnqueuedAt.UnixNano(), m.UpdatedAt.UnixNano(), nullTime(m.StartedAt), nullTime(m.FinishedAt),
+			m.Step, m.StepTip, id); err != nil {
 			return fmt.Errorf("updating merge entry %d of %s: %w", id, taskID, err)
 		}
 		if err := w.emit(evs...); err != nil {

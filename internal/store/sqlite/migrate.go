@@ -218,6 +218,12 @@ CREATE INDEX sync_messages_source ON sync_messages (source_id, id);
 CREATE INDEX sync_messages_injection ON sync_messages (injection_id);
 CREATE INDEX sync_messages_state ON sync_messages (state, task_id);
 `,
+	// 5: the git operation the merge queue began in a task's worktree, so
+	// that a restarted daemon knows a half-done one is its own to roll back.
+	`
+ALTER TABLE merges ADD COLUMN step TEXT NOT NULL DEFAULT '';
+ALTER TABLE merges ADD COLUMN step_tip TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

@@ -166,6 +166,14 @@ func testGitReopen(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	openEntry := mustEnqueueMerge(t, s, mergeOf(tk.ID, "/src/one"))
+	// The step the queue began survives a restart: that is what it is for.
+	openEntry, _, err = s.UpdateMerge(ctx, openEntry.ID, func(m *store.MergeEntry) ([]event.Event, error) {
+		m.Step, m.StepTip = "rebase", "0123456789abcdef0123456789abcdef01234567"
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
