@@ -540,6 +540,10 @@ func (r *run) sendMessages(ctx context.Context, rng *rand.Rand) {
 	}
 }
 
+// cleanupLimit is how long a landed task's worktree may take to be
+// removed after the task is completed.
+const cleanupLimit = 30 * time.Second
+
 // stuckFor is how long every unfinished task must have been paused, with
 // nothing else open, for awaitFinish to stop waiting: a paused task does
 // not resume by itself.
@@ -660,10 +664,26 @@ func (r *run) check(ctx context.Context) figures {
 			m.id, m.text, id, r.tokens[m.task], where)
 	}
 
-	// worktree (registry, as the daemon sees it)
-	wts, err := c.Worktrees(ctx)
-	if err != nil {
-		r.fail(invWorktree, "listing worktrees: %v", err)
+	// worktree (registry, as the daemon sees it). A task is completed when
+	// it lands; its cleanup follows, so give that time before judging.
+	var wts []api.Worktree
+	deadline := time.Now().Add(cleanupLimit)
+	for {
+		wts, err = c.Worktrees(ctx)
+		if err != nil {
+			r.fail(invWorktree, "listing worktrees: %v", err)
+			break
+		}
+		left := 0
+		for _, w := range wts {
+			if status[w.TaskID].Status == task.Completed && (w.State != api.WorktreeRemoved || w.Exists) {
+				left++
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	landed := map[task.ID]string{}
 	for _, w := range wts {
