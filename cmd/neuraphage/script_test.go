@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
+	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -51,6 +52,13 @@ func TestScripts(t *testing.T) {
 				}
 			})
 			return nil
+		},
+		// [landlock]: the kernel can confine task commands.
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				return sandbox.Probe().Available(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"envfile":       cmdEnvFile,

@@ -66,6 +66,24 @@ type Status struct {
 	// empty.
 	Running []task.ID `json:"running"`
 	Held    string    `json:"held,omitempty"`
+	// Sandbox says how task commands are confined.
+	Sandbox Sandbox `json:"sandbox"`
+}
+
+// Sandbox is the mode task commands run in, probed at daemon start.
+type Sandbox struct {
+	// Mode is "landlock", "none" (the kernel lacks it) or "off" (the
+	// config turned it off).
+	Mode string `json:"mode"`
+	// ABI is the Landlock ABI version; 0 when Mode is not landlock.
+	ABI int `json:"abi,omitempty"`
+	// Network is sandbox.network: allow, deny or a list of ports.
+	Network string `json:"network"`
+	// Require is sandbox.require: commands are refused when they cannot be
+	// confined.
+	Require bool `json:"require"`
+	// Summary is the line `daemon status` prints.
+	Summary string `json:"summary"`
 }
 
 // Models says which model each tier resolved to at daemon start, or how to

@@ -70,6 +70,9 @@ func (a *app) runDaemonStatus(ctx context.Context, opts daemonStatusOpts, out io
 	if st.Held != "" {
 		fmt.Fprintf(out, "held:     queued tasks wait: %s\n", st.Held)
 	}
+	if st.Sandbox.Summary != "" {
+		fmt.Fprintf(out, "sandbox:  %s; network %s\n", st.Sandbox.Summary, st.Sandbox.Network)
+	}
 	if !st.Models.Ready {
 		fmt.Fprintf(out, "models:   none configured: %s\n", st.Models.Setup)
 		return nil

@@ -95,6 +95,10 @@ func describeEvent(e event.Event) string {
 		return describeLeftover(p)
 	case event.DaemonRecovered:
 		return fmt.Sprintf("recovered %d running task(s) to resume", len(p.ResumePending))
+	case event.DaemonPermissions:
+		return permissions(p)
+	case event.TaskSandbox:
+		return "sandbox: " + p.Note
 	case event.Unknown:
 		return truncate(string(p.Raw), 80)
 	}
@@ -115,6 +119,18 @@ func describeEvent(e event.Event) string {
 	}
 	b, _ := json.Marshal(e.Payload)
 	return truncate(string(b), 80)
+}
+
+// permissions renders the daemon's corrected modes as a sentence.
+func permissions(p event.DaemonPermissions) string {
+	if len(p.Corrected) == 0 {
+		return "private state: nothing to restrict"
+	}
+	parts := make([]string, len(p.Corrected))
+	for i, c := range p.Corrected {
+		parts[i] = fmt.Sprintf("%s (%s → %s)", c.Path, c.From, c.To)
+	}
+	return fmt.Sprintf("restricted %d path(s) readable by others to their owner: %s", len(p.Corrected), strings.Join(parts, ", "))
 }
 
 // describeMessage renders a queued injection: its kind, number, sender,

@@ -24,6 +24,8 @@ type Config struct {
 	Executor Executor `yaml:"executor"`
 	Agent    Agent    `yaml:"agent"`
 	Budget   Budget   `yaml:"budget"`
+	// Sandbox confines the commands tasks run.
+	Sandbox Sandbox `yaml:"sandbox"`
 	// Worktree places each task's git worktree; Merge lands finished work.
 	Worktree Worktree `yaml:"worktree"`
 	Merge    Merge    `yaml:"merge"`
@@ -113,6 +115,7 @@ func Default() Config {
 			MaxBashTimeoutSecs: 1800,
 			MaxToolOutputBytes: 32 << 10,
 		},
+		Sandbox:  DefaultSandbox(),
 		Worktree: Worktree{PortEnv: "PORT", IgnoredSkip: slices.Clone(DefaultIgnoredSkip)},
 		Merge: Merge{
 			Auto:            true,

@@ -232,8 +232,11 @@ func isNull(n *yaml.Node) bool {
 
 // want describes the YAML values that type t accepts.
 func want(t reflect.Type) string {
-	if t == durationType {
+	switch t {
+	case durationType:
 		return `a duration such as "30s"`
+	case networkType:
+		return networkWant
 	}
 	switch t.Kind() {
 	case reflect.Bool:

@@ -34,6 +34,7 @@ func TestKeys(t *testing.T) {
 		"budget.task_usd",
 		"budget.daily_usd",
 		"budget.fleet_usd",
+		"sandbox.enabled", "sandbox.require", "sandbox.write", "sandbox.deny_read", "sandbox.network",
 		"worktree.root",
 		"worktree.base",
 		"worktree.port_env",

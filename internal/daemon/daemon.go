@@ -81,7 +81,8 @@ type Daemon struct {
 	stopOnce sync.Once
 	stop     context.CancelCauseFunc
 
-	models api.Models // resolved at start from the config and the environment
+	models  api.Models  // resolved at start from the config and the environment
+	sandbox api.Sandbox // probed at start
 
 	executor *executor.Executor
 	stopWork func(context.Context) error
@@ -172,7 +173,13 @@ func Run(ctx context.Context, opts Options) (err error) {
 			logger.Info("tasks' commands run in cgroups of their own", "under", cg)
 		}
 	}
-	rt, err := newRuntime(opts.Config, opts.Getenv, personas, svc, st, bus, procs, logger)
+	sb, err := newTaskSandbox(opts.Config.Sandbox, p, opts.Getenv, st, logger.With("component", "sandbox"))
+	if err != nil {
+		return err
+	}
+	d.sandbox = sb.status()
+	logger.Info("task sandbox", "mode", d.sandbox.Summary, "network", d.sandbox.Network, "require", d.sandbox.Require)
+	rt, err := newRuntime(opts.Config, opts.Getenv, personas, svc, st, bus, procs, sb, logger)
 	if err != nil {
 		return err
 	}
@@ -254,6 +261,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		work.Go(func() error { return rt.mw.Run(workCtx) })
 		work.Go(func() error { return rt.sv.Run(workCtx) })
 		work.Go(func() error { return rt.sy.Run(workCtx) })
+		work.Go(func() error { return sb.Run(workCtx, bus) })
 		return work.Wait()
 	})
 	d.stopWork = func(ctx context.Context) error {
@@ -337,7 +345,7 @@ func (d *Daemon) Status(ctx context.Context) (api.Status, error) {
 	return api.Status{
 		Health: d.Health(), Socket: p.Socket, DBFile: p.DBFile, ConfigFile: p.ConfigFile, LogFile: p.LogFile,
 		Tasks: c.Tasks, Events: c.Events, LastEventID: c.LastID, PendingMessages: c.Pending, Bus: d.bus.Stats(),
-		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(),
+		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(), Sandbox: d.sandbox,
 	}, nil
 }
 

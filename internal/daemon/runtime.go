@@ -20,6 +20,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
+	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/supervise"
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
@@ -55,7 +56,7 @@ func (rt *runtime) send(ctx context.Context, inj inject.Injection) error {
 // newRuntime builds the engines, the worktree manager, the merge queue and
 // the executor from the configuration, each acting on tasks through svc,
 // and binds svc to them.
-func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, svc *tasks.Service, st store.Store, bus *event.Bus, procs *proc.Tracker, log *slog.Logger) (*runtime, error) {
+func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, svc *tasks.Service, st store.Store, bus *event.Bus, procs *proc.Tracker, sb *taskSandbox, log *slog.Logger) (*runtime, error) {
 	rt := &runtime{svc: svc}
 	hs := make([]hooks.Hook, len(cfg.Hooks))
 	for i, h := range cfg.Hooks {
@@ -79,7 +80,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		tg, _ := providerSet.Resolution().Target(tier)
 		return c, tg.Model, nil
 	})
-	native, err := newNative(cfg, providerSet, setErr, rt.ps)
+	native, err := newNative(cfg, providerSet, setErr, rt.ps, sb.launcher)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,13 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			// tasks work on: a task's first worktree in a repository must
 			// not wait for its next pass to be watched.
 			rt.mw.Notify(wt.Repo)
-			return executor.Workspace{Dir: wt.Path, Env: rt.wt.Env(wt)}, nil
+			// Its commands get a temporary directory of their own, the one
+			// place besides the worktree the sandbox lets them write.
+			tmp, err := sb.prepare(ctx, t.ID)
+			if err != nil {
+				return executor.Workspace{}, err
+			}
+			return executor.Workspace{Dir: wt.Path, Env: append(rt.wt.Env(wt), tmp...)}, nil
 		},
 		Complete: svc.Completed,
 		// Blocking rebase requests are carried out by the main watcher at
@@ -177,7 +184,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 // still builds: tasks that start are paused with what to configure. A
 // task's model is its own (--model), else its persona's tier's; its system
 // prompt is its persona's before the base prompt.
-func newNative(cfg config.Config, set *providers.Set, setErr error, ps *tasks.Personas) (*agent.Engine, error) {
+func newNative(cfg config.Config, set *providers.Set, setErr error, ps *tasks.Personas, launcher *sandbox.Launcher) (*agent.Engine, error) {
 	rules := make([]tool.Rule, len(cfg.Agent.DenyCommands))
 	for i, p := range cfg.Agent.DenyCommands {
 		rules[i] = tool.Rule{Pattern: p, Reason: "denied by agent.deny_commands in the config"}
@@ -224,7 +231,8 @@ func newNative(cfg config.Config, set *providers.Set, setErr error, ps *tasks.Pe
 		Model: model, Ready: ready, ContextWindow: window,
 		System: func(t task.Task) string { return ps.System(t, agent.BaseSystem()) },
 		ToolEnv: tool.Env{Policy: policy, MaxOutput: a.MaxToolOutputBytes, EnvAllow: a.EnvAllow,
-			BashTimeout: tool.Seconds(a.BashTimeoutSecs), MaxBashTimeout: tool.Seconds(a.MaxBashTimeoutSecs)},
+			BashTimeout: tool.Seconds(a.BashTimeoutSecs), MaxBashTimeout: tool.Seconds(a.MaxBashTimeoutSecs),
+			Sandbox: launcher},
 		Limits: agent.Limits{MaxToolFailures: a.MaxToolFailures, NoProgress: time.Duration(a.NoProgressSecs) * time.Second},
 	}), nil
 }

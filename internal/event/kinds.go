@@ -12,6 +12,7 @@ const (
 	KindDaemonStopping    Kind = "daemon.stopping"
 	KindDaemonRecovered   Kind = "daemon.recovered"
 	KindDaemonPermissions Kind = "daemon.permissions"
+	KindTaskSandbox       Kind = "task.sandbox"
 )
 
 // newPayload returns a pointer to a zero payload of kind k, or nil when the kind
@@ -36,6 +37,8 @@ func newPayload(k Kind) any {
 		return &DaemonPermissions{}
 	case KindProcLeftoverStopped:
 		return &ProcLeftoverStopped{}
+	case KindTaskSandbox:
+		return &TaskSandbox{}
 	}
 	if p := gitPayload(k); p != nil {
 		return p
@@ -66,6 +69,8 @@ func deref(p any) Payload {
 	case *DaemonPermissions:
 		return *v
 	case *ProcLeftoverStopped:
+		return *v
+	case *TaskSandbox:
 		return *v
 	}
 	if o, ok := derefObservation(p); ok {
@@ -154,6 +159,17 @@ type ModeCorrection struct {
 
 // EventKind implements Payload.
 func (DaemonPermissions) EventKind() Kind { return KindDaemonPermissions }
+
+// TaskSandbox records, once per task and daemon run, that the task's
+// commands run with less confinement than configured: Mode is the sandbox
+// mode (as `daemon status` shows it), Note says what is not enforced.
+type TaskSandbox struct {
+	Mode string `json:"mode"`
+	Note string `json:"note"`
+}
+
+// EventKind implements Payload.
+func (TaskSandbox) EventKind() Kind { return KindTaskSandbox }
 
 // DaemonStopping records an orderly shutdown.
 type DaemonStopping struct {

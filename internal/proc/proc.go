@@ -61,6 +61,10 @@ type Cmd struct {
 	// SeparateStderr keeps stderr out of Result.Output, in Result.Stderr
 	// (capped alike), for commands whose stdout is a reply to parse.
 	SeparateStderr bool
+	// Label is what the process records and reports call the command;
+	// empty means Shell, or Args joined. A wrapper such as the sandbox
+	// launcher sets it to the command it wraps.
+	Label string
 	// Grace is how long the group has between SIGTERM and SIGKILL, and how
 	// long Run waits for the output pipe to close once the group is gone;
 	// zero means DefaultGrace.
@@ -127,7 +131,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	var cg *os.File
 	o, tracked := ownerFrom(ctx)
 	if tracked {
-		if rec, cg, err = o.t.begin(o.name, cmp.Or(c.Shell, strings.Join(argv, " "))); err != nil {
+		if rec, cg, err = o.t.begin(o.name, cmp.Or(c.Label, c.Shell, strings.Join(argv, " "))); err != nil {
 			pr.Close()
 			pw.Close()
 			return Result{}, err

@@ -43,7 +43,9 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 	if note == "" && strings.TrimSpace(b.Setup) != "" {
 		res, err = proc.Run(ctx, proc.Cmd{
 			Dir: w.Path, Shell: b.Setup, Timeout: timeout, MaxOutput: 8 << 10,
-			Env: append(os.Environ(), m.Env(*w)...),
+			// The daemon's environment without its keys, tokens and own
+			// variables: the setup runs the repository's scripts.
+			Env: append(proc.WithoutSecrets(os.Environ()), m.Env(*w)...),
 		})
 	}
 	if rerr := m.recordProvisioned(ctx, *w); rerr != nil {

@@ -426,6 +426,29 @@ func TestProvisionSetupCommand(t *testing.T) {
 	}
 }
 
+// The setup command does not see the daemon's keys, tokens or own
+// variables (not parallel: it sets the process environment).
+func TestProvisionSetupWithoutSecrets(t *testing.T) {
+	t.Setenv("SETUP_PROBE_API_KEY", "sk-secret")
+	t.Setenv("SETUP_PROBE_TOKEN", "tok-secret")
+	t.Setenv("NEURAPHAGE_SETUP_PROBE", "daemon-own")
+	t.Setenv("SETUP_PROBE_PLAIN", "visible")
+	repo := wtRepo(t, "main", map[string]string{".gitignore": ".setup-*\n"})
+	e := wtNewEnv(t, worktree.Config{Bootstrap: func(string) worktree.Bootstrap {
+		return worktree.Bootstrap{Setup: `env > .setup-env`}
+	}})
+	w := e.provision(e.task(repo))
+	got := wtRead(t, w.Path, ".setup-env")
+	for _, secret := range []string{"sk-secret", "tok-secret", "daemon-own"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the setup saw %q:\n%s", secret, got)
+		}
+	}
+	if !strings.Contains(got, "SETUP_PROBE_PLAIN=visible") {
+		t.Errorf("the setup did not get the rest of the daemon's environment:\n%s", got)
+	}
+}
+
 func TestProvisionSetupFailure(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

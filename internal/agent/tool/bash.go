@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
+	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 )
 
 //go:embed descriptions/bash.md
@@ -58,13 +59,17 @@ func (bashTool) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 		notes = append(notes, fmt.Sprintf("changed files not tracked: %v", err))
 	}
 
-	res, err := proc.Run(ctx, proc.Cmd{
+	cmd, err := env.Sandbox.Wrap(proc.Cmd{
 		Dir:       dir,
 		Shell:     p.Command,
 		Env:       commandEnv(environ(), env.EnvAllow, dir, env.Vars),
 		Timeout:   time.Duration(timeout) * time.Second,
 		MaxOutput: env.maxOutput(),
-	})
+	}, sandbox.Task{Dir: dir, TempDir: tempDir(env.Vars), Repo: env.Repo})
+	if err != nil {
+		return failed("not running the command: %v. No command can run until the sandbox works; ask the user (ask_user) to fix it, or to turn sandbox.require off.", err)
+	}
+	res, err := proc.Run(ctx, cmd)
 	if err != nil {
 		return failed("running the command: %v", err)
 	}

@@ -39,3 +39,15 @@ func commandEnv(parent, allow []string, dir string, vars []string) []string {
 
 // environ is the daemon's environment, read at each call.
 var environ = os.Environ
+
+// tempDir is the task's temporary directory: the last TMPDIR in vars, or
+// "" when the task has none of its own.
+func tempDir(vars []string) string {
+	dir := ""
+	for _, kv := range vars {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			dir = v
+		}
+	}
+	return dir
+}

@@ -8,11 +8,14 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/git/gittest"
+	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 )
 
 // TestMain isolates the git that bash runs from the machine's configuration
-// and from any repository above the temporary directory.
+// and from any repository above the temporary directory. The test binary is
+// also the sandbox launcher of the tests that confine bash.
 func TestMain(m *testing.M) {
+	sandbox.ServeLauncher()
 	gittest.Isolate()
 	os.Exit(m.Run())
 }

@@ -4,7 +4,8 @@
 // Tools run inside a task's working directory (Env.Dir). File tools refuse
 // any path that leaves it: "..", absolute paths elsewhere and symlinks that
 // resolve outside are errors the model can read and act on, never panics or
-// silent writes elsewhere. Commands pass Env.Policy before they run.
+// silent writes elsewhere. Commands pass Env.Policy before they run, then run confined by
+// Env.Sandbox (internal/sandbox).
 //
 // A tool never fails the task by itself: whatever goes wrong becomes a
 // Result with IsError set, so the model sees it and can correct course.
@@ -16,6 +17,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 )
 
 // Tool is one capability offered to the model.
@@ -48,6 +50,13 @@ type Env struct {
 	// MaxBashTimeout caps what a call may ask for. Zero means the defaults.
 	BashTimeout    Seconds
 	MaxBashTimeout Seconds
+	// Sandbox runs every command through the sandbox launcher, confined to
+	// Dir and the task's TMPDIR (the last TMPDIR in Vars); nil runs them as
+	// they are, behind the deny-list alone.
+	Sandbox *sandbox.Launcher
+	// Repo is the repository Dir is a worktree of, as the daemon knows it:
+	// the sandbox lets git commit there on the task's branch.
+	Repo string
 }
 
 // Seconds is a duration in whole seconds, as tools and config express it.

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Sandbox confines the commands tasks run (docs/sandbox.md).
+type Sandbox struct {
+	Enabled bool `yaml:"enabled"` // run commands under Landlock where the kernel has it; default true
+	Require bool `yaml:"require"` // refuse to run commands when they cannot be confined (no Landlock, sandbox off, or a network policy the kernel cannot enforce); default false
+	// Write lists more paths every command may write (caches such as
+	// ~/.cache/go-build); absolute or starting with ~/.
+	Write []string `yaml:"write"`
+	// DenyRead lists more paths no command may read, besides ~/.ssh,
+	// ~/.aws, ~/.config/gcloud and Neuraphage's data and run directories;
+	// absolute or starting with ~/.
+	DenyRead []string `yaml:"deny_read"`
+	Network  Network  `yaml:"network"` // allow | deny | a list of TCP ports; default allow
+}
+
+// DefaultSandbox is the sandbox section's default.
+func DefaultSandbox() Sandbox { return Sandbox{Enabled: true} }
+
+// Validate checks the paths.
+func (s Sandbox) Validate() error {
+	for _, list := range []struct {
+		key   string
+		paths []string
+	}{{"write", s.Write}, {"deny_read", s.DenyRead}} {
+		for i, p := range list.paths {
+			if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+				return &Error{Key: list.key + "." + strconv.Itoa(i), Msg: fmt.Sprintf("want an absolute path or one starting with ~/, got %q", p)}
+			}
+		}
+	}
+	return nil
+}
+
+// ExpandHome returns paths with a leading ~/ replaced by home, cleaned.
+func ExpandHome(paths []string, home string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			p = filepath.Join(home, rest)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out
+}
+
+// Network is sandbox.network: "allow", "deny", or a list of TCP ports
+// commands may connect to and bind.
+type Network struct {
+	Deny  bool
+	Ports []int
+}
+
+// Allows reports whether n leaves the network alone.
+func (n Network) Allows() bool { return !n.Deny && len(n.Ports) == 0 }
+
+// String renders n: "allow", "deny" or "80,443".
+func (n Network) String() string {
+	switch {
+	case n.Deny:
+		return "deny"
+	case len(n.Ports) > 0:
+		s := make([]string, len(n.Ports))
+		for i, p := range n.Ports {
+			s[i] = strconv.Itoa(p)
+		}
+		return strings.Join(s, ",")
+	}
+	return "allow"
+}
+
+var networkType = reflect.TypeFor[Network]()
+
+const networkWant = "allow, deny or a list of TCP ports (1..65535)"
+
+// UnmarshalYAML reads allow, deny or a list of ports.
+func (n *Network) UnmarshalYAML(v *yaml.Node) error {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		switch v.Value {
+		case "allow":
+			*n = Network{}
+			return nil
+		case "deny":
+			*n = Network{Deny: true}
+			return nil
+		}
+	case yaml.SequenceNode:
+		var out Network
+		for _, e := range v.Content {
+			p, err := strconv.Atoi(e.Value)
+			if e.Kind != yaml.ScalarNode || err != nil || p < 1 || p > 65535 {
+				return fmt.Errorf("%s is not a TCP port (1..65535)", describe(e))
+			}
+			if !slices.Contains(out.Ports, p) {
+				out.Ports = append(out.Ports, p)
+			}
+		}
+		if len(out.Ports) == 0 {
+			return fmt.Errorf("an empty list allows nothing; write deny")
+		}
+		*n = out
+		return nil
+	}
+	return &yaml.TypeError{Errors: []string{"want " + networkWant + ", got " + describe(v)}}
+}
+
+// MarshalYAML writes what UnmarshalYAML reads.
+func (n Network) MarshalYAML() (any, error) {
+	if len(n.Ports) > 0 && !n.Deny {
+		return n.Ports, nil
+	}
+	return n.String(), nil
+}

@@ -1,0 +1,187 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Grants is the read side of a policy in Landlock's terms.
+type Grants struct {
+	// Dirs are granted read with everything beneath them.
+	Dirs []string
+	// Files are granted read alone.
+	Files []string
+	// Listed are the ancestors of denied paths: their entries may be
+	// listed, nothing beneath them is granted by this.
+	Listed []string
+}
+
+// ReadGrants computes what to grant so that everything is readable except
+// the denied paths and what is beneath them. It walks from / down the
+// ancestors of each denied path: each ancestor is listed, each of its
+// entries that is neither denied nor an ancestor is granted (symbolic links
+// excepted: their targets are granted, or not, where they are). Unreadable
+// directories on the way grant nothing.
+func ReadGrants(deny []string) Grants {
+	denied := map[string]bool{}
+	for _, d := range deny {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		denied[filepath.Clean(d)] = true
+		denied[resolve(d)] = true
+	}
+	if denied["/"] {
+		return Grants{}
+	}
+	ancestor := func(p string) bool {
+		prefix := p + "/"
+		if p == "/" {
+			prefix = "/"
+		}
+		for d := range denied {
+			if strings.HasPrefix(d, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	var g Grants
+	var walk func(dir string)
+	walk = func(dir string) {
+		g.Listed = append(g.Listed, dir)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case denied[p]:
+			case e.Type()&fs.ModeSymlink != 0:
+			case ancestor(p):
+				if e.IsDir() {
+					walk(p)
+				}
+			case e.IsDir():
+				g.Dirs = append(g.Dirs, p)
+			default:
+				g.Files = append(g.Files, p)
+			}
+		}
+	}
+	if len(denied) == 0 {
+		g.Dirs = []string{"/"}
+		return g
+	}
+	walk("/")
+	return g
+}
+
+// resolve returns p, absolute and clean, with symbolic links resolved as
+// far as it exists.
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p
+	}
+	return filepath.Join(resolve(parent), filepath.Base(p))
+}
+
+// GitWrites returns what a command in the linked worktree dir of the
+// repository repo needs to write for git to commit there on a branch under
+// refs/heads/<branchDir>/, besides dir itself: the worktree's git directory,
+// the shared object store, and the directories of the branch's ref and
+// reflog (made when missing).
+//
+// dir is the task's to change, so nothing read from it is trusted: the
+// common git directory is found from repo (the user's checkout, which tasks
+// cannot write), the worktree's git directory named by dir/.git is granted
+// only when it is one of that repository's worktrees and names dir back,
+// and the branch directory comes from the caller, not from the worktree's
+// HEAD. Anything that does not check out grants nothing: git then fails to
+// commit, and the command is given no more than its worktree.
+func GitWrites(dir, repo, branchDir string) []string {
+	if repo == "" || branchDir == "" || strings.Contains(branchDir, "..") || filepath.IsAbs(branchDir) || filepath.Clean(branchDir) == "." {
+		return nil
+	}
+	common := commonDir(repo)
+	if common == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return nil // a directory (inside dir), or no git at all
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return nil
+	}
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	gitdir = resolve(gitdir)
+	if filepath.Dir(gitdir) != filepath.Join(common, "worktrees") {
+		return nil
+	}
+	back, err := os.ReadFile(filepath.Join(gitdir, "gitdir"))
+	if err != nil || resolve(strings.TrimSpace(string(back))) != resolve(filepath.Join(dir, ".git")) {
+		return nil
+	}
+	out := []string{gitdir, filepath.Join(common, "objects")}
+	for _, d := range []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "logs", "refs", "heads")} {
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		p := filepath.Join(d, filepath.FromSlash(branchDir))
+		if err := os.MkdirAll(p, 0o755); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// commonDir returns the common git directory of the repository holding
+// dir, resolved, or "".
+func commonDir(dir string) string {
+	for d := resolve(dir); ; d = filepath.Dir(d) {
+		p := filepath.Join(d, ".git")
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			return p
+		case err == nil:
+			// The repository is itself a linked worktree: follow its
+			// git directory to the common one.
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return ""
+			}
+			g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+			if !ok {
+				return ""
+			}
+			if !filepath.IsAbs(g) {
+				g = filepath.Join(d, g)
+			}
+			c, err := os.ReadFile(filepath.Join(g, "commondir"))
+			if err != nil {
+				return resolve(g)
+			}
+			cd := strings.TrimSpace(string(c))
+			if !filepath.IsAbs(cd) {
+				cd = filepath.Join(g, cd)
+			}
+			return resolve(cd)
+		}
+		if d == "/" || d == "." {
+			return ""
+		}
+	}
+}

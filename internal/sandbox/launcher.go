@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/neuraphage/neuraphage-go/internal/proc"
+)
+
+// DefaultDenyRead lists the secret locations under the user's home that
+// commands may not read; the daemon adds its own data and run directories.
+var DefaultDenyRead = []string{".ssh", ".aws", ".config/gcloud"}
+
+// Launcher runs commands through the sandbox launcher. The zero value (or a
+// nil *Launcher) runs them as they are.
+type Launcher struct {
+	// Exe is the program re-executed as the launcher (the neuraphage
+	// binary, or a test binary that handles the subcommand); it is run as
+	// `Exe sandbox-exec ...`.
+	Exe string
+	// Status is what the kernel offers (Probe), or Off.
+	Status Status
+	// Require refuses to run commands when Status is not available,
+	// instead of running them unconfined.
+	Require bool
+	// Write lists the paths every command may write, besides its task's.
+	Write []string
+	// DenyRead lists the paths no command may read.
+	DenyRead []string
+	// Network is what every command may reach.
+	Network Network
+	// BranchDir is the directory of task branches under refs/heads
+	// ("neuraphage"), whose refs a task's git may update.
+	BranchDir string
+}
+
+// Task is what one task's command may be given.
+type Task struct {
+	// Dir is the task's worktree (or working directory), writable.
+	Dir string
+	// TempDir is the task's own temporary directory, writable; "" for none.
+	TempDir string
+	// Repo is the repository the worktree belongs to, as the daemon knows
+	// it (never read from the worktree): git may commit in the worktree on
+	// a branch under BranchDir. "" grants git nothing outside Dir.
+	Repo string
+}
+
+// ErrRequired is returned by Wrap when the sandbox is required but cannot
+// be applied.
+var ErrRequired = errors.New("sandbox.require is set and commands cannot be confined")
+
+// Wrap returns c made to run confined to task t: the launcher is run in c's
+// place with the program (c.Shell with /bin/sh -c, or c.Args) after it.
+// Without a usable sandbox it returns c as it is, or ErrRequired when the
+// launcher requires one. Everything else in c (directory, environment,
+// timeout, output) is kept, so proc runs the launcher as it would run c.
+func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
+	if l == nil || !l.Status.Available() {
+		if l != nil && l.Require {
+			reason := "the sandbox is off"
+			if !l.Status.Off {
+				reason = l.Status.Reason
+			}
+			return proc.Cmd{}, fmt.Errorf("%w: %s", ErrRequired, reason)
+		}
+		return c, nil
+	}
+	if l.Require && !l.Network.Allows() && l.Status.ABI < TCP {
+		return proc.Cmd{}, fmt.Errorf("%w: network %s needs Landlock ABI v%d, the kernel has v%d", ErrRequired, l.Network, TCP, l.Status.ABI)
+	}
+	argv := c.Args
+	if c.Shell != "" {
+		argv = []string{"/bin/sh", "-c", c.Shell}
+	}
+	if len(argv) == 0 {
+		return proc.Cmd{}, errors.New("sandbox: no command to run")
+	}
+	p := l.Policy(t)
+	if c.Label == "" {
+		c.Label = cmp.Or(c.Shell, strings.Join(argv, " "))
+	}
+	c.Shell = ""
+	c.Args = append([]string{l.Exe, Command}, p.Args(argv...)...)
+	return c, nil
+}
+
+// Policy is the policy of a command of task t.
+func (l *Launcher) Policy(t Task) Policy {
+	write := []string{t.Dir, t.TempDir}
+	write = append(write, GitWrites(t.Dir, t.Repo, l.BranchDir)...)
+	write = append(write, l.Write...)
+	return Policy{
+		Write:    compact(write),
+		DenyRead: compact(l.DenyRead),
+		Network:  l.Network,
+		Degrade:  !l.Require,
+	}
+}
+
+// compact cleans paths and drops empty ones and duplicates.
+func compact(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		p = filepath.Clean(p)
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// HomeDenyRead returns DefaultDenyRead under home, then extra, absolute.
+func HomeDenyRead(home string, extra ...string) []string {
+	var out []string
+	if home != "" {
+		for _, d := range DefaultDenyRead {
+			out = append(out, filepath.Join(home, d))
+		}
+	}
+	return append(out, extra...)
+}
+
+// TempDir makes the private temporary directory of one task under root
+// (0700, root made if missing) and returns its path.
+func TempDir(root, name string) (string, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", fmt.Errorf("making the tasks' temporary directory: %w", err)
+	}
+	d := filepath.Join(root, name)
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("making the task's temporary directory: %w", err)
+	}
+	if err := os.Chmod(d, 0o700); err != nil {
+		return "", fmt.Errorf("making the task's temporary directory private: %w", err)
+	}
+	return d, nil
+}
