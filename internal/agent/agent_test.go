@@ -348,7 +348,7 @@ default:
 		}
 	}
 	h.host.mu.Unlock()
-	want := []event.ModelRetry{{Turn: 1, Attempt: 2, MaxAttempts: 4, Class: "server"}, {Turn: 1, Attempt: 3, MaxAttempts: 4, Class: "server"}}
+	want := []event.ModelRetry{{Turn: 1, Attempt: 2, MaxAttempts: 4, Class: "server", Status: 500}, {Turn: 1, Attempt: 3, MaxAttempts: 4, Class: "server", Status: 500}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("retries (-want +got):\n%s", diff)
 	}

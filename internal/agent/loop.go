@@ -43,6 +43,11 @@ type loop struct {
 
 	turnStart time.Time        // when the turn in progress called the model
 	turnEnd   *event.TurnEnded // its end, reported once its tools have run
+
+	// held names the tool (complete_task, fail_task) whose end of the task
+	// is held because messages arrived first: the boundary that delivers
+	// them says so to the model.
+	held string
 }
 
 // finalTimeout bounds the commits a run makes after its context ended.
@@ -58,7 +63,7 @@ func (l *loop) run(ctx context.Context) engine.Outcome {
 			return l.outcome(engine.Stopped, "")
 		}
 		// The boundary: injections first.
-		if out, stop := l.boundary(ctx); stop {
+		if out, _, stop := l.boundary(ctx); stop {
 			return out
 		}
 		if last := l.msgs[len(l.msgs)-1]; last.Role == llm.RoleAssistant {
@@ -136,6 +141,7 @@ func (l *loop) load(ctx context.Context) error {
 			l.turn++
 		}
 	}
+	l.held = endCall(msgs)
 	last := msgs[len(msgs)-1]
 	if calls := last.ToolCalls(); last.Role == llm.RoleAssistant && len(calls) > 0 {
 		// The daemon stopped after the model asked for these calls and before
@@ -151,21 +157,37 @@ func (l *loop) load(ctx context.Context) error {
 	return nil
 }
 
+// endCall returns the tool that ended the task in the stored conversation
+// msgs, when it ends with that call and its result ("" otherwise): a run
+// that resumes there was sent back because messages arrived as it ended.
+func endCall(msgs []llm.Message) string {
+	if len(msgs) < 2 || msgs[len(msgs)-1].Role != llm.RoleUser || msgs[len(msgs)-2].Role != llm.RoleAssistant {
+		return ""
+	}
+	for _, c := range msgs[len(msgs)-2].ToolCalls() {
+		if c.Name == "complete_task" || c.Name == "fail_task" {
+			return c.Name
+		}
+	}
+	return ""
+}
+
 // boundary delivers the injections waiting for the task. A pause ends the
-// run; other injections join the conversation, committed with their receipt.
-func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
+// run; other injections join the conversation, committed with their
+// receipt. It reports whether it delivered any.
+func (l *loop) boundary(ctx context.Context) (out engine.Outcome, delivered, stop bool) {
 	drain(l.h.Interrupts())
 	t, err := l.h.Prepare(ctx)
 	if err != nil {
-		return l.stopOrPause(ctx, fmt.Errorf("preparing the task's messages: %w", err)), true
+		return l.stopOrPause(ctx, fmt.Errorf("preparing the task's messages: %w", err)), false, true
 	}
 	if err := l.adopt(t); err != nil {
-		return l.outcome(engine.Paused, err.Error()), true
+		return l.outcome(engine.Paused, err.Error()), false, true
 	}
 	drain(l.h.Interrupts()) // Prepare's own messages interrupt nothing
 	inbox, err := l.h.Inbox(ctx)
 	if err != nil {
-		return l.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), true
+		return l.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), false, true
 	}
 	var (
 		pauses, shown []inject.Injection
@@ -186,20 +208,26 @@ func (l *loop) boundary(ctx context.Context) (engine.Outcome, bool) {
 			reason = "paused"
 		}
 		if err := l.commit(ctx, engine.Step{Turn: l.turn, Delivered: pauses, Events: []event.Payload{receipt(l.turn, pauses, l.h.Now())}}); err != nil {
-			return l.stopOrPause(ctx, err), true
+			return l.stopOrPause(ctx, err), false, true
 		}
-		return l.outcome(engine.Paused, reason), true
+		return l.outcome(engine.Paused, reason), false, true
 	}
 	if len(shown) == 0 {
-		return engine.Outcome{}, false
+		return engine.Outcome{}, false, false
+	}
+	if l.held != "" {
+		note := fmt.Sprintf("You called %s, but the messages below arrived before the task ended, so it has not ended. "+
+			"Read them and act on them; call %s again if it still stands.", l.held, l.held)
+		parts = append([]llm.Part{llm.TextPart(engine.Note(note))}, parts...)
 	}
 	msg := llm.Message{Role: llm.RoleUser, Parts: parts}
 	if err := l.commit(ctx, engine.Step{Turn: l.turn, Messages: []llm.Message{msg}, Delivered: shown,
 		Events: []event.Payload{receipt(l.turn+1, shown, l.h.Now())}}); err != nil {
-		return l.stopOrPause(ctx, err), true
+		return l.stopOrPause(ctx, err), false, true
 	}
+	l.held = ""
 	l.idle = 0
-	return engine.Outcome{}, false
+	return engine.Outcome{}, true, false
 }
 
 // adopt switches the run to t's persona and model when they changed (an
@@ -284,12 +312,15 @@ func (l *loop) call(ctx context.Context) (resp *llm.Response, interrupted bool, 
 	// The retry layer tells of each retry; the Watcher shows the call as
 	// retrying (its attempt, the last error) instead of a silent wait.
 	obsCtx := llm.WithRetryObserver(callCtx, func(n llm.RetryNotice) {
-		msg := ""
+		msg, status := "", 0
 		if n.Err != nil {
 			msg = event.ResultPreview(n.Err.Error())
 		}
+		if le := (*llm.Error)(nil); errors.As(n.Err, &le) {
+			status = le.StatusCode
+		}
 		l.h.Emit(event.ModelRetry{Turn: turn, Attempt: n.Attempt + 1, MaxAttempts: n.MaxAttempts,
-			Class: llm.ClassOf(n.Err).String(), Message: msg, WaitMs: n.Wait.Milliseconds()})
+			Class: llm.ClassOf(n.Err).String(), Status: status, Message: msg, WaitMs: n.Wait.Milliseconds()})
 	})
 	resp, err = l.client.Stream(obsCtx, req, func(ev llm.Event) {
 		switch ev.Kind {
@@ -436,14 +467,17 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 		evs = append(evs, *end)
 		l.turnEnd = nil
 	}
-	var out *engine.Outcome
+	var (
+		out *engine.Outcome
+		end event.Payload // the end of the task, once no message holds it
+	)
 	if control != nil && ctx.Err() == nil {
 		switch control.Kind {
 		case tool.Complete:
-			evs = append(evs, event.Completed{Turn: l.turn, Summary: control.Text})
+			end = event.Completed{Turn: l.turn, Summary: control.Text}
 			out = &engine.Outcome{Status: engine.Completed, Reason: control.Text, Turn: l.turn}
 		case tool.Fail:
-			evs = append(evs, event.Failed{Turn: l.turn, Reason: control.Text})
+			end = event.Failed{Turn: l.turn, Reason: control.Text}
 			out = &engine.Outcome{Status: engine.Failed, Reason: control.Text, Turn: l.turn}
 		case tool.AskUser:
 			evs = append(evs, event.NeedsInput{Turn: l.turn, Question: control.Text})
@@ -464,10 +498,55 @@ func (l *loop) runTools(ctx context.Context, calls []llm.ToolCall) (engine.Outco
 	if ctx.Err() != nil {
 		return l.outcome(engine.Stopped, ""), true
 	}
+	if end != nil {
+		// A message that arrived while this turn ran (its model call, its
+		// tools) and holds the end (the user's, a pause, an urgent one) is
+		// given to the model before the task may end: a "stop, do not
+		// merge" sent during the final turn is seen, not dropped. One
+		// arriving after this look is caught by the executor, which closes
+		// the task only when none waits.
+		held, err := l.holdsEnd(ctx)
+		if err != nil {
+			return l.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), true
+		}
+		if held {
+			l.held = "complete_task"
+			if control.Kind == tool.Fail {
+				l.held = "fail_task"
+			}
+			o, delivered, stop := l.boundary(ctx)
+			switch {
+			case stop:
+				l.held = ""
+				return o, true
+			case delivered:
+				return engine.Outcome{}, false
+			}
+			l.held = ""
+		}
+		if err := l.commit(ctx, engine.Step{Turn: l.turn, Events: []event.Payload{end}}); err != nil {
+			return l.stopOrPause(ctx, err), true
+		}
+	}
 	if out != nil {
 		return *out, true
 	}
 	return engine.Outcome{}, false
+}
+
+// holdsEnd reports whether a message waits that must reach the model
+// before the task may end (inject.Injection.HoldsEnd).
+func (l *loop) holdsEnd(ctx context.Context) (bool, error) {
+	inbox, err := l.h.Inbox(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, inj := range inbox {
+		if inj.HoldsEnd() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // interruptedNow reports whether an urgent injection is waiting, consuming

@@ -142,6 +142,9 @@ type TaskDetail struct {
 	Readiness task.Readiness `json:"readiness"`
 	Blockers  []task.ID      `json:"blockers,omitempty"`
 	Pending   []Message      `json:"pending_messages,omitempty"`
+	// Returned are messages the task never saw: it finished while they
+	// waited in its queue.
+	Returned []Message `json:"returned_messages,omitempty"`
 }
 
 // ActionRequest carries the reason for a pause, resume or cancel.
@@ -167,6 +170,11 @@ type Message struct {
 	Urgent      bool       `json:"urgent,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+	// ReturnedAt is when the task finished with the message undelivered.
+	ReturnedAt *time.Time `json:"returned_at,omitempty"`
+	// TaskStatus is the task's status as the message was queued (in the
+	// answer to a send only).
+	TaskStatus task.Status `json:"task_status,omitempty"`
 }
 
 // DependRequest makes a task wait for a blocker.

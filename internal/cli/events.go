@@ -317,6 +317,11 @@ func (w *liveWriter) observation(e event.Event) {
 		fmt.Fprintf(out, "✉ turn %d took in %s\n", p.Turn, deliveries(p))
 	case event.Interrupted:
 		fmt.Fprintf(out, "! %s\n", interruption(p))
+	case event.ModelRetry:
+		fmt.Fprintf(out, "⟳ %s\n", retryLine(p))
+		if p.Message != "" {
+			writeBlock(out, resultIndent, resultIndent, p.Message, 1, resultWidth)
+		}
 	case event.Learning:
 		fmt.Fprintf(out, "* %s\n", learning(p))
 	case event.LearningExtracted, event.KnowledgeForgot:

@@ -85,12 +85,27 @@ func describeEvent(e event.Event) string {
 		return s
 	case event.TaskMessage:
 		return describeMessage(p)
+	case event.TaskReturned:
+		ids := make([]string, len(p.InjectionIDs))
+		for i, id := range p.InjectionIDs {
+			ids[i] = fmt.Sprintf("#%d", id)
+		}
+		s := fmt.Sprintf("%d message(s) returned undelivered (%s): the task %s first", len(ids), strings.Join(ids, ", "), p.Status)
+		if len(p.Texts) > 0 {
+			s += ": " + truncate(p.Texts[0], 50)
+		}
+		return s
 	case event.TaskDependency:
 		return "now waits for " + string(p.Blocker)
 	case event.DaemonStarted:
 		return fmt.Sprintf("daemon started (pid %d, %s)", p.PID, p.Version)
 	case event.DaemonStopping:
 		return "daemon stopping: " + p.Reason
+	case event.DiskFull:
+		if p.Recovered {
+			return fmt.Sprintf("space returned after %s: %d task(s) that waited went on", time.Duration(p.WaitedMs)*time.Millisecond, len(p.Tasks))
+		}
+		return "the data disk is full: the run waits in memory and retries its write until space returns (" + truncate(p.Err, 80) + ")"
 	case event.ProcLeftoverStopped:
 		return describeLeftover(p)
 	case event.DaemonRecovered:
@@ -196,8 +211,37 @@ func describeObservation(p event.Payload) (string, bool) {
 		return interruption(p), true
 	case event.Learning:
 		return learning(p), true
+	case event.ModelRetry:
+		return fmt.Sprintf("turn %d: %s", p.Turn, retryLine(p)), true
+	case event.ModelError:
+		return fmt.Sprintf("turn %d: model call failed (%s): %s", p.Turn, strings.ReplaceAll(p.Class, "_", " "), truncate(p.Message, 70)), true
 	}
 	return "", false
+}
+
+// retryLine renders a retry of a model call as it happens: "model call
+// failed (529 overloaded); retry 2 of 5 in 4s" (the attempt about to start
+// of at most so many, and the wait before it).
+func retryLine(p event.ModelRetry) string {
+	var why []string
+	if p.Status != 0 {
+		why = append(why, fmt.Sprint(p.Status))
+	}
+	if p.Class != "" {
+		why = append(why, strings.ReplaceAll(p.Class, "_", " "))
+	}
+	s := "model call failed"
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, " ") + ")"
+	}
+	s += fmt.Sprintf("; retry %d", p.Attempt)
+	if p.MaxAttempts > 0 {
+		s += fmt.Sprintf(" of %d", p.MaxAttempts)
+	}
+	if p.WaitMs > 0 {
+		s += " in " + (time.Duration(p.WaitMs) * time.Millisecond).Round(100*time.Millisecond).String()
+	}
+	return s
 }
 
 func nonEmpty(ss ...string) []string {

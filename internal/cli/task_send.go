@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
 type taskSendOpts struct {
@@ -46,5 +47,9 @@ func (a *app) runTaskSend(ctx context.Context, opts taskSendOpts, args []string,
 		urgent = " (urgent: it interrupts the turn in flight)"
 	}
 	fmt.Fprintf(out, "message #%d queued for %s%s\n", m.ID, m.TaskID, urgent)
+	if m.TaskStatus == task.Merging {
+		fmt.Fprintln(out, "its work is in the merge queue: the task reads the message only if the merge sends it back; "+
+			"if the work lands, the message is returned undelivered (`neuraphage task show` lists it)")
+	}
 	return nil
 }

@@ -106,5 +106,12 @@ func (a *app) runTaskShow(ctx context.Context, opts taskShowOpts, args []string,
 		}
 		line("queued msg", fmt.Sprintf("%s#%d from %s: %s", kind, m.ID, m.Source, truncate(m.Text, 60)))
 	}
+	for _, m := range d.Returned {
+		kind := ""
+		if m.Kind != "" && m.Kind != "message" {
+			kind = m.Kind + " "
+		}
+		line("returned msg", fmt.Sprintf("%s#%d from %s, not delivered: the task %s first: %s", kind, m.ID, m.Source, t.Status, truncate(m.Text, 60)))
+	}
 	return nil
 }

@@ -7,11 +7,13 @@ const (
 	KindTaskCreated       Kind = "task.created"
 	KindTaskStatus        Kind = "task.status"
 	KindTaskMessage       Kind = "task.message"
+	KindTaskReturned      Kind = "task.messages_returned"
 	KindTaskDependency    Kind = "task.dependency"
 	KindDaemonStarted     Kind = "daemon.started"
 	KindDaemonStopping    Kind = "daemon.stopping"
 	KindDaemonRecovered   Kind = "daemon.recovered"
 	KindDaemonPermissions Kind = "daemon.permissions"
+	KindDaemonDiskFull    Kind = "daemon.disk_full"
 	KindTaskSandbox       Kind = "task.sandbox"
 )
 
@@ -25,6 +27,8 @@ func newPayload(k Kind) any {
 		return &TaskStatus{}
 	case KindTaskMessage:
 		return &TaskMessage{}
+	case KindTaskReturned:
+		return &TaskReturned{}
 	case KindTaskDependency:
 		return &TaskDependency{}
 	case KindDaemonStarted:
@@ -35,6 +39,8 @@ func newPayload(k Kind) any {
 		return &DaemonRecovered{}
 	case KindDaemonPermissions:
 		return &DaemonPermissions{}
+	case KindDaemonDiskFull:
+		return &DiskFull{}
 	case KindProcLeftoverStopped:
 		return &ProcLeftoverStopped{}
 	case KindTaskSandbox:
@@ -58,6 +64,8 @@ func deref(p any) Payload {
 		return *v
 	case *TaskMessage:
 		return *v
+	case *TaskReturned:
+		return *v
 	case *TaskDependency:
 		return *v
 	case *DaemonStarted:
@@ -67,6 +75,8 @@ func deref(p any) Payload {
 	case *DaemonRecovered:
 		return *v
 	case *DaemonPermissions:
+		return *v
+	case *DiskFull:
 		return *v
 	case *ProcLeftoverStopped:
 		return *v
@@ -126,6 +136,21 @@ type TaskMessage struct {
 // EventKind implements Payload.
 func (TaskMessage) EventKind() Kind { return KindTaskMessage }
 
+// TaskReturned records messages a task never saw: it finished (Status)
+// while they waited in its queue. They leave the queue, are reported back
+// with this event and listed as returned by `task show`, in the same commit
+// as the move to Status.
+type TaskReturned struct {
+	Status       task.Status `json:"status"`
+	InjectionIDs []int64     `json:"injection_ids"`
+	Kinds        []string    `json:"kinds"`
+	// Texts are the messages' first lines, for a reader of the log.
+	Texts []string `json:"texts"`
+}
+
+// EventKind implements Payload.
+func (TaskReturned) EventKind() Kind { return KindTaskReturned }
+
 // TaskDependency records that a task now waits for a blocker.
 type TaskDependency struct {
 	Blocker task.ID `json:"blocker"`
@@ -133,6 +158,27 @@ type TaskDependency struct {
 
 // EventKind implements Payload.
 func (TaskDependency) EventKind() Kind { return KindTaskDependency }
+
+// DiskFull says the store's writes fail for want of space (Recovered
+// false: published live only, since the log cannot take it) or that space
+// returned (Recovered true: logged). Meanwhile the runs that could not
+// store a step wait in memory, retrying, and go on where they were.
+type DiskFull struct {
+	Recovered bool `json:"recovered,omitempty"`
+	// Err is the failed write's error (while full).
+	Err string `json:"err,omitempty"`
+	// Tasks are the tasks whose runs waited.
+	Tasks []task.ID `json:"tasks,omitempty"`
+	// WaitedMs is how long the disk was full (once recovered).
+	WaitedMs int64 `json:"waited_ms,omitempty"`
+}
+
+// EventKind implements Payload.
+func (DiskFull) EventKind() Kind { return KindDaemonDiskFull }
+
+// Transient implements Payload: only the recovery is logged (the log
+// cannot take a write while the disk is full).
+func (p DiskFull) Transient() bool { return !p.Recovered }
 
 // DaemonStarted records a daemon start.
 type DaemonStarted struct {

@@ -35,7 +35,9 @@ const (
 	KindInterrupted Kind = "agent.interrupted"
 	KindLearning    Kind = "agent.learning"
 	KindModelError  Kind = "agent.model_error"
-	KindModelRetry  Kind = "agent.model.retry"
+	KindModelRetry  Kind = "agent.model_retry"
+	// kindModelRetryOld is the name logs written before 0.19 give it.
+	kindModelRetryOld Kind = "agent.model.retry"
 )
 
 // TurnStarted: the engine begins turn Turn (a model call, or a CLI agent's
@@ -245,7 +247,8 @@ func (ModelError) EventKind() Kind { return KindModelError }
 // ModelRetry: the model call of turn Turn failed and is being tried again
 // (the retry layer's backoff). Attempt is the attempt about to start (2 for
 // the first retry) of at most MaxAttempts; WaitMs is the backoff before it;
-// Class and Message say why the last attempt failed. It is logged: retries
+// Class, Status (the HTTP status, 0 when none came) and Message say why
+// the last attempt failed. It is logged: retries
 // are rare, and a loop of failed model calls must be visible after a
 // restart too.
 type ModelRetry struct {
@@ -253,6 +256,7 @@ type ModelRetry struct {
 	Attempt     int    `json:"attempt"`
 	MaxAttempts int    `json:"max_attempts"`
 	Class       string `json:"class"`
+	Status      int    `json:"status,omitempty"`
 	Message     string `json:"message,omitempty"`
 	WaitMs      int64  `json:"wait_ms"`
 }
@@ -293,7 +297,7 @@ func observationPayload(k Kind) any {
 		return &Learning{}
 	case KindModelError:
 		return &ModelError{}
-	case KindModelRetry:
+	case KindModelRetry, kindModelRetryOld:
 		return &ModelRetry{}
 	}
 	return nil

@@ -100,6 +100,10 @@ type Options struct {
 	// Personas gives tasks their persona: chosen when a task first starts,
 	// changed by Escalate. Nil leaves tasks as they were created.
 	Personas Personas
+	// FullRetry is the first wait before a write that found the data disk
+	// full (store.ErrFull) is tried again; the waits double up to 30 times
+	// it. Zero means a second.
+	FullRetry time.Duration
 	// Brief is called when a task starts for the first time (its
 	// conversation is empty), after its persona and worktree and before
 	// its engine runs: what it queues for the task (the knowledge store's
@@ -147,6 +151,10 @@ type Executor struct {
 
 	kick  chan struct{}
 	spend *spend
+	quit  chan struct{} // closed when the executor stops: writes stop retrying
+
+	fullRetry time.Duration
+	full      diskFull // guarded by mu
 
 	mu       sync.Mutex
 	runs     map[task.ID]*run
@@ -183,12 +191,18 @@ func New(o Options) *Executor {
 	if o.Workspace == nil {
 		o.Workspace = defaultWorkspace
 	}
+	if o.FullRetry <= 0 {
+		o.FullRetry = time.Second
+	}
 	e := &Executor{
 		st: o.Tasks, runSt: o.Runs, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas, brief: o.Brief, procs: o.Procs,
 		log:     o.Logger.With("component", "executor"),
 		engines: map[string]engine.Engine{},
 		kick:    make(chan struct{}, 1),
 		runs:    map[task.ID]*run{},
+		quit:    make(chan struct{}),
+
+		fullRetry: o.FullRetry,
 	}
 	for _, en := range o.Engines {
 		e.engines[en.Name()] = en
@@ -288,6 +302,9 @@ func (e *Executor) Kick() {
 // stopAll stops every run and waits for them.
 func (e *Executor) stopAll() {
 	e.mu.Lock()
+	if !e.stopped {
+		close(e.quit)
+	}
 	e.stopped = true
 	for _, r := range e.runs {
 		r.cancel(errShutdown)
@@ -375,6 +392,9 @@ func (e *Executor) Held() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	reasons := []string{}
+	if why := e.full.held(); why != "" {
+		reasons = append(reasons, why)
+	}
 	if e.halted != "" {
 		reasons = append(reasons, e.halted)
 	}

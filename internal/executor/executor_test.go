@@ -59,7 +59,8 @@ func newExecEnv(t *testing.T, cfg Config, fn func(ctx context.Context, r engine.
 	cfg.DefaultEngine = "fake"
 	e := &env{t: t, st: st, bus: bus, dir: t.TempDir(),
 		ctl: creator{st: st, engine: "fake"}}
-	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log})
+	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{&fakeEngine{fn: fn}}, Config: cfg, Logger: log,
+		FullRetry: 2 * time.Millisecond})
 	t.Cleanup(func() {
 		e.stop()
 		bus.Close()
@@ -156,6 +157,17 @@ func boundaries(ctx context.Context, r engine.Run, step func(injs []inject.Injec
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
+}
+
+// deliverAll takes everything waiting in the run's queue as delivered, as
+// an engine does when it shows its inbox to the model.
+func deliverAll(ctx context.Context, r engine.Run) error {
+	inbox, err := r.Host.Inbox(ctx)
+	if err != nil || len(inbox) == 0 {
+		return err
+	}
+	_, err = r.Host.Commit(ctx, engine.Step{Delivered: inbox})
+	return err
 }
 
 func TestConcurrencyCapAndPriority(t *testing.T) {
@@ -342,6 +354,10 @@ func TestUrgentInjectionSignalsRun(t *testing.T) {
 		close(entered)
 		select {
 		case <-r.Host.Interrupts():
+			// Read as an engine does: a task ends with its queue read.
+			if err := deliverAll(ctx, r); err != nil {
+				return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+			}
 			return engine.Outcome{Status: engine.Completed, Reason: "interrupted"}
 		case <-ctx.Done():
 			return engine.Outcome{Status: engine.Stopped}

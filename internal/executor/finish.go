@@ -30,16 +30,39 @@ func (e *Executor) safeRun(ctx context.Context, en engine.Engine, r engine.Run) 
 const finishTimeout = 10 * time.Second
 
 // finish records how a run ended and returns the status it moved the task
-// to ("" when none).
+// to ("" when none). Its writes wait for space on a full disk (the run
+// stays registered meanwhile, as the store still says running), until the
+// executor stops.
 func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Status {
-	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e.log.Info("task run ended", "task_id", id, "outcome", out.Status, "reason", out.Reason, "turn", out.Turn)
 	var to task.Status
 	switch out.Status {
 	case engine.Completed:
-		if e.complete != nil && e.complete(ctx, id, out.Reason) {
-			return "" // Complete moved it on.
+		err := e.writeRetrying(ctx, id, "the task's end", func(ctx context.Context) error { return e.close(ctx, id) })
+		switch {
+		case errors.As(err, new(*store.PendingError)):
+			// Messages arrived after the engine's last look at the queue:
+			// the task runs again to read them before it may end.
+			e.log.Info("task end held: messages arrived as it finished", "task_id", id)
+			e.resumeFor(ctx, id, "messages arrived as it finished; it resumes to read them")
+			return task.Queued
+		case err != nil:
+			e.logMove(id, task.Completed, err)
+			return ""
+		}
+		cctx, cancel := context.WithTimeout(ctx, finishTimeout)
+		defer cancel()
+		if e.complete != nil && e.complete(cctx, id, out.Reason) {
+			if t, err := e.st.GetTask(ctx, id); err != nil || t.Status != task.Running {
+				return "" // Complete moved it on.
+			}
+			// Complete could not record its move (a full disk, say): the
+			// task must not stay running with no run.
+			to = task.Paused
+			out.Reason = fmt.Sprintf("the agent finished (%s) but its move to the merge queue was not recorded; `neuraphage merge enqueue %s` queues its work", out.Reason, id)
+			break
 		}
 		to = task.Completed
 	case engine.Failed:
@@ -62,7 +85,11 @@ func (e *Executor) finish(id task.ID, out engine.Outcome, cause error) task.Stat
 		to = task.Failed
 		out.Reason = fmt.Sprintf("engine returned an unknown outcome %q: %s", out.Status, out.Reason)
 	}
-	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(to, out.Reason, e.now())); err != nil {
+	move := store.Transition(to, out.Reason, e.now())
+	if err := e.writeRetrying(ctx, id, "the task's outcome", func(ctx context.Context) error {
+		_, _, err := e.st.UpdateTask(ctx, id, move)
+		return err
+	}); err != nil {
 		e.logMove(id, to, err)
 		return ""
 	}
@@ -79,15 +106,42 @@ func (e *Executor) logMove(id task.ID, to task.Status, err error) {
 	e.log.Error("recording a task's outcome", "task_id", id, "to", to, "err", err)
 }
 
+// close marks a running task Closing, refused by the store while messages
+// wait in its queue (*store.PendingError): from then on no message is
+// taken for it, so none can wait unseen while its result is recorded.
+func (e *Executor) close(ctx context.Context, id task.ID) error {
+	_, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
+		if t.Status != task.Running {
+			return nil, &task.TransitionError{ID: t.ID, From: t.Status, To: task.Completed}
+		}
+		t.Closing = true
+		return nil, nil
+	})
+	return err
+}
+
+// resumeFor puts a running task back in the queue to run again from its
+// last turn, for reason.
+func (e *Executor) resumeFor(ctx context.Context, id task.ID, reason string) {
+	move := store.Transition(task.Queued, reason, e.now())
+	if err := e.writeRetrying(ctx, id, "the task's requeue", func(ctx context.Context) error {
+		_, _, err := e.st.UpdateTask(ctx, id, move)
+		return err
+	}); err != nil {
+		e.logMove(id, task.Queued, err)
+	}
+}
+
 // requeue puts a running task back in the queue, to resume from its last turn.
 func (e *Executor) requeue(id task.ID, reason string) {
-	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
-	defer cancel()
 	move := store.Transition(task.Queued, reason, e.now())
-	_, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
-		evs, err := move(t)
-		t.ResumePending = err == nil
-		return evs, err
+	err := e.writeRetrying(context.Background(), id, "the task's requeue", func(ctx context.Context) error {
+		_, _, err := e.st.UpdateTask(ctx, id, func(t *task.Task) ([]event.Event, error) {
+			evs, err := move(t)
+			t.ResumePending = err == nil
+			return evs, err
+		})
+		return err
 	})
 	if err != nil {
 		e.logMove(id, task.Queued, err)

@@ -98,7 +98,15 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 	for i, p := range s.Events {
 		evs[i] = event.New(now, h.id, p)
 	}
-	t, _, err := h.e.runSt.Checkpoint(ctx, cp, evs...)
+	// A full disk holds the run here, retrying, until space returns (or
+	// the run is stopped): the step is not lost and the task stays running
+	// as the store says.
+	var t task.Task
+	err := h.e.writeRetrying(ctx, h.id, fmt.Sprintf("turn %d", s.Turn), func(ctx context.Context) error {
+		var err error
+		t, _, err = h.e.runSt.Checkpoint(ctx, cp, evs...)
+		return err
+	})
 	if err != nil {
 		return task.Task{}, fmt.Errorf("storing turn %d: %w", s.Turn, err)
 	}

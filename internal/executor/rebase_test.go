@@ -103,6 +103,9 @@ func TestQuietInjectionDoesNotWake(t *testing.T) {
 		inbox, _ := r.Host.Inbox(ctx)
 		for _, inj := range inbox {
 			if inj.Kind == inject.Message {
+				if _, err := r.Host.Commit(ctx, engine.Step{Delivered: inbox}); err != nil {
+					return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+				}
 				return engine.Outcome{Status: engine.Completed, Reason: "answered"}
 			}
 		}

@@ -143,6 +143,9 @@ type Injection struct {
 	Quiet       bool
 	CreatedAt   time.Time
 	DeliveredAt *time.Time
+	// ReturnedAt is when the task finished with the injection undelivered:
+	// it is out of the queue and was reported back (never both set).
+	ReturnedAt *time.Time
 }
 
 // ParseAttrs sets the typed fields from an attribute map in the stored or
@@ -186,6 +189,16 @@ func (inj Injection) AttrMap() map[string]string {
 		m[outcomeAttr] = string(inj.Outcome)
 	}
 	return m
+}
+
+// HoldsEnd reports whether inj, waiting when its task is about to end
+// (complete_task, fail_task), must reach the model first: what the user
+// sent (a message, a nudge), a pause from anyone, and anything urgent. The
+// machinery's notices (a sync message, a rebase notice, a Watcher's
+// nudge) do not hold a finished task back; if it ends first they are
+// returned with it.
+func (inj Injection) HoldsEnd() bool {
+	return inj.Source == FromUser || inj.Source == "" || inj.Kind == Pause || inj.Urgent
 }
 
 // IsBlockingRebase reports whether inj asks the executor to rebase the

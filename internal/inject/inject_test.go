@@ -217,3 +217,26 @@ func FuzzParseAttrs(f *testing.F) {
 		}
 	})
 }
+
+// What the user sent, a pause and anything urgent hold a task's end back;
+// the machinery's notices do not.
+func TestHoldsEnd(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		inj  Injection
+		want bool
+	}{
+		{Injection{Kind: Message, Source: FromUser}, true},
+		{Injection{Kind: Message}, true},
+		{Injection{Kind: Nudge, Source: FromUser}, true},
+		{Injection{Kind: Pause, Source: FromWatcher}, true},
+		{Injection{Kind: Interjection, Source: FromWatcher, Urgent: true}, true},
+		{Injection{Kind: Nudge, Source: FromWatcher}, false},
+		{Injection{Kind: Sync, Source: FromSyncer}, false},
+		{Injection{Kind: Rebase, Source: FromMainWatcher, Urgency: Helpful}, false},
+	} {
+		if got := tc.inj.HoldsEnd(); got != tc.want {
+			t.Errorf("%s from %q (urgent %v): HoldsEnd = %v, want %v", tc.inj.Kind, tc.inj.Source, tc.inj.Urgent, got, tc.want)
+		}
+	}
+}

@@ -21,12 +21,13 @@ type stored struct {
 	Urgent      bool              `json:"urgent,omitempty"`
 	CreatedAt   time.Time         `json:"created_at"`
 	DeliveredAt *time.Time        `json:"delivered_at,omitempty"`
+	ReturnedAt  *time.Time        `json:"returned_at,omitempty"`
 }
 
 // MarshalJSON encodes inj in its stored shape (see the package doc).
 func (inj Injection) MarshalJSON() ([]byte, error) {
 	return json.Marshal(stored{ID: inj.ID, TaskID: inj.TaskID, Source: string(inj.Source), Kind: string(inj.Kind),
-		Attrs: inj.AttrMap(), Text: inj.Text, Urgent: inj.Urgent, CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt})
+		Attrs: inj.AttrMap(), Text: inj.Text, Urgent: inj.Urgent, CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt, ReturnedAt: inj.ReturnedAt})
 }
 
 // UnmarshalJSON decodes the stored shape, parsing the kind and the typed
@@ -41,7 +42,7 @@ func (inj *Injection) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("decoding injection %d: %w", s.ID, err)
 	}
 	*inj = Injection{ID: s.ID, TaskID: s.TaskID, Source: Source(s.Source), Kind: k, Text: s.Text, Urgent: s.Urgent,
-		CreatedAt: s.CreatedAt, DeliveredAt: s.DeliveredAt}
+		CreatedAt: s.CreatedAt, DeliveredAt: s.DeliveredAt, ReturnedAt: s.ReturnedAt}
 	inj.ParseAttrs(s.Attrs)
 	return nil
 }

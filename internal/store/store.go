@@ -35,6 +35,11 @@ var ErrNotFound = errors.New("not found")
 // ErrExists is returned (wrapped) when creating something whose ID is taken.
 var ErrExists = errors.New("already exists")
 
+// ErrFull is returned (wrapped) when a write failed because the data disk
+// (or the database's size cap) is full: the write may succeed once space
+// returns.
+var ErrFull = errors.New("the data disk is full")
+
 // ErrClosed is returned by calls made after Close.
 var ErrClosed = errors.New("store closed")
 
@@ -100,7 +105,12 @@ type Tasks interface {
 	CreateTask(ctx context.Context, t task.Task, evs ...event.Event) ([]event.Event, error)
 	// UpdateTask applies m to the task with this id and stores the result with
 	// m's events, atomically. It returns the task as stored and the committed
-	// events (with IDs).
+	// events (with IDs). Two rules keep every acknowledged message accounted
+	// for: m may set Task.Closing only while the task's queue holds no
+	// undelivered injection that holds its end (inject.Injection.HoldsEnd;
+	// else *PendingError, nothing applied); and a move
+	// to a terminal status returns the injections still queued (ReturnedAt
+	// set, an event.TaskReturned), in the same commit.
 	UpdateTask(ctx context.Context, id task.ID, m Mutation) (task.Task, []event.Event, error)
 	// GetTask returns one task.
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
@@ -131,13 +141,30 @@ type Dependencies interface {
 type InjectionQueue interface {
 	// Enqueue adds inj to its task's queue with an event built from its ID by
 	// record, and returns the stored injection and committed events. An
-	// empty Kind is stored as inject.Message; Quiet is not stored.
+	// empty Kind is stored as inject.Message; Quiet is not stored. A task
+	// that is finished or Closing takes nothing (*task.FinishedError),
+	// decided in the same transaction as the insert.
 	Enqueue(ctx context.Context, inj inject.Injection, record func(inject.Injection) []event.Event) (inject.Injection, []event.Event, error)
 	// Pending returns a task's undelivered injections in queue order, their
 	// typed fields parsed (an unknown stored kind reads as inject.Message).
 	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
 	// MarkDelivered records that injections were delivered at the given time.
 	MarkDelivered(ctx context.Context, ids []int64, at time.Time, evs ...event.Event) ([]event.Event, error)
+	// Returned returns the injections a task never saw because it finished
+	// first (see UpdateTask), in queue order, ReturnedAt set.
+	Returned(ctx context.Context, id task.ID) ([]inject.Injection, error)
+}
+
+// PendingError refuses to close a task whose queue holds injections the
+// run must see before it ends (inject.Injection.HoldsEnd): the run must
+// deliver them first.
+type PendingError struct {
+	ID      task.ID
+	Pending []int64
+}
+
+func (e *PendingError) Error() string {
+	return fmt.Sprintf("task %s has %d undelivered messages", e.ID, len(e.Pending))
 }
 
 // EventLog is the durable event log.

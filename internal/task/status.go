@@ -93,6 +93,7 @@ func (t *Task) Transition(to Status, reason string, now time.Time) error {
 	t.Status = to
 	t.UpdatedAt = now
 	t.CloseReason = reason
+	t.Closing = false
 	switch {
 	case to == Running:
 		if t.StartedAt == nil {
@@ -106,12 +107,17 @@ func (t *Task) Transition(to Status, reason string, now time.Time) error {
 	return nil
 }
 
-// FinishedError refuses an operation on a task that has finished.
+// FinishedError refuses an operation on a task that has finished, or whose
+// run has ended with a result being recorded (Closing).
 type FinishedError struct {
-	ID     ID
-	Status Status
+	ID      ID
+	Status  Status
+	Closing bool
 }
 
 func (e *FinishedError) Error() string {
+	if e.Closing {
+		return fmt.Sprintf("task %s has finished its work (its result is being recorded) and takes no more messages", e.ID)
+	}
 	return fmt.Sprintf("task %s is %s and takes no more messages", e.ID, e.Status)
 }

@@ -43,6 +43,12 @@ type Task struct {
 	// ResumePending marks a task that was running when the daemon stopped: the
 	// executor resumes it from its last persisted turn instead of starting afresh.
 	ResumePending bool `json:"resume_pending,omitempty"`
+	// Closing marks a running task whose run ended with a result (completed
+	// or failed) that is being recorded: it takes no more messages, and the
+	// store sets it only while its queue is empty (store.UpdateTask), so no
+	// message slips in between the last look at the queue and the end. Every
+	// change of status clears it.
+	Closing bool `json:"closing,omitempty"`
 	// CloseReason says why the task reached a terminal status, or why it is paused.
 	CloseReason string `json:"close_reason,omitempty"`
 

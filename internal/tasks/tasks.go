@@ -50,6 +50,7 @@ type Records interface {
 	Blockers(ctx context.Context, id task.ID) ([]task.ID, error)
 	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
 	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
+	Returned(ctx context.Context, id task.ID) ([]inject.Injection, error)
 	Conversation(ctx context.Context, id task.ID, from int) ([]store.Entry, error)
 	Costs(ctx context.Context, q store.CostQuery) ([]store.CostRow, error)
 }
@@ -222,12 +223,14 @@ func (s *Service) Resolve(ctx context.Context, ref string) (task.ID, error) {
 	return s.st.ResolveTask(ctx, ref)
 }
 
-// Detail is a task with its blockers, readiness and queued messages.
+// Detail is a task with its blockers, readiness, queued messages and the
+// messages it never saw because it finished first (Returned).
 type Detail struct {
 	Task      task.Task
 	Readiness task.Readiness
 	Blockers  []task.ID
 	Pending   []inject.Injection
+	Returned  []inject.Injection
 }
 
 // Get returns the task ref names, with its details.
@@ -252,6 +255,9 @@ func (s *Service) detail(ctx context.Context, id task.ID) (Detail, error) {
 		return Detail{}, err
 	}
 	if d.Pending, err = s.rec.Pending(ctx, id); err != nil {
+		return Detail{}, err
+	}
+	if d.Returned, err = s.rec.Returned(ctx, id); err != nil {
 		return Detail{}, err
 	}
 	return d, nil

@@ -117,7 +117,8 @@ func TestSendAndMoves(t *testing.T) {
 	for _, e := range evs {
 		kinds = append(kinds, e.Kind)
 	}
-	want := []event.Kind{event.KindTaskCreated, event.KindTaskMessage, event.KindTaskStatus, event.KindTaskStatus}
+	// The message the cancelled task never saw is reported back.
+	want := []event.Kind{event.KindTaskCreated, event.KindTaskMessage, event.KindTaskStatus, event.KindTaskStatus, event.KindTaskReturned}
 	if len(kinds) != len(want) {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}

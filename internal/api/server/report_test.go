@@ -100,13 +100,13 @@ func newFake() *fakeTasks {
 	}
 }
 
-func newServer(f *fakeTasks) *server.Server {
+func newServer(f server.Tasks) *server.Server {
 	return server.New(server.Config{Tasks: f, Logger: slog.New(slog.DiscardHandler)})
 }
 
 // serve runs the server on a Unix socket, as the daemon does, and returns a
 // client for it.
-func serve(t *testing.T, f *fakeTasks) *client.Client {
+func serve(t *testing.T, f server.Tasks) *client.Client {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "s")
 	ln, err := net.Listen("unix", sock)

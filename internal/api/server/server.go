@@ -281,12 +281,15 @@ func detail(d tasks.Detail) api.TaskDetail {
 	for _, inj := range d.Pending {
 		out.Pending = append(out.Pending, message(inj))
 	}
+	for _, inj := range d.Returned {
+		out.Returned = append(out.Returned, message(inj))
+	}
 	return out
 }
 
 func message(inj inject.Injection) api.Message {
 	return api.Message{ID: inj.ID, TaskID: inj.TaskID, Source: string(inj.Source), Kind: string(inj.Kind), Text: inj.Text, Urgent: inj.Urgent,
-		CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt}
+		CreatedAt: inj.CreatedAt, DeliveredAt: inj.DeliveredAt, ReturnedAt: inj.ReturnedAt}
 }
 
 func (s *Server) action(op func(Tasks, context.Context, task.ID, string) (task.Task, error)) http.HandlerFunc {
@@ -324,7 +327,11 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, message(inj))
+	m := message(inj)
+	if d, err := s.cfg.Tasks.Get(r.Context(), string(id)); err == nil {
+		m.TaskStatus = d.Task.Status
+	}
+	writeJSON(w, http.StatusCreated, m)
 }
 
 func (s *Server) depend(w http.ResponseWriter, r *http.Request) {
@@ -473,6 +480,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		code, e.Code = http.StatusConflict, api.CodeConflict
 	case errors.Is(err, store.ErrClosed):
 		code, e.Code = http.StatusServiceUnavailable, api.CodeUnavailable
+	case errors.Is(err, store.ErrFull):
+		code, e.Code, e.Hint = http.StatusServiceUnavailable, api.CodeUnavailable,
+			"free space on the data disk (`neuraphage daemon status` shows where it is); nothing needs restarting, waiting runs go on by themselves"
+		s.cfg.Logger.Warn("api request refused: the data disk is full", "method", r.Method, "path", r.URL.Path, "err", err)
 	default:
 		e.Code = api.CodeInternal
 		s.cfg.Logger.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -37,6 +37,13 @@ type Server struct {
 	arrived  chan struct{} // closed, and replaced, when a request arrives
 	attempts map[string]int
 	seq      int
+	holds    map[holdKey]chan struct{}
+}
+
+// holdKey names one step of one conversation.
+type holdKey struct {
+	conv string
+	step int
 }
 
 func newServer(script *Script, log io.Writer) (*Server, error) {
@@ -50,7 +57,8 @@ func newServer(script *Script, log io.Writer) (*Server, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	return &Server{script: cs, log: log, stop: make(chan struct{}), arrived: make(chan struct{}), attempts: make(map[string]int)}, nil
+	return &Server{script: cs, log: log, stop: make(chan struct{}), arrived: make(chan struct{}), attempts: make(map[string]int),
+		holds: map[holdKey]chan struct{}{}}, nil
 }
 
 // NewServer starts a Server for script on a loopback port and closes it
@@ -199,10 +207,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, *req)
 	close(s.arrived)
 	s.arrived = make(chan struct{})
+	hold := s.holds[holdKey{req.Conversation, req.Step}]
 	s.mu.Unlock()
 	s.logf("llmtest: %s %s model=%s conversation=%s step=%d attempt=%d stream=%t fault=%s",
 		r.Method, r.URL.Path, req.Model, req.Conversation, req.Step, req.Attempt, req.Stream, req.Fault)
 
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		case <-s.stop:
+			return
+		}
+	}
 	if !s.wait(r.Context(), step.LatencyMs) {
 		return
 	}
@@ -222,6 +240,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		frames = openaiFrames(rep, req.IncludeUsage)
 	}
 	s.stream(w, r, api, frames, step.ChunkDelayMs, fault)
+}
+
+// Hold holds every request for step (0 for the first reply, as
+// Request.Step counts) of conversation conv open once it is recorded
+// (WaitRequests sees it), before its latency and reply, until release is
+// called: a test acts while that model call is in flight. Release may be
+// called more than once.
+func (s *Server) Hold(conv string, step int) (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.holds[holdKey{conv, step}] = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }
 
 // match returns the conversation answering req.

@@ -11,6 +11,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // Enqueue implements store.Store.
@@ -30,8 +31,12 @@ func (s *Store) Enqueue(ctx context.Context, inj inject.Injection, record func(i
 		return inject.Injection{}, nil, fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
 	}
 	evs, err := s.do(ctx, func(w *wtx) error {
-		if err := w.taskExists(inj.TaskID); err != nil {
+		t, err := w.readTask(inj.TaskID)
+		if err != nil {
 			return err
+		}
+		if t.Status.Terminal() || t.Closing {
+			return &task.FinishedError{ID: t.ID, Status: t.Status, Closing: t.Closing && !t.Status.Terminal()}
 		}
 		res, err := w.exec(`INSERT INTO injections (task_id, source, kind, attrs, text, urgent, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -70,8 +75,19 @@ func encodeAttrs(m map[string]string) (any, error) {
 // once: the kind column into an inject.Kind, the attrs column into the
 // typed fields and the free-form rest.
 func (s *Store) Pending(ctx context.Context, id task.ID) ([]inject.Injection, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, task_id, source, kind, attrs, text, urgent, created_at FROM injections
-		WHERE task_id = ? AND delivered_at IS NULL ORDER BY id`, string(id))
+	return s.readInjections(ctx, id, `SELECT id, task_id, source, kind, attrs, text, urgent, created_at, returned_at FROM injections
+		WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`)
+}
+
+// Returned implements store.Store.
+func (s *Store) Returned(ctx context.Context, id task.ID) ([]inject.Injection, error) {
+	return s.readInjections(ctx, id, `SELECT id, task_id, source, kind, attrs, text, urgent, created_at, returned_at FROM injections
+		WHERE task_id = ? AND returned_at IS NOT NULL ORDER BY id`)
+}
+
+// readInjections reads the injections of task id that query selects.
+func (s *Store) readInjections(ctx context.Context, id task.ID, query string) ([]inject.Injection, error) {
+	rows, err := s.rdb.QueryContext(ctx, query, string(id))
 	if err != nil {
 		return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
 	}
@@ -84,9 +100,14 @@ func (s *Store) Pending(ctx context.Context, id task.ID) ([]inject.Injection, er
 			attrs        sql.NullString
 			urgent       int
 			created      int64
+			returned     sql.NullInt64
 		)
-		if err := rows.Scan(&inj.ID, &inj.TaskID, &source, &kind, &attrs, &inj.Text, &urgent, &created); err != nil {
+		if err := rows.Scan(&inj.ID, &inj.TaskID, &source, &kind, &attrs, &inj.Text, &urgent, &created, &returned); err != nil {
 			return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
+		}
+		if returned.Valid {
+			at := fromNanos(returned.Int64)
+			inj.ReturnedAt = &at
 		}
 		inj.Source = inject.Source(source)
 		if inj.Kind, err = inject.ParseKind(kind); err != nil {
@@ -118,7 +139,7 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, at time.Time, ev
 		// length: the writer prepares fixed statements once.
 		var n int64
 		for _, id := range ids {
-			res, err := w.exec(`UPDATE injections SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL`, at.UnixNano(), id)
+			res, err := w.exec(`UPDATE injections SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL AND returned_at IS NULL`, at.UnixNano(), id)
 			if err != nil {
 				return fmt.Errorf("marking %d injections delivered: %w", len(ids), err)
 			}
@@ -158,8 +179,73 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 		return c, fmt.Errorf("counting events: %w", err)
 	}
 	c.LastID = last.Int64
-	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM injections WHERE delivered_at IS NULL`).Scan(&c.Pending); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM injections WHERE delivered_at IS NULL AND returned_at IS NULL`).Scan(&c.Pending); err != nil {
 		return c, fmt.Errorf("counting queued injections: %w", err)
 	}
 	return c, nil
+}
+
+// holding returns the IDs of the injections waiting in task id's queue
+// that hold its end back (inject.Injection.HoldsEnd).
+func (w *wtx) holding(id task.ID) ([]int64, error) {
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT id, source, kind, urgent FROM injections
+		WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`, string(id))
+	if err != nil {
+		return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var (
+			inj          inject.Injection
+			source, kind string
+			urgent       int
+		)
+		if err := rows.Scan(&inj.ID, &source, &kind, &urgent); err != nil {
+			return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
+		}
+		inj.Source, inj.Kind, inj.Urgent = inject.Source(source), inject.Kind(kind), urgent != 0
+		if inj.HoldsEnd() {
+			ids = append(ids, inj.ID)
+		}
+	}
+	return ids, rows.Err()
+}
+
+// returnQueued takes what waits in t's queue out of it as t finishes
+// (ReturnedAt), and returns the event that reports it, nil when nothing
+// waited.
+func (w *wtx) returnQueued(t task.Task) (*event.Event, error) {
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT id, kind, text FROM injections WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`, string(t.ID))
+	if err != nil {
+		return nil, fmt.Errorf("returning the queue of %s: %w", t.ID, err)
+	}
+	p := event.TaskReturned{Status: t.Status}
+	for rows.Next() {
+		var (
+			id         int64
+			kind, text string
+		)
+		if err := rows.Scan(&id, &kind, &text); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("returning the queue of %s: %w", t.ID, err)
+		}
+		p.InjectionIDs = append(p.InjectionIDs, id)
+		p.Kinds = append(p.Kinds, kind)
+		p.Texts = append(p.Texts, words.Clip(words.FirstLine(text), 200))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("returning the queue of %s: %w", t.ID, err)
+	}
+	if len(p.InjectionIDs) == 0 {
+		return nil, nil
+	}
+	for _, id := range p.InjectionIDs {
+		if _, err := w.exec(`UPDATE injections SET returned_at = ? WHERE id = ?`, t.UpdatedAt.UnixNano(), id); err != nil {
+			return nil, fmt.Errorf("returning the queue of %s: %w", t.ID, err)
+		}
+	}
+	ev := event.New(t.UpdatedAt, t.ID, p)
+	return &ev, nil
 }

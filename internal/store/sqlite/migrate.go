@@ -224,6 +224,13 @@ CREATE INDEX sync_messages_state ON sync_messages (state, task_id);
 ALTER TABLE merges ADD COLUMN step TEXT NOT NULL DEFAULT '';
 ALTER TABLE merges ADD COLUMN step_tip TEXT NOT NULL DEFAULT '';
 `,
+	// 6: an injection its task never saw because it finished first is
+	// returned (returned_at) and leaves the queue.
+	`
+ALTER TABLE injections ADD COLUMN returned_at INTEGER;
+DROP INDEX injections_pending;
+CREATE INDEX injections_pending ON injections (task_id, id) WHERE delivered_at IS NULL AND returned_at IS NULL;
+`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

@@ -155,6 +155,31 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
+// SetMaxPages caps the database at n pages on the write connection (SQLite's
+// max_page_count; never below its current size), or lifts the cap with 0.
+// A write that needs more fails as on a full disk (store.ErrFull). It
+// returns the cap in force. The daemon does not cap its store; tests fill
+// a real store with it.
+func (s *Store) SetMaxPages(ctx context.Context, n int64) (int64, error) {
+	if n <= 0 {
+		n = 4294967294 // SQLite's largest
+	}
+	var got int64
+	_, err := s.do(ctx, func(w *wtx) error {
+		return w.tx.QueryRowContext(w.ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, n)).Scan(&got)
+	}, false)
+	return got, err
+}
+
+// PageCount returns the database's size in pages as the writer sees it.
+func (s *Store) PageCount(ctx context.Context) (int64, error) {
+	var n int64
+	_, err := s.do(ctx, func(w *wtx) error {
+		return w.tx.QueryRowContext(w.ctx, `PRAGMA page_count`).Scan(&n)
+	}, false)
+	return n, err
+}
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 

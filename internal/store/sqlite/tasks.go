@@ -115,13 +115,31 @@ func (w *wtx) taskExists(id task.ID) error {
 // emits m's events. On error *t may be half changed and the operation must
 // fail.
 func (w *wtx) applyMutation(t *task.Task, m store.Mutation) error {
-	id := t.ID
+	id, from, closing := t.ID, t.Status, t.Closing
 	evs, err := m(t)
 	if err != nil {
 		return err
 	}
 	if t.ID != id {
 		return fmt.Errorf("updating task %s: a mutation may not change the id", id)
+	}
+	if t.Closing && !closing {
+		ids, err := w.holding(id)
+		if err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			return &store.PendingError{ID: id, Pending: ids}
+		}
+	}
+	if t.Status.Terminal() && !from.Terminal() {
+		ev, err := w.returnQueued(*t)
+		if err != nil {
+			return err
+		}
+		if ev != nil {
+			evs = append(evs, *ev)
+		}
 	}
 	args, err := taskArgs(*t)
 	if err != nil {

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -181,6 +184,7 @@ func (s *Store) commit(batch []op) {
 		s.publish(committed...)
 	}
 	for i, o := range batch {
+		results[i].err = full(results[i].err)
 		switch {
 		case o.done != nil:
 			o.done <- results[i]
@@ -188,6 +192,20 @@ func (s *Store) commit(batch []op) {
 			s.onError(results[i].err)
 		}
 	}
+}
+
+// full marks err as store.ErrFull when it says the disk (or the
+// database's size cap) is full: SQLite's SQLITE_FULL, or ENOSPC from the
+// file system.
+func full(err error) error {
+	if err == nil || errors.Is(err, store.ErrFull) {
+		return err
+	}
+	var se interface{ Code() int }
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL || errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("%w (%w)", err, store.ErrFull)
+	}
+	return err
 }
 
 func nullString(s string) any {

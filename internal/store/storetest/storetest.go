@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 		{"ListTasks", testList},
 		{"Dependencies", testDependencies},
 		{"Injections", testInjections},
+		{"QueueAtTheEnd", testQueueAtTheEnd},
 		{"EventQueries", testEventQueries},
 		{"EmitAndFlush", testEmitFlush},
 		{"Reopen", testReopen},

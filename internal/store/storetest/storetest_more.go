@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -353,5 +354,85 @@ func testClosed(t *testing.T, open Opener) {
 	}
 	if err := s.EmitEvents(ctx, event.New(t0, "", futureKind{})); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("EmitEvents after Close error = %v, want ErrClosed", err)
+	}
+}
+
+// testQueueAtTheEnd holds the store to the rules that account for every
+// acknowledged message: Closing only with an empty queue, nothing queued
+// for a task that is Closing or finished, and what still waits as a task
+// finishes returned in the same commit with an event.
+func testQueueAtTheEnd(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, rec := openFresh(t, open)
+	tk := newTask(t, "t-aaaaa", "a", nil)
+	mustCreate(t, s, tk)
+	if _, _, err := s.UpdateTask(ctx, tk.ID, transition(task.Running, "started")); err != nil {
+		t.Fatal(err)
+	}
+	msg, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: "user", Text: "stop: do not merge\nplease", CreatedAt: t0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closing := func(tk *task.Task) ([]event.Event, error) { tk.Closing = true; return nil, nil }
+	var pe *store.PendingError
+	if _, _, err := s.UpdateTask(ctx, tk.ID, closing); !errors.As(err, &pe) || !slices.Equal(pe.Pending, []int64{msg.ID}) {
+		t.Fatalf("closing with a message queued: error = %v, want *PendingError naming %d", err, msg.ID)
+	}
+	if got, _ := s.GetTask(ctx, tk.ID); got.Closing {
+		t.Fatal("a refused close was stored")
+	}
+	if _, err := s.MarkDelivered(ctx, []int64{msg.ID}, t0); err != nil {
+		t.Fatal(err)
+	}
+	// A notice of the machinery does not hold the end back.
+	notice, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: inject.FromSyncer, Kind: inject.Sync, Text: "fyi", CreatedAt: t0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.UpdateTask(ctx, tk.ID, closing); err != nil || !got.Closing {
+		t.Fatalf("closing with only a sync message queued = %+v, %v", got, err)
+	}
+	var fe *task.FinishedError
+	if _, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: "user", Text: "late"}, nil); !errors.As(err, &fe) || !fe.Closing {
+		t.Fatalf("Enqueue on a closing task: error = %v, want *task.FinishedError (closing)", err)
+	}
+	// A move of status clears Closing: the task takes messages again.
+	if got, _, err := s.UpdateTask(ctx, tk.ID, transition(task.Paused, "paused")); err != nil || got.Closing {
+		t.Fatalf("pausing a closing task = %+v, %v; want Closing cleared", got, err)
+	}
+	late, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: "user", Text: "late\nsecond line", CreatedAt: t0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.events())
+	_, evs, err := s.UpdateTask(ctx, tk.ID, transition(task.Cancelled, "cancelled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[1].Kind != event.KindTaskReturned {
+		t.Fatalf("cancelling with a message queued committed %+v; want the status and a %s event", evs, event.KindTaskReturned)
+	}
+	want := event.TaskReturned{Status: task.Cancelled, InjectionIDs: []int64{notice.ID, late.ID}, Kinds: []string{"sync", "message"}, Texts: []string{"fyi", "late"}}
+	if diff := cmp.Diff(want, evs[1].Payload); diff != "" {
+		t.Errorf("returned event (-want +got):\n%s", diff)
+	}
+	if n := len(rec.events()) - before; n != 2 {
+		t.Errorf("published %d events, want 2", n)
+	}
+	if pending, err := s.Pending(ctx, tk.ID); err != nil || len(pending) != 0 {
+		t.Errorf("Pending after the end = %+v, %v; want none", pending, err)
+	}
+	returned, err := s.Returned(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(returned) != 2 || returned[1].ID != late.ID || returned[1].ReturnedAt == nil || returned[1].DeliveredAt != nil {
+		t.Errorf("Returned = %+v; want the sync message and message %d, with ReturnedAt", returned, late.ID)
+	}
+	if _, _, err := s.Enqueue(ctx, inject.Injection{TaskID: tk.ID, Source: "user", Text: "later"}, nil); !errors.As(err, &fe) || fe.Status != task.Cancelled {
+		t.Errorf("Enqueue on a cancelled task: error = %v, want *task.FinishedError (cancelled)", err)
+	}
+	if c, err := s.Counts(ctx); err != nil || c.Pending != 0 {
+		t.Errorf("Counts = %+v, %v; want nothing pending", c, err)
 	}
 }
