@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -288,4 +289,71 @@ func counting(n int) []byte {
 		b[i] = byte(i)
 	}
 	return b
+}
+
+// TestListPages: List pages through the tasks with Next, keeps to the
+// default filter (unfinished), takes a prefix as the cursor and refuses a
+// negative limit or an unknown cursor.
+func TestListPages(t *testing.T) {
+	t.Parallel()
+	c, _ := newControl(t, counting(200))
+	ctx := context.Background()
+	var want []task.ID
+	for i := range 7 {
+		tk, err := c.Create(ctx, task.Spec{Description: "task\nnumber " + string(rune('a'+i)), Hold: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, tk.ID)
+	}
+	if _, err := c.Cancel(ctx, want[3], ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []tasks.ListQuery{{}, {All: true}} {
+		var got []task.ID
+		q.Limit = 2
+		for pages := 0; ; pages++ {
+			p, err := c.List(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Tasks) > 2 || pages > 5 {
+				t.Fatalf("page %d of %d tasks", pages, len(p.Tasks))
+			}
+			for _, sm := range p.Tasks {
+				got = append(got, sm.ID)
+				if sm.Description != "task number "+string(rune('a'+slices.Index(want, sm.ID))) {
+					t.Errorf("%s: description %q", sm.ID, sm.Description)
+				}
+			}
+			if p.Next == "" {
+				break
+			}
+			if p.Next != got[len(got)-1] {
+				t.Fatalf("Next = %s, want the page's last %s", p.Next, got[len(got)-1])
+			}
+			q.After = string(p.Next)
+		}
+		exp := want
+		if !q.All {
+			exp = slices.Concat(want[:3], want[4:])
+		}
+		if !slices.Equal(got, exp) {
+			t.Errorf("List(%+v) in pages: %v, want %v", q, got, exp)
+		}
+	}
+	// A page that holds exactly the rest says there is no next one.
+	if p, err := c.List(ctx, tasks.ListQuery{All: true, Limit: 7}); err != nil || len(p.Tasks) != 7 || p.Next != "" {
+		t.Errorf("List(limit 7 of 7) = %d tasks, next %q, %v", len(p.Tasks), p.Next, err)
+	}
+	if p, err := c.List(ctx, tasks.ListQuery{All: true, After: strings.TrimPrefix(string(want[5]), "t-")}); err != nil || len(p.Tasks) != 1 || p.Tasks[0].ID != want[6] {
+		t.Errorf("List(after a prefix of the 6th) = %+v, %v", p, err)
+	}
+	var inv *task.InvalidError
+	if _, err := c.List(ctx, tasks.ListQuery{Limit: -1}); !errors.As(err, &inv) {
+		t.Errorf("List(limit -1) error = %v, want *task.InvalidError", err)
+	}
+	if _, err := c.List(ctx, tasks.ListQuery{After: "zzzzz"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("List(after unknown) error = %v, want ErrNotFound", err)
+	}
 }

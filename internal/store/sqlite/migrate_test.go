@@ -3,8 +3,8 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 

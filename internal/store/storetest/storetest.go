@@ -441,7 +441,7 @@ func testSummaries(t *testing.T, open Opener) {
 		tk.Description = "rewritten\ndescription"
 	})
 	check("usage and fields changed")
-	mustMove(all[0], task.Completed, "done: " + strings.Repeat("x", 300))
+	mustMove(all[0], task.Completed, "done: "+strings.Repeat("x", 300))
 	mustMove(all[4], task.Cancelled, "no longer needed")
 	update(all[2], func(tk *task.Task) { tk.Usage.CostUSD = 123456.789; tk.ResumePending = false })
 	check("finished")
