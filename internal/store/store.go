@@ -18,6 +18,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -127,6 +128,17 @@ type Tasks interface {
 	// (task.Summary, equal to Task.Summarize of the stored task), read
 	// without decoding the tasks: the fast path for listing many tasks.
 	ListSummaries(ctx context.Context, opts ListOptions) ([]task.Summary, error)
+	// ListSummariesJSON is ListSummaries with each summary encoded as
+	// encoding/json encodes a task.Summary, kept so by the store and served
+	// without decoding or encoding anything.
+	ListSummariesJSON(ctx context.Context, opts ListOptions) (RawSummaries, error)
+}
+
+// RawSummaries is a listing as ListSummariesJSON serves it: the tasks' IDs
+// and their summaries as JSON, in the same order.
+type RawSummaries struct {
+	IDs  []task.ID
+	JSON []json.RawMessage
 }
 
 // Dependencies are the edges "a task waits for another".

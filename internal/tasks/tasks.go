@@ -14,6 +14,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +39,7 @@ type Store interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	ResolveTask(ctx context.Context, ref string) (task.ID, error)
 	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
-	ListSummaries(ctx context.Context, opts store.ListOptions) ([]task.Summary, error)
+	ListSummariesJSON(ctx context.Context, opts store.ListOptions) (store.RawSummaries, error)
 	AddDependency(ctx context.Context, dep task.Dependency, evs ...event.Event) ([]event.Event, error)
 	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
 }
@@ -276,15 +277,16 @@ type ListQuery struct {
 }
 
 // Page is one page of a listing: what listings show of each task, oldest
-// first, and Next, the ID to pass as After for the next page when more
-// tasks remain (else empty).
+// first, each a task.Summary encoded as JSON (as the store keeps it), and
+// Next, the ID to pass as After for the next page when more tasks remain
+// (else empty).
 type Page struct {
-	Tasks []task.Summary
+	Tasks []json.RawMessage
 	Next  task.ID
 }
 
 // List returns a page of the tasks q selects, read from the store's listing
-// columns (no task is decoded).
+// column: nothing is decoded or encoded.
 func (s *Service) List(ctx context.Context, q ListQuery) (Page, error) {
 	if q.Limit < 0 {
 		return Page{}, &task.InvalidError{Field: "limit", Msg: fmt.Sprintf("is %d; want 0 (no cap) or more", q.Limit)}
@@ -303,14 +305,14 @@ func (s *Service) List(ctx context.Context, q ListQuery) (Page, error) {
 	if q.Limit > 0 {
 		opts.Limit = q.Limit + 1 // one more says whether another page exists
 	}
-	ts, err := s.st.ListSummaries(ctx, opts)
+	raw, err := s.st.ListSummariesJSON(ctx, opts)
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Tasks: ts}
-	if q.Limit > 0 && len(ts) > q.Limit {
-		p.Tasks = ts[:q.Limit]
-		p.Next = p.Tasks[q.Limit-1].ID
+	p := Page{Tasks: raw.JSON}
+	if q.Limit > 0 && len(raw.JSON) > q.Limit {
+		p.Tasks = raw.JSON[:q.Limit]
+		p.Next = raw.IDs[q.Limit-1]
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"path/filepath"
@@ -320,7 +321,11 @@ func TestListPages(t *testing.T) {
 			if len(p.Tasks) > 2 || pages > 5 {
 				t.Fatalf("page %d of %d tasks", pages, len(p.Tasks))
 			}
-			for _, sm := range p.Tasks {
+			for _, b := range p.Tasks {
+				var sm task.Summary
+				if err := json.Unmarshal(b, &sm); err != nil {
+					t.Fatalf("%v\n%s", err, b)
+				}
 				got = append(got, sm.ID)
 				if sm.Description != "task number "+string(rune('a'+slices.Index(want, sm.ID))) {
 					t.Errorf("%s: description %q", sm.ID, sm.Description)
@@ -346,7 +351,7 @@ func TestListPages(t *testing.T) {
 	if p, err := c.List(ctx, tasks.ListQuery{All: true, Limit: 7}); err != nil || len(p.Tasks) != 7 || p.Next != "" {
 		t.Errorf("List(limit 7 of 7) = %d tasks, next %q, %v", len(p.Tasks), p.Next, err)
 	}
-	if p, err := c.List(ctx, tasks.ListQuery{All: true, After: strings.TrimPrefix(string(want[5]), "t-")}); err != nil || len(p.Tasks) != 1 || p.Tasks[0].ID != want[6] {
+	if p, err := c.List(ctx, tasks.ListQuery{All: true, After: strings.TrimPrefix(string(want[5]), "t-")}); err != nil || len(p.Tasks) != 1 || !strings.Contains(string(p.Tasks[0]), string(want[6])) {
 		t.Errorf("List(after a prefix of the 6th) = %+v, %v", p, err)
 	}
 	var inv *task.InvalidError

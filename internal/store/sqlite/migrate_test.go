@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -170,6 +171,22 @@ func TestMigrateTo7FillsListingColumns(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("listing after migration 7 (-stored tasks +columns):\n%s", diff)
+	}
+	raw, err := s.ListSummariesJSON(ctx, store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw.JSON) != len(want) {
+		t.Fatalf("ListSummariesJSON after migration: %d rows, want %d", len(raw.JSON), len(want))
+	}
+	for i, b := range raw.JSON {
+		var sm task.Summary
+		if err := json.Unmarshal(b, &sm); err != nil {
+			t.Fatalf("listing column of %s: %v\n%s", raw.IDs[i], err, b)
+		}
+		if diff := cmp.Diff(want[i], sm); diff != "" {
+			t.Errorf("listing column after migration 7 (-stored task +column):\n%s", diff)
+		}
 	}
 }
 

@@ -33,7 +33,7 @@ func scanTask(r scanner) (task.Task, error) {
 // through taskArgs, so they never disagree with data.
 const taskColumns = `id, status, priority, parent_id, created_at, updated_at, data,
 	headline, persona, engine, model, resume_pending, close_reason,
-	iterations, input_tokens, output_tokens, cost_usd, started_at, finished_at`
+	iterations, input_tokens, output_tokens, cost_usd, started_at, finished_at, listing`
 
 // taskArgs returns the column values of t in taskColumns' order.
 func taskArgs(t task.Task) ([]any, error) {
@@ -41,11 +41,15 @@ func taskArgs(t task.Task) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding task %s: %w", t.ID, err)
 	}
+	listing, err := json.Marshal(t.Summarize())
+	if err != nil {
+		return nil, fmt.Errorf("encoding task %s: %w", t.ID, err)
+	}
 	return []any{string(t.ID), string(t.Status), t.Priority, nullString(string(t.ParentID)),
 		t.CreatedAt.UnixNano(), t.UpdatedAt.UnixNano(), string(data),
 		task.Headline(t.Description), t.Persona, t.Engine, t.Model, boolInt(t.ResumePending), t.CloseReason,
 		t.Usage.Iterations, t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CostUSD,
-		nanosOrNil(t.StartedAt), nanosOrNil(t.FinishedAt)}, nil
+		nanosOrNil(t.StartedAt), nanosOrNil(t.FinishedAt), string(listing)}, nil
 }
 
 var (
@@ -366,6 +370,45 @@ func (s *Store) ListSummaries(ctx context.Context, opts store.ListOptions) ([]ta
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("listing tasks: %w", err)
+	}
+	return out, nil
+}
+
+// ListSummariesJSON implements store.Store: the listing column of each
+// task, never decoded.
+func (s *Store) ListSummariesJSON(ctx context.Context, opts store.ListOptions) (store.RawSummaries, error) {
+	q, args, err := s.listQuery(ctx, "id, listing", opts)
+	if err != nil {
+		return store.RawSummaries{}, err
+	}
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return store.RawSummaries{}, fmt.Errorf("listing tasks: %w", err)
+	}
+	defer rows.Close()
+	var (
+		out  store.RawSummaries
+		buf  []byte // the rows' JSON back to back, cut into out.JSON after
+		ends []int
+		id   string
+		raw  sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &raw); err != nil {
+			return store.RawSummaries{}, fmt.Errorf("listing tasks: %w", err)
+		}
+		out.IDs = append(out.IDs, task.ID(id))
+		buf = append(buf, raw...)
+		ends = append(ends, len(buf))
+	}
+	if err := rows.Err(); err != nil {
+		return store.RawSummaries{}, fmt.Errorf("listing tasks: %w", err)
+	}
+	out.JSON = make([]json.RawMessage, len(ends))
+	start := 0
+	for i, end := range ends {
+		out.JSON[i] = buf[start:end:end]
+		start = end
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -408,6 +409,25 @@ func testSummaries(t *testing.T, open Opener) {
 			}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s: ListSummaries(%+v) differs from the stored tasks (-tasks +summaries):\n%s", when, opts, diff)
+			}
+			raw, err := s.ListSummariesJSON(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(raw.IDs) != len(raw.JSON) {
+				t.Fatalf("ListSummariesJSON: %d IDs, %d summaries", len(raw.IDs), len(raw.JSON))
+			}
+			decoded := make([]task.Summary, len(raw.JSON))
+			for i, b := range raw.JSON {
+				if err := json.Unmarshal(b, &decoded[i]); err != nil {
+					t.Fatalf("ListSummariesJSON row %d is not a summary: %v\n%s", i, err, b)
+				}
+				if decoded[i].ID != raw.IDs[i] {
+					t.Errorf("ListSummariesJSON row %d is %s, its ID says %s", i, decoded[i].ID, raw.IDs[i])
+				}
+			}
+			if diff := cmp.Diff(want, decoded, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: ListSummariesJSON(%+v) differs from the stored tasks (-tasks +summaries):\n%s", when, opts, diff)
 			}
 		}
 	}
