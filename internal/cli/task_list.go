@@ -12,6 +12,9 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
+// tablePage is how many tasks the table shows when --limit is not given.
+const tablePage = 100
+
 type taskListOpts struct {
 	statuses []string
 	all      bool
@@ -27,6 +30,9 @@ func (a *app) newTaskListCmd(use string) *cobra.Command {
 		Short: "List tasks (by default those not finished)",
 		Args:  noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("limit") && !opts.json {
+				opts.limit = tablePage
+			}
 			return a.runTaskList(cmd.Context(), opts, cmd.OutOrStdout())
 		}),
 	}
@@ -37,7 +43,7 @@ func (a *app) newTaskListCmd(use string) *cobra.Command {
 	f.StringSliceVar(&opts.statuses, "status", nil, "only these statuses (comma-separated): queued, running, waiting, paused, completed, failed, cancelled")
 	f.BoolVar(&opts.all, "all", false, "include finished tasks")
 	f.BoolVar(&opts.json, "json", false, `print {"tasks":[…],"next":ID}: the page of tasks and, when more remain, the --after of the next`)
-	f.IntVar(&opts.limit, "limit", 0, "list at most N tasks (0: all)")
+	f.IntVar(&opts.limit, "limit", 0, fmt.Sprintf("list at most N tasks, 0 for all (default: %d in the table, all with --json)", tablePage))
 	f.StringVar(&opts.after, "after", "", "list the tasks after this one (the next page's cursor)")
 	return cmd
 }
@@ -100,7 +106,7 @@ func (a *app) runTaskList(ctx context.Context, opts taskListOpts, out io.Writer)
 		return err
 	}
 	if l.Next != "" {
-		fmt.Fprintf(out, "more tasks: --after %s\n", l.Next)
+		fmt.Fprintf(out, "more tasks: --after %s for the next %d (--limit 0 for all)\n", l.Next, opts.limit)
 	}
 	return nil
 }
