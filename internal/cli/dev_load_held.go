@@ -26,6 +26,7 @@ const maxHeldTasks = 100_000
 var heldListings = [][]string{
 	{"ps", "--all", "--json"},
 	{"ps"},
+	{"ps", "--limit", "0"},
 	{"ps", "--limit", "50"},
 }
 

@@ -206,10 +206,16 @@ func (c *Client) getRaw(ctx context.Context, path string) (json.RawMessage, erro
 	if resp.StatusCode >= 300 {
 		return nil, decodeError(resp)
 	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
+	// Read in one piece when the size is known: a listing of 10,000 tasks
+	// is megabytes.
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 && resp.ContentLength < 1<<30 {
+		buf.Grow(int(resp.ContentLength) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return nil, fmt.Errorf("reading the answer to GET %s: %w", path, err)
 	}
+	b := buf.Bytes()
 	return bytes.TrimRight(b, "\n"), nil
 }
 
