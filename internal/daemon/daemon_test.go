@@ -214,7 +214,7 @@ func BenchmarkTaskListJSON10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	storetest.Populate(b, st, 10_000)
+	storetest.PopulateHeld(b, st, 10_000) // held: the daemon stays idle
 	st.Close()
 	r := start(b, home)
 	var out bytes.Buffer

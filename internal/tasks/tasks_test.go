@@ -18,6 +18,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/store/storetest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
@@ -360,5 +361,39 @@ func TestListPages(t *testing.T) {
 	}
 	if _, err := c.List(ctx, tasks.ListQuery{After: "zzzzz"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("List(after unknown) error = %v, want ErrNotFound", err)
+	}
+}
+
+// BenchmarkList10k measures the daemon's share of `ps --all --json` with
+// 10,000 tasks: the service's List over the SQLite store, and the page of
+// 50 that `ps --limit 50` asks for.
+func BenchmarkList10k(b *testing.B) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	storetest.PopulateHeld(b, st, 10_000)
+	svc := tasks.New(tasks.Options{Store: st, Records: st, Personas: persona.Defaults(), Engine: "native",
+		Now: time.Now, Logger: slog.New(slog.DiscardHandler)})
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name string
+		q    tasks.ListQuery
+		want int
+	}{
+		{"all", tasks.ListQuery{All: true}, 10_000},
+		{"unfinished", tasks.ListQuery{}, 10_000},
+		{"page50", tasks.ListQuery{After: "t-005000", Limit: 50}, 50},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := svc.List(ctx, bc.q)
+				if err != nil || len(p.Tasks) != bc.want {
+					b.Fatalf("List = %d tasks, %v", len(p.Tasks), err)
+				}
+			}
+		})
 	}
 }
