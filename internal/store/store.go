@@ -18,7 +18,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -130,15 +129,20 @@ type Tasks interface {
 	ListSummaries(ctx context.Context, opts ListOptions) ([]task.Summary, error)
 	// ListSummariesJSON is ListSummaries with each summary encoded as
 	// encoding/json encodes a task.Summary, kept so by the store and served
-	// without decoding or encoding anything.
-	ListSummariesJSON(ctx context.Context, opts ListOptions) (RawSummaries, error)
+	// without decoding or encoding anything. With opts.Limit it says whether
+	// more tasks follow (SummaryPage.Next).
+	ListSummariesJSON(ctx context.Context, opts ListOptions) (SummaryPage, error)
 }
 
-// RawSummaries is a listing as ListSummariesJSON serves it: the tasks' IDs
-// and their summaries as JSON, in the same order.
-type RawSummaries struct {
-	IDs  []task.ID
-	JSON []json.RawMessage
+// SummaryPage is a listing as ListSummariesJSON serves it.
+type SummaryPage struct {
+	// JSON is the N summaries in order joined by ",\n": the inside of a
+	// JSON array (empty when N is 0).
+	JSON []byte
+	N    int
+	// Next is set when opts.Limit cut the listing short: the ID of its
+	// last task, the After of the next page.
+	Next task.ID
 }
 
 // Dependencies are the edges "a task waits for another".

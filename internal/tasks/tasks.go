@@ -14,7 +14,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +38,7 @@ type Store interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	ResolveTask(ctx context.Context, ref string) (task.ID, error)
 	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
-	ListSummariesJSON(ctx context.Context, opts store.ListOptions) (store.RawSummaries, error)
+	ListSummariesJSON(ctx context.Context, opts store.ListOptions) (store.SummaryPage, error)
 	AddDependency(ctx context.Context, dep task.Dependency, evs ...event.Event) ([]event.Event, error)
 	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
 }
@@ -276,14 +275,11 @@ type ListQuery struct {
 	Limit int
 }
 
-// Page is one page of a listing: what listings show of each task, oldest
-// first, each a task.Summary encoded as JSON (as the store keeps it), and
-// Next, the ID to pass as After for the next page when more tasks remain
-// (else empty).
-type Page struct {
-	Tasks []json.RawMessage
-	Next  task.ID
-}
+// Page is one page of a listing, as the store serves it: what listings
+// show of each task, oldest first, each a task.Summary as JSON, joined by
+// ",\n" (the inside of a JSON array); N of them; and Next, the ID to pass
+// as After for the next page when more tasks remain (else empty).
+type Page = store.SummaryPage
 
 // List returns a page of the tasks q selects, read from the store's listing
 // column: nothing is decoded or encoded.
@@ -302,19 +298,8 @@ func (s *Service) List(ctx context.Context, q ListQuery) (Page, error) {
 		}
 		opts.After = id
 	}
-	if q.Limit > 0 {
-		opts.Limit = q.Limit + 1 // one more says whether another page exists
-	}
-	raw, err := s.st.ListSummariesJSON(ctx, opts)
-	if err != nil {
-		return Page{}, err
-	}
-	p := Page{Tasks: raw.JSON}
-	if q.Limit > 0 && len(raw.JSON) > q.Limit {
-		p.Tasks = raw.JSON[:q.Limit]
-		p.Next = raw.IDs[q.Limit-1]
-	}
-	return p, nil
+	opts.Limit = q.Limit
+	return s.st.ListSummariesJSON(ctx, opts)
 }
 
 // Depend makes task id wait until blocker completes.

@@ -269,32 +269,23 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	// The store's JSON goes out as it is: an api.TaskList with one task a
 	// line, nothing decoded or encoded.
-	n := 32
-	for _, t := range p.Tasks {
-		n += len(t) + 2
+	head := []byte("{\"tasks\":[\n")
+	var tail []byte
+	if p.N > 0 {
+		tail = append(tail, '\n')
 	}
-	buf := make([]byte, 0, n+len(p.Next))
-	buf = append(buf, `{"tasks":[`...)
-	for i, t := range p.Tasks {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, '\n')
-		buf = append(buf, t...)
-	}
-	if len(p.Tasks) > 0 {
-		buf = append(buf, '\n')
-	}
-	buf = append(buf, ']')
+	tail = append(tail, ']')
 	if p.Next != "" {
-		buf = append(buf, `,"next":`...)
-		buf = strconv.AppendQuote(buf, string(p.Next))
+		tail = append(tail, `,"next":`...)
+		tail = strconv.AppendQuote(tail, string(p.Next))
 	}
-	buf = append(buf, "}\n"...)
+	tail = append(tail, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(buf)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(p.JSON)+len(tail)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(buf)
+	w.Write(head)
+	w.Write(p.JSON)
+	w.Write(tail)
 }
 
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {

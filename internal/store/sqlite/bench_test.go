@@ -120,9 +120,9 @@ func BenchmarkListSummaries10k(b *testing.B) {
 		b.Run(bc.name+"/json", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				raw, err := s.ListSummariesJSON(ctx, bc.opts)
-				if err != nil || len(raw.JSON) != bc.want {
-					b.Fatalf("ListSummariesJSON = %d tasks, %v", len(raw.JSON), err)
+				p, err := s.ListSummariesJSON(ctx, bc.opts)
+				if err != nil || p.N != bc.want {
+					b.Fatalf("ListSummariesJSON = %d tasks, %v", p.N, err)
 				}
 			}
 		})

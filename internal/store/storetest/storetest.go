@@ -357,6 +357,29 @@ func testList(t *testing.T, open Opener) {
 			t.Errorf("ListSummaries(%+v) in pages of 2 (-whole +paged):\n%s", opts, diff)
 		}
 	}
+	// The JSON pages follow Next to the end.
+	var paged []task.ID
+	page := store.ListOptions{Limit: 2}
+	for range 10 {
+		p, err := s.ListSummariesJSON(ctx, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sms []task.Summary
+		if err := json.Unmarshal([]byte("["+string(p.JSON)+"]"), &sms); err != nil {
+			t.Fatalf("%v\n%s", err, p.JSON)
+		}
+		for _, sm := range sms {
+			paged = append(paged, sm.ID)
+		}
+		if p.Next == "" {
+			break
+		}
+		page.After = p.Next
+	}
+	if diff := cmp.Diff(want, paged); diff != "" {
+		t.Errorf("ListSummariesJSON in pages of 2 following Next (-want +got):\n%s", diff)
+	}
 	if _, err := s.ListSummaries(ctx, store.ListOptions{After: "t-nosuch"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("ListSummaries(After unknown) error = %v, want ErrNotFound", err)
 	}
@@ -414,20 +437,28 @@ func testSummaries(t *testing.T, open Opener) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(raw.IDs) != len(raw.JSON) {
-				t.Fatalf("ListSummariesJSON: %d IDs, %d summaries", len(raw.IDs), len(raw.JSON))
+			var decoded []task.Summary
+			if err := json.Unmarshal([]byte("["+string(raw.JSON)+"]"), &decoded); err != nil {
+				t.Fatalf("ListSummariesJSON is not summaries joined by commas: %v\n%s", err, raw.JSON)
 			}
-			decoded := make([]task.Summary, len(raw.JSON))
-			for i, b := range raw.JSON {
-				if err := json.Unmarshal(b, &decoded[i]); err != nil {
-					t.Fatalf("ListSummariesJSON row %d is not a summary: %v\n%s", i, err, b)
-				}
-				if decoded[i].ID != raw.IDs[i] {
-					t.Errorf("ListSummariesJSON row %d is %s, its ID says %s", i, decoded[i].ID, raw.IDs[i])
-				}
+			if raw.N != len(decoded) {
+				t.Errorf("ListSummariesJSON: N = %d, %d summaries", raw.N, len(decoded))
 			}
 			if diff := cmp.Diff(want, decoded, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s: ListSummariesJSON(%+v) differs from the stored tasks (-tasks +summaries):\n%s", when, opts, diff)
+			}
+			var next task.ID
+			if opts.Limit > 0 {
+				whole := opts
+				whole.Limit = 0
+				if all, err := s.ListTasks(ctx, whole); err != nil {
+					t.Fatal(err)
+				} else if len(all) > opts.Limit {
+					next = ts[len(ts)-1].ID
+				}
+			}
+			if raw.Next != next {
+				t.Errorf("%s: ListSummariesJSON(%+v).Next = %q, want %q", when, opts, raw.Next, next)
 			}
 		}
 	}
