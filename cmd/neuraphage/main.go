@@ -3,16 +3,24 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/neuraphage/neuraphage-go/internal/cli"
 	"github.com/neuraphage/neuraphage-go/internal/daemon"
+	"github.com/neuraphage/neuraphage-go/internal/spawn"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = ""
 
 func main() {
+	// Secret variables a parent kept out of this process's exec-time
+	// environment (a daemon's: see spawn.Detached) are set again first.
+	if err := spawn.ReceiveSecrets(); err != nil {
+		fmt.Fprintln(os.Stderr, "neuraphage:", err)
+		os.Exit(1)
+	}
 	v := daemon.Version(version)
 	os.Exit(cli.Main(cli.Env{
 		Args:       os.Args[1:],
@@ -24,5 +32,15 @@ func main() {
 		Executable: os.Executable,
 		Argv0:      os.Args[0],
 		RunDaemon:  daemon.RunFunc(v),
+		HideSecrets: func(extra []string) error {
+			// The running image itself, even if its file was replaced.
+			exe := "/proc/self/exe"
+			if _, err := os.Stat(exe); err != nil {
+				if exe, err = os.Executable(); err != nil {
+					return err
+				}
+			}
+			return spawn.HideSecrets(exe, os.Args, extra)
+		},
 	}))
 }

@@ -34,6 +34,7 @@
 package api
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -262,7 +263,21 @@ const (
 	CodeConflict    ErrorCode = "conflict"    // not possible in the current state (409)
 	CodeUnavailable ErrorCode = "unavailable" // the daemon is shutting down (503)
 	CodeInternal    ErrorCode = "internal"    // something broke (500)
+	// CodeUnauthorized: the request lacks the daemon's API token (401).
+	CodeUnauthorized ErrorCode = "unauthorized"
 )
+
+// TokenFileName is the file, next to the daemon's socket, holding its API
+// token: a random secret the daemon writes (mode 0600) when it starts and
+// every request must carry as "Authorization: Bearer <token>". Reading it is
+// what a client needs to reach the daemon; a task's sandboxed commands cannot
+// read the run directory, so they cannot, even where they can connect to the
+// socket.
+const TokenFileName = "api.token"
+
+// TokenPath returns the path of the API token of the daemon listening on
+// socket.
+func TokenPath(socket string) string { return filepath.Join(filepath.Dir(socket), TokenFileName) }
 
 // Worktrees and the merge queue.
 //

@@ -54,6 +54,12 @@ type Env struct {
 	// ready once it listens. The composition root provides it so that the CLI
 	// never imports the daemon's internals.
 	RunDaemon func(ctx context.Context, p config.Paths, c config.Config, getenv func(string) string, ready func()) error
+	// HideSecrets, called before a daemon runs in this process, makes sure the
+	// process's exec-time environment (its /proc/<pid>/environ) holds no secret
+	// variables, re-executing the process without them if it must (see
+	// spawn.HideSecrets); extra names variables to hold back besides the
+	// usual ones. Nil skips it (tests that run the CLI in-process).
+	HideSecrets func(extra []string) error
 }
 
 // Main runs the command line and returns the process exit code.

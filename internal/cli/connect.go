@@ -97,7 +97,7 @@ func (a *app) startDaemon(ctx context.Context, c *client.Client, p config.Paths,
 	}
 	outFile := filepath.Join(p.LogDir, "daemon.out")
 	start, _ := os.Stat(outFile)
-	proc, err := spawn.Detached(exe, a.env.Argv0, []string{"daemon", "start", "--foreground"}, outFile)
+	proc, err := spawn.Detached(exe, a.env.Argv0, []string{"daemon", "start", "--foreground"}, outFile, secretNames(cfg))
 	if err != nil {
 		return &unreachableError{fmt.Errorf("no daemon is running and one could not be started: %w", err)}
 	}

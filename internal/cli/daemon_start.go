@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
+	"github.com/neuraphage/neuraphage-go/internal/config"
 )
 
 type daemonStartOpts struct {
@@ -39,6 +40,9 @@ func (a *app) runDaemonStart(ctx context.Context, opts daemonStartOpts, out io.W
 		return err
 	}
 	if opts.foreground {
+		if err := a.hideSecrets(cfg); err != nil {
+			return err
+		}
 		return a.env.RunDaemon(ctx, p, cfg, a.env.Getenv, func() { fmt.Fprintf(out, "neuraphage daemon listening on %s\n", p.Socket) })
 	}
 	c := client.New(p.Socket)
@@ -57,4 +61,22 @@ func (a *app) runDaemonStart(ctx context.Context, opts daemonStartOpts, out io.W
 	}
 	fmt.Fprintf(out, "daemon started (pid %d) on %s\n", h.PID, p.Socket)
 	return nil
+}
+
+// hideSecrets keeps secret variables out of the exec-time environment of a
+// daemon about to run in this process: a sandboxed command may be able to
+// read /proc/<pid>/environ of the daemon (see docs/sandbox.md).
+func (a *app) hideSecrets(cfg config.Config) error {
+	if a.env.HideSecrets == nil {
+		return nil
+	}
+	if err := a.env.HideSecrets(secretNames(cfg)); err != nil {
+		return fmt.Errorf("keeping the secret variables out of the daemon's environment: %w", err)
+	}
+	return nil
+}
+
+// secretNames are the variables named in cfg as holding provider keys.
+func secretNames(cfg config.Config) []string {
+	return []string{cfg.LLM.Providers.Anthropic.APIKeyEnv, cfg.LLM.Providers.OpenAI.APIKeyEnv}
 }

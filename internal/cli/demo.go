@@ -74,6 +74,11 @@ that everything is back from the store. --keep leaves the scratch directory.`,
 const demoTimeout = 2 * time.Minute
 
 func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
+	// The demo's daemon runs in this process, its sandboxed commands too:
+	// the user's keys must not be in this process's exec-time environment.
+	if err := a.hideSecrets(config.Default()); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, demoTimeout)
 	defer cancel()
 	root, err := os.MkdirTemp("", "np-demo")

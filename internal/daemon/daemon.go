@@ -211,6 +211,12 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err := os.Remove(p.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing the stale socket %s: %w", p.Socket, err)
 	}
+	tokenFile := api.TokenPath(p.Socket)
+	token, err := writeToken(tokenFile)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tokenFile)
 	ln, err := net.Listen("unix", p.Socket)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", p.Socket, err)
@@ -231,10 +237,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	streamCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	srv := &http.Server{
-		Handler: server.New(server.Config{
+		Handler: server.RequireToken(server.New(server.Config{
 			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
-		}),
+		}), token, tokenFile),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
 		ReadHeaderTimeout: 10 * time.Second,
 	}

@@ -107,7 +107,7 @@ func TestSecondDaemonRefusedAndShutdownCleansUp(t *testing.T) {
 	if err := r.stop(t); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	for _, f := range []string{r.paths.Socket, r.paths.PIDFile} {
+	for _, f := range []string{r.paths.Socket, r.paths.PIDFile, api.TokenPath(r.paths.Socket)} {
 		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s left behind after shutdown (%v)", filepath.Base(f), err)
 		}

@@ -140,7 +140,7 @@ func runOnce(ctx context.Context, dir string, env []string, args ...string) (str
 	cmd.Dir = dir
 	// LC_ALL=C: the few places that read git's messages (not a
 	// repository, a lock held) read them in one language.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	cmd.Env = append(withoutAPIKeys(os.Environ()), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
@@ -194,4 +194,17 @@ func workTreePrefix(ctx context.Context, dir string) (string, error) {
 		return "", nil
 	}
 	return lines[1], nil
+}
+
+// withoutAPIKeys drops the model providers' keys (*_API_KEY) from env: git
+// never needs them, and a running git's environment is readable in
+// /proc/<pid>/environ by other processes of the user.
+func withoutAPIKeys(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); !strings.HasSuffix(strings.ToUpper(name), "_API_KEY") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

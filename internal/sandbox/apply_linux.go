@@ -85,6 +85,9 @@ func (p Policy) rules(cfg landlock.Config) []landlock.Rule {
 		}
 		add(handled, w) // everything, refer (moving between writable directories) included
 	}
+	// Loose objects only: no refer, so nothing (a pack among them) can be
+	// linked or moved in from elsewhere and then written through.
+	add(handled&^ll.AccessFSRefer, LooseDirs(p.Objects)...)
 	for _, port := range p.Network.Ports {
 		if cfg.HandledAccessNet != 0 {
 			rules = append(rules, landlock.ConnectTCP(port), landlock.BindTCP(port))

@@ -22,6 +22,9 @@ func (p Policy) Args(argv ...string) []string {
 	for _, w := range p.Write {
 		out = append(out, "--write", w)
 	}
+	for _, o := range p.Objects {
+		out = append(out, "--objects", o)
+	}
 	for _, d := range p.DenyRead {
 		out = append(out, "--deny-read", d)
 	}
@@ -43,6 +46,10 @@ func ParseArgs(args []string) (Policy, []string, error) {
 		p.Write = append(p.Write, s)
 		return nil
 	})
+	fs.Func("objects", "a git object directory whose loose objects the command may write (repeatable)", func(s string) error {
+		p.Objects = append(p.Objects, s)
+		return nil
+	})
 	fs.Func("deny-read", "a path the command may not read (repeatable)", func(s string) error {
 		p.DenyRead = append(p.DenyRead, s)
 		return nil
@@ -56,13 +63,13 @@ func ParseArgs(args []string) (Policy, []string, error) {
 	if p.Network, err = ParseNetwork(net); err != nil {
 		return Policy{}, nil, fmt.Errorf("%s: --net: %w", Command, err)
 	}
-	for _, w := range slices.Concat(p.Write, p.DenyRead) {
+	for _, w := range slices.Concat(p.Write, p.Objects, p.DenyRead) {
 		if !filepath.IsAbs(w) {
 			return Policy{}, nil, fmt.Errorf("%s: want absolute paths, got %q", Command, w)
 		}
 	}
 	if fs.NArg() == 0 {
-		return Policy{}, nil, fmt.Errorf("%s: no program to run; usage: %s [--write DIR]... [--deny-read PATH]... [--net allow|deny|PORTS] -- PROGRAM [ARGS...]", Command, Command)
+		return Policy{}, nil, fmt.Errorf("%s: no program to run; usage: %s [--write DIR]... [--objects DIR]... [--deny-read PATH]... [--net allow|deny|PORTS] -- PROGRAM [ARGS...]", Command, Command)
 	}
 	return p, fs.Args(), nil
 }

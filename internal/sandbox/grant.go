@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,9 +98,10 @@ func resolve(p string) string {
 
 // GitWrites returns what a command in the linked worktree dir of the
 // repository repo needs to write for git to commit there on a branch under
-// refs/heads/<branchDir>/, besides dir itself: the worktree's git directory,
-// the shared object store, and the directories of the branch's ref and
-// reflog (made when missing).
+// refs/heads/<branchDir>/, besides dir itself: in write, the worktree's git
+// directory and the directories of the branch's ref and reflog (made when
+// missing); in objects, the shared object store, where only loose objects
+// are to be written (see [Policy].Objects), so its packs cannot be removed.
 //
 // dir is the task's to change, so nothing read from it is trusted: the
 // common git directory is found from repo (the user's checkout, which tasks
@@ -107,34 +110,34 @@ func resolve(p string) string {
 // and the branch directory comes from the caller, not from the worktree's
 // HEAD. Anything that does not check out grants nothing: git then fails to
 // commit, and the command is given no more than its worktree.
-func GitWrites(dir, repo, branchDir string) []string {
+func GitWrites(dir, repo, branchDir string) (write []string, objects string) {
 	if repo == "" || branchDir == "" || strings.Contains(branchDir, "..") || filepath.IsAbs(branchDir) || filepath.Clean(branchDir) == "." {
-		return nil
+		return nil, ""
 	}
 	common := commonDir(repo)
 	if common == "" {
-		return nil
+		return nil, ""
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ".git"))
 	if err != nil {
-		return nil // a directory (inside dir), or no git at all
+		return nil, "" // a directory (inside dir), or no git at all
 	}
 	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
 	if !ok {
-		return nil
+		return nil, ""
 	}
 	if !filepath.IsAbs(gitdir) {
 		gitdir = filepath.Join(dir, gitdir)
 	}
 	gitdir = resolve(gitdir)
 	if filepath.Dir(gitdir) != filepath.Join(common, "worktrees") {
-		return nil
+		return nil, ""
 	}
 	back, err := os.ReadFile(filepath.Join(gitdir, "gitdir"))
 	if err != nil || resolve(strings.TrimSpace(string(back))) != resolve(filepath.Join(dir, ".git")) {
-		return nil
+		return nil, ""
 	}
-	out := []string{gitdir, filepath.Join(common, "objects")}
+	out := []string{gitdir}
 	for _, d := range []string{filepath.Join(common, "refs", "heads"), filepath.Join(common, "logs", "refs", "heads")} {
 		if _, err := os.Stat(d); err != nil {
 			continue
@@ -144,7 +147,7 @@ func GitWrites(dir, repo, branchDir string) []string {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, filepath.Join(common, "objects")
 }
 
 // commonDir returns the common git directory of the repository holding
@@ -184,4 +187,33 @@ func commonDir(dir string) string {
 			return ""
 		}
 	}
+}
+
+// LooseDirs returns the loose-object fan-out directories (00..ff) of the git
+// object directories objects, making the missing ones: a directory made
+// later, under a directory the command may not write, would not be
+// writable to it.
+func LooseDirs(objects []string) []string {
+	var out []string
+	for _, o := range objects {
+		entries, err := os.ReadDir(o)
+		if err != nil {
+			continue
+		}
+		have := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			have[e.Name()] = e.IsDir()
+		}
+		for i := range 256 {
+			name := fmt.Sprintf("%02x", i)
+			d := filepath.Join(o, name)
+			if !have[name] {
+				if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+					continue
+				}
+			}
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -93,10 +93,12 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 // Policy is the policy of a command of task t.
 func (l *Launcher) Policy(t Task) Policy {
 	write := []string{t.Dir, t.TempDir}
-	write = append(write, GitWrites(t.Dir, t.Repo, l.BranchDir)...)
+	git, objects := GitWrites(t.Dir, t.Repo, l.BranchDir)
+	write = append(write, git...)
 	write = append(write, l.Write...)
 	return Policy{
 		Write:    compact(write),
+		Objects:  compact([]string{objects}),
 		DenyRead: compact(l.DenyRead),
 		Network:  l.Network,
 		Degrade:  !l.Require,

@@ -21,17 +21,22 @@
 // /dev/zero, /dev/full, /dev/tty), the paths the user adds (sandbox.write),
 // and exactly what git needs to commit in a linked worktree (see
 // [GitWrites]): the worktree's own git directory (<repo>/.git/worktrees/<name>:
-// its index, HEAD, logs), the shared object store (<repo>/.git/objects), and
-// the directory of task branches' refs and reflogs (refs/heads/neuraphage and
-// logs/refs/heads/neuraphage). These are found from the repository the
+// its index, HEAD, logs), the loose objects of the shared object store (its
+// fan-out directories <repo>/.git/objects/00..ff, see [Policy].Objects), and
+// the directory of task branches' refs and reflogs (refs/heads/neuraphage
+// and logs/refs/heads/neuraphage). These are found from the repository the
 // daemon knows, never from what the worktree says (its .git file and HEAD
 // are the task's to change). The repository's own index, config and other
 // branches (main among them) stay read-only; so `git -C ../repo commit`
-// fails. What a task cannot do with git: delete or pack refs (packed-refs is
-// rewritten in the git directory's root), gc, or change the repository's
-// config. The object store being writable means a hostile command could
-// delete objects there; Landlock cannot grant "create but not remove" in one
-// directory, and git needs both to write an object.
+// fails. The packed history (objects/pack) is read-only: it can be neither
+// removed nor changed, nor linked or moved into a writable directory (refer
+// is not granted there). What a task cannot do with git: delete or pack refs
+// (packed-refs is rewritten in the git directory's root), gc or repack,
+// stash (refs/stash is in the git directory's root), or change the
+// repository's config. What it still can: change or remove loose objects,
+// which git writes through a temporary file it renames in their directory
+// (Landlock cannot grant "create but not remove" in one directory), and
+// move other tasks' branches, whose refs share one directory with its own.
 //
 // # Reads
 //
@@ -78,6 +83,11 @@ import (
 type Policy struct {
 	// Write lists the directories (or files) the command may change.
 	Write []string
+	// Objects lists git object directories where the command may add (and
+	// so change and remove) loose objects and nothing else: their fan-out
+	// subdirectories 00..ff (made when missing) are writable, while the
+	// directory itself, its packs (pack/) and info/ stay read-only.
+	Objects []string
 	// DenyRead lists the paths the command may not read; everything else
 	// is readable.
 	DenyRead []string

@@ -68,6 +68,8 @@ func newWorld(t *testing.T) *world {
 	w.git(t, w.repo, "init", "-q", "-b", "main")
 	w.git(t, w.repo, "add", ".")
 	w.git(t, w.repo, "commit", "-q", "-m", "first")
+	// The history is packed, as in any repository that has seen a gc.
+	w.git(t, w.repo, "repack", "-a", "-d", "-q")
 	w.git(t, w.repo, "worktree", "add", "-q", "-b", "neuraphage/t1", w.wt)
 	tmp, err := sandbox.TempDir(filepath.Dir(w.tmp), "t1")
 	if err != nil || tmp != w.tmp {
@@ -154,6 +156,17 @@ func snapshot(t *testing.T, dirs ...string) map[string]string {
 	return out
 }
 
+// contents drops the modes from a snapshot: Landlock does not control
+// chmod, so a command may change a pack's mode, never its content.
+func contents(snap map[string]string) map[string]string {
+	out := map[string]string{}
+	for p, v := range snap {
+		_, c, _ := strings.Cut(v, " ")
+		out[p] = c
+	}
+	return out
+}
+
 func diff(before, after map[string]string) []string {
 	var d []string
 	for p, v := range before {
@@ -207,6 +220,16 @@ func TestEscapes(t *testing.T) {
 		{name: "repoint .git outside, then write there", before: `printf 'gitdir: %s\n' "$OUT" > .git`, cmd: `echo pwned > "$OUT/victim.txt"`},
 		{name: "repoint .git at the repository, then write there", before: `printf 'gitdir: %s\n' "$REPO/.git" > .git`, cmd: `echo pwned > "$REPO/.git/config"`},
 		{name: "HEAD on main, then commit", before: `echo 'ref: refs/heads/main' > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
+		// The shared object store: loose objects may be written, the
+		// packed history may be neither removed nor changed.
+		{name: "rm a pack", cmd: `rm -f "$REPO"/.git/objects/pack/*`},
+		{name: "rm the pack directory", cmd: `rm -rf "$REPO/.git/objects/pack"`},
+		{name: "move the pack directory away", cmd: `mv "$REPO/.git/objects/pack" "$REPO/.git/objects/00/pack"`},
+		{name: "chmod and truncate a pack", cmd: `for p in "$REPO"/.git/objects/pack/*.pack; do chmod u+w "$p" && : > "$p" || exit 1; done`},
+		{name: "hard link a pack into a loose directory, then truncate it", cmd: `for p in "$REPO"/.git/objects/pack/*.pack; do ln "$p" "$REPO/.git/objects/00/p" && chmod u+w "$REPO/.git/objects/00/p" && : > "$REPO/.git/objects/00/p" || exit 1; done`},
+		{name: "replace a pack by a new one", cmd: `for p in "$REPO"/.git/objects/pack/*.pack; do cp "$p" "$TMPDIR/p" && : > "$TMPDIR/p" && mv -f "$TMPDIR/p" "$p" || exit 1; done`},
+		{name: "git repack -a -d", cmd: `git repack -a -d -q`},
+		{name: "git gc --prune=now", cmd: `git gc -q --prune=now`},
 		{name: "read a key", cmd: `cat ~/.ssh/id_ed25519`},
 		{name: "read the daemon's memory", cmd: `head -c 16 /proc/$PPID/mem`},
 		{name: "read aws credentials", cmd: `cat ~/.aws/credentials`},
@@ -221,6 +244,7 @@ func TestEscapes(t *testing.T) {
 			}
 			write(t, filepath.Join(w.root, "run", "secret"), "SECRET RUN")
 			before := snapshot(t, w.home, w.outside, filepath.Join(w.root, "run", "secret"))
+			packs := contents(snapshot(t, filepath.Join(w.repo, ".git", "objects", "pack")))
 			main := w.git(t, w.repo, "rev-parse", "main")
 			branches := w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
 			cfg, _ := os.ReadFile(filepath.Join(w.repo, ".git", "config"))
@@ -248,6 +272,9 @@ func TestEscapes(t *testing.T) {
 			}
 			if d := diff(before, snapshot(t, w.home, w.outside, filepath.Join(w.root, "run", "secret"))); len(d) > 0 {
 				t.Errorf("%s: the outside changed: %v", tc.cmd, d)
+			}
+			if d := diff(packs, contents(snapshot(t, filepath.Join(w.repo, ".git", "objects", "pack")))); len(d) > 0 {
+				t.Errorf("%s: the packs changed: %v", tc.cmd, d)
 			}
 			if got := w.git(t, w.repo, "rev-parse", "main"); got != main {
 				t.Errorf("%s: main moved from %s to %s", tc.cmd, main, got)
@@ -310,6 +337,8 @@ func TestWorkInside(t *testing.T) {
 		{"list a key's directory, names only", `ls ~/.ssh`, "id_ed25519"},
 		{"git commit in the worktree", `echo c > c.txt && git add c.txt && git commit -q -m "task work" && git log --format=%s -1`, "task work"},
 		{"git status", `git status --short && echo clean`, "clean"},
+		{"git commit again, amend, reset", `echo s >> c.txt && git commit -qam wip && git commit -q --amend -m more && git reset -q --soft HEAD && git log --format=%s -1`, "more"},
+		{"git log reads packed history", `git log --format=%s | tail -1`, "first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := w.sh(t, l, tc.cmd)
@@ -318,7 +347,7 @@ func TestWorkInside(t *testing.T) {
 			}
 		})
 	}
-	if got := w.git(t, w.repo, "log", "--format=%s", "-1", "neuraphage/t1"); got != "task work" {
+	if got := w.git(t, w.repo, "log", "--format=%s", "-2", "neuraphage/t1"); got != "more\ntask work" {
 		t.Errorf("the task's branch holds %q, want its commit", got)
 	}
 }
@@ -413,13 +442,14 @@ func TestLauncherRefusesBadArgs(t *testing.T) {
 		{"--net", "nope", "--", "true"},
 		{"--net", "0", "--", "true"},
 		{"--write", "/tmp"},
+		{"--objects", "repo/.git/objects", "--", "true"},
 	} {
 		if _, _, err := sandbox.ParseArgs(args); err == nil {
 			t.Errorf("ParseArgs(%q) = nil error", args)
 		}
 	}
-	p, argv, err := sandbox.ParseArgs(sandbox.Policy{Write: []string{"/a"}, DenyRead: []string{"/b"}, Network: sandbox.Network{Ports: []uint16{80, 443}}}.Args("sh", "-c", "x"))
-	if err != nil || p.Network.String() != "80,443" || p.Write[0] != "/a" || p.DenyRead[0] != "/b" || strings.Join(argv, " ") != "sh -c x" {
+	p, argv, err := sandbox.ParseArgs(sandbox.Policy{Write: []string{"/a"}, Objects: []string{"/r/.git/objects"}, DenyRead: []string{"/b"}, Network: sandbox.Network{Ports: []uint16{80, 443}}}.Args("sh", "-c", "x"))
+	if err != nil || p.Network.String() != "80,443" || p.Write[0] != "/a" || p.Objects[0] != "/r/.git/objects" || p.DenyRead[0] != "/b" || strings.Join(argv, " ") != "sh -c x" {
 		t.Errorf("round trip: %+v %q %v", p, argv, err)
 	}
 }

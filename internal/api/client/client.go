@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -77,14 +78,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
-		return c.transportError(err)
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return decodeError(resp)
-	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
@@ -93,6 +91,43 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("decoding the answer to %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// send sends req with the daemon's API token, read from the token file
+// next to the socket at each request (a restarted daemon has a new one). An
+// answer of 300 or more is returned as an *Error; a refusal for want of the
+// token says why this client could not read it.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	token, tokenErr := c.token()
+	if tokenErr == nil {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.transportError(err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		e := decodeError(resp)
+		if e.Status == http.StatusUnauthorized && tokenErr != nil {
+			e.Body.Message += " (" + tokenErr.Error() + ")"
+		}
+		return nil, e
+	}
+	return resp, nil
+}
+
+// token reads the daemon's API token.
+func (c *Client) token() (string, error) {
+	b, err := os.ReadFile(api.TokenPath(c.socket))
+	if err != nil {
+		return "", err
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("%s is empty", api.TokenPath(c.socket))
+	}
+	return t, nil
 }
 
 func (c *Client) transportError(err error) error {
@@ -107,7 +142,7 @@ func (c *Client) transportError(err error) error {
 	return fmt.Errorf("%w at %s: %v", ErrUnreachable, c.socket, err)
 }
 
-func decodeError(resp *http.Response) error {
+func decodeError(resp *http.Response) *Error {
 	e := &Error{Status: resp.StatusCode}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if err := json.Unmarshal(b, &e.Body); err != nil || e.Body.Message == "" {
@@ -311,9 +346,9 @@ func (c *Client) Watch(ctx context.Context, q event.Query) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the watch request: %w", err)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
-		return nil, c.transportError(err)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()

@@ -209,8 +209,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.arrived = make(chan struct{})
 	hold := s.holds[holdKey{req.Conversation, req.Step}]
 	s.mu.Unlock()
-	s.logf("llmtest: %s %s model=%s conversation=%s step=%d attempt=%d stream=%t fault=%s",
-		r.Method, r.URL.Path, req.Model, req.Conversation, req.Step, req.Attempt, req.Stream, req.Fault)
+	s.logf("llmtest: %s %s model=%s conversation=%s step=%d attempt=%d stream=%t fault=%s key=%s",
+		r.Method, r.URL.Path, req.Model, req.Conversation, req.Step, req.Attempt, req.Stream, req.Fault, requestKey(r.Header))
 
 	if hold != nil {
 		select {
@@ -372,4 +372,14 @@ func idSafe(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// requestKey is the API key a request authenticated with (x-api-key, else a
+// bearer token), logged so a test can check which key a client sent; this
+// server is for tests, whose keys are fake.
+func requestKey(h http.Header) string {
+	if k := h.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	return strings.TrimPrefix(h.Get("Authorization"), "Bearer ")
 }
