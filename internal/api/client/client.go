@@ -233,14 +233,11 @@ func (c *Client) getRaw(ctx context.Context, path string) (json.RawMessage, erro
 	if err != nil {
 		return nil, fmt.Errorf("building request GET %s: %w", path, err)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
-		return nil, c.transportError(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return nil, decodeError(resp)
-	}
 	// Read in one piece when the size is known: a listing of 10,000 tasks
 	// is megabytes.
 	var buf bytes.Buffer
