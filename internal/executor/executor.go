@@ -56,7 +56,12 @@ type Tasks interface {
 	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
 	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
 	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
-	store.InjectionQueue
+	// The injection queue (store.InjectionQueue), but for what the
+	// executor never reads back (Returned).
+	Enqueue(ctx context.Context, inj inject.Injection, record func(inject.Injection) []event.Event) (inject.Injection, []event.Event, error)
+	EnqueueMany(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, []event.Event, error)
+	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
+	MarkDelivered(ctx context.Context, ids []int64, at time.Time, evs ...event.Event) ([]event.Event, error)
 }
 
 // Runs is what a task's run records and is held to: its conversation,

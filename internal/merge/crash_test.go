@@ -314,3 +314,35 @@ func TestKillBeforeLandingCleanup(t *testing.T) {
 		t.Errorf("cleanup redone after a further start: %d worktree.removed events", removed)
 	}
 }
+
+// TestKillBeforeCleanupOfEmptyLanding: a task whose branch has nothing to
+// land ("already on main": it changed nothing) lands all the same, and the
+// daemon is SIGKILLed while that landing's cleanup archives the branch tip.
+// The next daemon must finish the cleanup as for any landing. Before the
+// fix such a landing was never recorded on the worktree (no landed commit),
+// so the start-time cleanup did not see it and the worktree stayed active.
+func TestKillBeforeCleanupOfEmptyLanding(t *testing.T) {
+	t.Parallel()
+	e, db := crashEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2, Cleanup: true})
+	tk, w := e.newTask("task")
+	hit, release := e.holdHook("reference-transaction", `[ "$1" = prepared ] && grep -q refs/neuraphage/archive/`)
+	e.complete(tk.ID, "nothing to change")
+
+	kill := e.startChild(db, true)
+	e.waitFile(hit, "the archive ref's update")
+	kill()
+	release()
+	if m := e.entries(tk.ID); len(m) != 1 || m[0].State != store.MergeLanded {
+		t.Fatalf("entries at the kill: %+v, want one landed", m)
+	}
+
+	e.reopen(db)
+	e.start()
+	e.waitWorktree(tk.ID, store.WorktreeRemoved)
+	if exists(w.Path) {
+		t.Errorf("%s still exists", w.Path)
+	}
+	if wt, err := e.st.GetWorktree(e.ctx, tk.ID); err != nil || wt.Landed == "" {
+		t.Errorf("worktree record %+v, %v: want the commit it landed as", wt, err)
+	}
+}

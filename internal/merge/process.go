@@ -166,6 +166,11 @@ func (q *Queue) land(ctx context.Context, e store.MergeEntry) (outcome, error) {
 		if done, err := git.IsAncestor(ctx, e.Repo, tip, base); err != nil {
 			return outcome{}, err
 		} else if done {
+			// Recorded like any landing, so that a cleanup a kill
+			// interrupts is finished at the next start.
+			if err := q.wt.MarkLanded(ctx, e.TaskID, base, tip); err != nil {
+				q.log.Error("recording a landing", "task_id", e.TaskID, "err", err)
+			}
 			return outcome{state: store.MergeLanded, commit: base, detail: "already on " + e.Target}, nil
 		}
 		pred, err := git.MergeTree(ctx, e.Repo, base, tip)

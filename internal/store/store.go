@@ -145,6 +145,15 @@ type InjectionQueue interface {
 	// that is finished or Closing takes nothing (*task.FinishedError),
 	// decided in the same transaction as the insert.
 	Enqueue(ctx context.Context, inj inject.Injection, record func(inject.Injection) []event.Event) (inject.Injection, []event.Event, error)
+	// EnqueueMany is Enqueue for several injections in one transaction:
+	// evs are logged first, then each injection is added, followed by the
+	// events record(i, stored) builds for it (nil record: none). A task
+	// that takes nothing (finished or Closing: *task.FinishedError; unknown:
+	// ErrNotFound) is reported in its place in the result and the others
+	// are queued; any other failure queues none and is the error. The
+	// result has one Enqueued per injection, in order, and the committed
+	// events.
+	EnqueueMany(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]Enqueued, []event.Event, error)
 	// Pending returns a task's undelivered injections in queue order, their
 	// typed fields parsed (an unknown stored kind reads as inject.Message).
 	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
@@ -153,6 +162,13 @@ type InjectionQueue interface {
 	// Returned returns the injections a task never saw because it finished
 	// first (see UpdateTask), in queue order, ReturnedAt set.
 	Returned(ctx context.Context, id task.ID) ([]inject.Injection, error)
+}
+
+// Enqueued is what became of one injection of EnqueueMany: stored (ID
+// set) when Err is nil, else why its task took nothing.
+type Enqueued struct {
+	Injection inject.Injection
+	Err       error
 }
 
 // PendingError refuses to close a task whose queue holds injections the

@@ -63,6 +63,7 @@ type Runner interface {
 	Resume(ctx context.Context, id task.ID, reason string) (task.Task, error)
 	Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error)
 	Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error)
+	InjectMany(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, error)
 	Escalate(ctx context.Context, id task.ID, to, reason, by string) (executor.Escalation, error)
 	// Engines names the engines a task may name.
 	Engines() []string

@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 		{"ListTasks", testList},
 		{"Dependencies", testDependencies},
 		{"Injections", testInjections},
+		{"EnqueueMany", testEnqueueMany},
 		{"QueueAtTheEnd", testQueueAtTheEnd},
 		{"EventQueries", testEventQueries},
 		{"EmitAndFlush", testEmitFlush},
@@ -70,14 +71,23 @@ func Run(t *testing.T, open Opener) {
 
 // recorder collects published events.
 type recorder struct {
-	mu  sync.Mutex
-	evs []event.Event
+	mu    sync.Mutex
+	evs   []event.Event
+	calls [][]event.Event // each call's events
 }
 
 func (r *recorder) publish(evs ...event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.evs = append(r.evs, evs...)
+	r.calls = append(r.calls, evs)
+}
+
+// published returns the events of each call of publish so far.
+func (r *recorder) published() [][]event.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]event.Event(nil), r.calls...)
 }
 
 func (r *recorder) events() []event.Event {
