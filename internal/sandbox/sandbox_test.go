@@ -294,6 +294,7 @@ func TestEscapes(t *testing.T) {
 		{name: "repoint .git outside, then write there", before: `printf 'gitdir: %s\n' "$OUT" > .git`, cmd: `echo pwned > "$OUT/victim.txt"`},
 		{name: "repoint .git at the repository, then write there", before: `printf 'gitdir: %s\n' "$REPO/.git" > .git`, cmd: `echo pwned > "$REPO/.git/config"`},
 		{name: "HEAD on main, then commit", before: `echo 'ref: refs/heads/main' > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
+		{name: "HEAD on another task's branch, then commit", before: `echo "ref: refs/heads/$B" > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
 		// The shared object store: loose objects may be written, the
 		// packed history may be neither removed nor changed.
 		{name: "rm a pack", cmd: `rm -f "$REPO"/.git/objects/pack/*`},
