@@ -160,7 +160,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			if err != nil {
 				return executor.Workspace{}, err
 			}
-			return executor.Workspace{Dir: wt.Path, Env: append(rt.wt.Env(wt), tmp...)}, nil
+			return executor.Workspace{Dir: wt.Path, Branch: wt.Branch, Env: append(rt.wt.Env(wt), tmp...)}, nil
 		},
 		Complete: svc.Completed,
 		// Blocking rebase requests are carried out by the main watcher at

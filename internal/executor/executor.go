@@ -135,7 +135,10 @@ type RebaseReply struct {
 // Workspace is where a task runs.
 type Workspace struct {
 	Dir string
-	Env []string
+	// Branch is the branch checked out in Dir, as the worktree record
+	// says; "" when Dir is no task worktree.
+	Branch string
+	Env    []string
 }
 
 // Executor runs tasks. Its methods are safe for concurrent use.
@@ -503,7 +506,7 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 					e.brief(runCtx, t)
 				}
 			}
-			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Env: ws.Env, Host: e.newHost(t, r)})
+			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Branch: ws.Branch, Env: ws.Env, Host: e.newHost(t, r)})
 		}
 		sctx, cancelStop := context.WithTimeout(context.Background(), finishTimeout)
 		e.stopTaskProcs(sctx, t.ID)
