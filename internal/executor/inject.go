@@ -100,9 +100,18 @@ func receipt(s inject.Injection) event.Event {
 // arrived lets the task know a stored message is waiting: an urgent one
 // interrupts its turn in flight; one for a task waiting for its user
 // wakes it unless it is quiet.
+//
+// While a run of the task is registered the run owns the wake: it reads
+// the message at its next boundary, or, if it ends waiting without having
+// read it, wakes the task when it unregisters (run.loud). Once no run is
+// registered, the message wakes the task here. Either way exactly one
+// side sees a loud message, and neither acts on a quiet one.
 func (e *Executor) arrived(ctx context.Context, stored inject.Injection, quiet bool) {
 	e.mu.Lock()
 	r := e.runs[stored.TaskID]
+	if r != nil && !quiet {
+		r.loud = append(r.loud, stored.ID)
+	}
 	e.mu.Unlock()
 	switch {
 	case r != nil && stored.Urgent:
@@ -111,9 +120,7 @@ func (e *Executor) arrived(ctx context.Context, stored inject.Injection, quiet b
 		default: // a signal is already waiting
 		}
 	case r == nil && !quiet:
-		// Read the status after the message is stored: a run that ended
-		// waiting just before will find the message itself (finish).
-		e.wakeIfWaiting(ctx, stored.TaskID)
+		e.wake(ctx, stored.TaskID, []int64{stored.ID})
 	}
 }
 
@@ -168,14 +175,6 @@ func (e *Executor) InjectMany(ctx context.Context, injs []inject.Injection, reco
 		}
 	}
 	return out, nil
-}
-
-func (e *Executor) wakeIfWaiting(ctx context.Context, id task.ID) {
-	t, err := e.st.GetTask(ctx, id)
-	if err != nil || t.Status != task.Waiting {
-		return
-	}
-	e.wakeIfPending(ctx, id)
 }
 
 // Pause pauses a task: a running one at its next boundary (its status
