@@ -101,11 +101,12 @@ func receipt(s inject.Injection) event.Event {
 // interrupts its turn in flight; one for a task waiting for its user
 // wakes it unless it is quiet.
 //
-// While a run of the task is registered the run owns the wake: it reads
-// the message at its next boundary, or, if it ends waiting without having
-// read it, wakes the task when it unregisters (run.loud). Once no run is
-// registered, the message wakes the task here. Either way exactly one
-// side sees a loud message, and neither acts on a quiet one.
+// A loud message wakes the task here if the store says it waits (its run
+// gone, or ended and on its way out). A run still registered is told of
+// it too (run.loud): it reads the message at its next boundary, or, if it
+// ends waiting without having read it, wakes the task as it unregisters.
+// Whichever wake comes second finds the task moved and leaves it. Nothing
+// acts on a quiet one.
 func (e *Executor) arrived(ctx context.Context, stored inject.Injection, quiet bool) {
 	e.mu.Lock()
 	r := e.runs[stored.TaskID]
@@ -113,13 +114,13 @@ func (e *Executor) arrived(ctx context.Context, stored inject.Injection, quiet b
 		r.loud = append(r.loud, stored.ID)
 	}
 	e.mu.Unlock()
-	switch {
-	case r != nil && stored.Urgent:
+	if r != nil && stored.Urgent {
 		select {
 		case r.interrupts <- struct{}{}:
 		default: // a signal is already waiting
 		}
-	case r == nil && !quiet:
+	}
+	if !quiet {
 		e.wake(ctx, stored.TaskID, []int64{stored.ID})
 	}
 }

@@ -102,20 +102,59 @@ func TestMessageAsTheRunEndsWakesIt(t *testing.T) {
 	}
 }
 
-// Two wakes of one waiting task race (one for a message that came as its
-// run ended, one for a message that came after): the one that loses, its
-// view of the task stale, must not move the task's next run, already
-// running, back to the queue. It used to: the next run read both
-// messages, its completion was refused (the task was queued), and a third
-// run found nothing to read and waited again with the user's messages
-// taken (and a task that waits twice got its next answer appended to a
-// conversation its run had not read: "conversation changed underneath").
+// A loud message that arrives after the run's last look at its queue but
+// before its end is recorded (the store still says running, so the
+// message wakes nothing itself) is the run's to wake for as it
+// unregisters.
+func TestMessageBeforeTheRunEndsWakesIt(t *testing.T) {
+	var (
+		ex   *Executor
+		runs atomic.Int32
+	)
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		if runs.Add(1) == 1 {
+			if _, err := r.Host.Inbox(ctx); err != nil {
+				return engine.Outcome{Status: engine.Stopped}
+			}
+			if _, err := ex.Inject(ctx, inject.Injection{TaskID: r.Task.ID, Text: "main.go"}); err != nil {
+				t.Error(err)
+			}
+			return engine.Outcome{Status: engine.Waiting, Reason: "which file?"}
+		}
+		return answers(ctx, r)
+	})
+	ex = e.ex
+	tk := e.create("asks", 2)
+	e.start()
+	got := e.waitStatus(tk.ID, task.Completed)
+	if got.CloseReason != "answered" || runs.Load() != 2 {
+		t.Fatalf("task %s (%s) after %d runs; want completed after 2", got.Status, got.CloseReason, runs.Load())
+	}
+}
+
+// Two wakes of one waiting task race (one by its run on the way out, for
+// a message that came before the run's end was recorded; one by a message
+// that came after): the one that loses, its view of the task stale, must
+// not move the task's next run, already running, back to the queue. It
+// used to: the next run read both messages, its completion was refused
+// (the task was queued), and a third run found nothing to read and waited
+// again with the user's messages taken (and a task that waits twice got
+// its next answer appended to a conversation its run had not read:
+// "conversation changed underneath").
 func TestLosingWakeDoesNotRequeueTheNextRun(t *testing.T) {
-	var runs atomic.Int32
+	var (
+		ex   *Executor
+		runs atomic.Int32
+	)
 	started2, release2 := make(chan struct{}), make(chan struct{})
 	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
 		switch runs.Add(1) {
 		case 1:
+			// m1 comes after the run's last look: the store still says
+			// running, so only the run's way out wakes the task for it.
+			if _, err := ex.Inject(ctx, inject.Injection{TaskID: r.Task.ID, Text: "m1"}); err != nil {
+				t.Error(err)
+			}
 			return engine.Outcome{Status: engine.Waiting, Reason: "which file?"}
 		case 2:
 			close(started2)
@@ -127,20 +166,12 @@ func TestLosingWakeDoesNotRequeueTheNextRun(t *testing.T) {
 		}
 		return answers(ctx, r)
 	})
+	ex = e.ex
 	tk := e.create("asks", 2)
 	var (
-		first  atomic.Bool
-		wakes  atomic.Int32
-		first1 atomic.Bool
+		wakes atomic.Int32
+		ended atomic.Bool
 	)
-	e.ex.hooks.finished = func(id task.ID, to task.Status) {
-		// Run 1 ended waiting: m1 comes while it is registered.
-		if to == task.Waiting && first.CompareAndSwap(false, true) {
-			if _, err := e.ex.Inject(context.Background(), inject.Injection{TaskID: id, Text: "m1"}); err != nil {
-				t.Error(err)
-			}
-		}
-	}
 	e.ex.hooks.waking = func(id task.ID) {
 		if wakes.Add(1) != 1 {
 			return
@@ -155,14 +186,14 @@ func TestLosingWakeDoesNotRequeueTheNextRun(t *testing.T) {
 	}
 	e.ex.hooks.ended = func(task.ID) {
 		// Run 1 is gone, its wake done: let run 2 read its inbox.
-		if first1.CompareAndSwap(false, true) {
+		if ended.CompareAndSwap(false, true) {
 			close(release2)
 		}
 	}
 	e.start()
 	got := e.waitStatus(tk.ID, task.Completed)
-	if got.CloseReason != "answered" || runs.Load() != 2 {
-		t.Fatalf("task %s (%s) after %d runs; want completed after 2", got.Status, got.CloseReason, runs.Load())
+	if got.CloseReason != "answered" || runs.Load() != 2 || wakes.Load() < 2 {
+		t.Fatalf("task %s (%s) after %d runs, %d wakes; want completed after 2 runs, 2 wakes", got.Status, got.CloseReason, runs.Load(), wakes.Load())
 	}
 	if p, err := e.st.Pending(context.Background(), tk.ID); err != nil || len(p) != 0 {
 		t.Fatalf("queue %+v, %v after the task completed; want empty", p, err)
