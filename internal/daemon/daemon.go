@@ -189,12 +189,17 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// What the commands of a dead daemon's tasks left goes before any
 	// task runs or any worktree is touched.
 	ex.StopLeftovers(ctx)
+	// Lock files of a git killed with the previous daemon, before any git
+	// work (each is reported: git.stale_lock).
+	if _, err := rt.wt.ClearStaleLocks(ctx, time.Now()); err != nil {
+		logger.Error("clearing stale git locks", "err", err)
+	}
 	// Worktrees whose directories vanished while the daemon was down are
 	// made again from their branches; strays are reported, never deleted.
 	if rep, err := rt.wt.Reconcile(ctx); err != nil {
 		logger.Error("reconciling worktrees", "err", err)
-	} else if len(rep.Recreated) > 0 || len(rep.Problems) > 0 || len(rep.Strays) > 0 {
-		logger.Info("worktrees reconciled", "checked", rep.Checked, "recreated", len(rep.Recreated), "problems", len(rep.Problems), "strays", len(rep.Strays))
+	} else if len(rep.Recreated) > 0 || len(rep.Remade) > 0 || len(rep.Problems) > 0 || len(rep.Strays) > 0 {
+		logger.Info("worktrees reconciled", "checked", rep.Checked, "recreated", len(rep.Recreated), "remade", len(rep.Remade), "problems", len(rep.Problems), "strays", len(rep.Strays))
 	}
 	started := []event.Event{event.New(time.Now(), "", event.DaemonStarted{PID: os.Getpid(), Version: opts.Version})}
 	if len(corrected) > 0 {
