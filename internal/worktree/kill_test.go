@@ -310,3 +310,51 @@ type gitWorktree = git.WorktreeInfo
 func runGit(dir string, args ...string) (string, error) {
 	return git.Run(context.Background(), dir, args...)
 }
+
+// TestKillAfterWorktreeAdd: the daemon dies after git made the worktree
+// (unlocked, checked out) and before the creation was recorded: git's
+// post-checkout hook runs then. The next provisioning finishes the
+// creation: the task records its worktree, worktree.created once.
+func TestKillAfterWorktreeAdd(t *testing.T) {
+	t.Parallel()
+	repo := wtRepo(t, "main", nil)
+	e := wtNewEnv(t, worktree.Config{})
+	tk := e.task(repo)
+	path := wtDefaultPath(repo, tk.ID)
+	hit := wtKillHook(t, repo, "post-checkout", `[ "$(pwd -P)" = '`+path+`' ]`, ":")
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.m.Provision(context.Background(), tk)
+		done <- err
+	}()
+	wtKillGroupAt(t, repo, "post-checkout", hit)
+	if err := <-done; err == nil {
+		t.Fatal("Provision succeeded though its git was killed")
+	}
+	if tk := e.getTask(tk.ID); tk.Worktree != "" {
+		t.Fatalf("task records worktree %q before the restart; the test does not reproduce the fault", tk.Worktree)
+	}
+	m := e.manager(worktree.Config{})
+	if _, err := m.ClearStaleLocks(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w, err := m.Provision(context.Background(), e.getTask(tk.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.getTask(tk.ID); got.Worktree != path || w.Path != path {
+		t.Errorf("task records worktree %q; provisioned %q; want %q", got.Worktree, w.Path, path)
+	}
+	if n := len(e.events(tk.ID, string(event.KindWorktreeCreated))); n != 1 {
+		t.Errorf("%d worktree.created events; want 1", n)
+	}
+	if _, err := m.Provision(context.Background(), e.getTask(tk.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.events(tk.ID, string(event.KindWorktreeCreated))); n != 1 {
+		t.Errorf("%d worktree.created events after another provisioning; want 1", n)
+	}
+}

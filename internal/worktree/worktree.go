@@ -176,6 +176,12 @@ func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, e
 		if w, err = m.recreate(ctx, w, "its directory was missing"); err != nil {
 			return store.Worktree{}, err
 		}
+	} else if t.Worktree == "" && !m.everCreated(ctx, w) {
+		// git made it and the daemon died before recording it (during
+		// the post-checkout hook, say): finish the creation.
+		if w, err = m.finishCreate(ctx, w, m.now()); err != nil {
+			return store.Worktree{}, err
+		}
 	}
 	if strings.HasPrefix(w.Note, setupFailed) {
 		if err := m.bootstrap(ctx, &w); err != nil {
