@@ -414,7 +414,15 @@ func lock(lockFile, pidFile string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the lock file: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A daemon killed while it was starting a process leaves the lock with
+	// that child until it has exec'd (close-on-exec): a moment. While the
+	// recorded daemon is gone, the lock is tried again for a few seconds.
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	for deadline := time.Now().Add(5 * time.Second); errors.Is(err, syscall.EWOULDBLOCK) && !alive(ReadPID(pidFile)) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &AlreadyRunningError{PID: ReadPID(pidFile), LockFile: lockFile}
@@ -425,6 +433,11 @@ func lock(lockFile, pidFile string) (func(), error) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// alive reports whether process pid exists (0: unknown, taken as alive).
+func alive(pid int) bool {
+	return pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH
 }
 
 // ReadPID returns the pid recorded in a pid file, or 0.
