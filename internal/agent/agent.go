@@ -123,6 +123,7 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	env := e.o.ToolEnv
 	env.Dir = r.Dir
 	env.Repo = r.Task.Repo
+	env.Branch = r.Branch
 	env.Vars = append([]string{"NEURAPHAGE_TASK_ID=" + string(r.Task.ID), "NEURAPHAGE_WORKTREE=" + r.Dir}, r.Env...)
 	l := &loop{
 		e: e, r: r, h: r.Host, client: client, model: model, env: &env,

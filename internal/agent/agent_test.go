@@ -544,7 +544,10 @@ default:
     - tool_calls: [{name: complete_task, input: {summary: done}}]
       fault: {kind: stall, times: 2}
 `)
-	base, err := anthropic.New(anthropic.Options{BaseURL: h.srv.URL(), APIKey: "test", Model: "claude-sonnet-4-5", IdleTimeout: 20 * time.Millisecond})
+	// The stalled replies never send a byte; the good one streams at once.
+	// The idle timeout is long enough that a loaded machine never makes
+	// the good reply look stalled too (at 20 ms it did, adding a retry).
+	base, err := anthropic.New(anthropic.Options{BaseURL: h.srv.URL(), APIKey: "test", Model: "claude-sonnet-4-5", IdleTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

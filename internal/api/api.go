@@ -15,7 +15,8 @@
 //	GET  /v1/status                       Status
 //	POST /v1/shutdown                     (empty) starts an orderly shutdown
 //	POST /v1/tasks                        CreateTaskRequest → task.Task
-//	GET  /v1/tasks?status=S,S&all=1       TaskList (default: tasks not yet finished)
+//	GET  /v1/tasks?status=S,S&all=1       TaskList (default: tasks not yet finished);
+//	                                      &limit=N&after=ID pages it (TaskList.Next)
 //	GET  /v1/tasks/{ref}                  TaskDetail
 //	POST /v1/tasks/{ref}/cancel           ActionRequest → task.Task
 //	POST /v1/tasks/{ref}/pause            ActionRequest → task.Task
@@ -132,9 +133,12 @@ type Budget struct {
 	MaxCostUSD    float64 `json:"max_cost_usd,omitempty"`
 }
 
-// TaskList is a list of tasks.
+// TaskList is a page of a listing of tasks: what listings show of each,
+// oldest first, and Next, the ?after= of the next page when more tasks
+// remain.
 type TaskList struct {
-	Tasks []task.Task `json:"tasks"`
+	Tasks []task.Summary `json:"tasks"`
+	Next  task.ID        `json:"next,omitempty"`
 }
 
 // TaskDetail is one task with what `task show` adds.
@@ -304,7 +308,8 @@ type Worktree struct {
 	TaskID task.ID `json:"task_id"`
 	// Repo is the top of the repository's main work tree.
 	Repo string `json:"repo"`
-	// Branch is the task's branch, "neuraphage/<task-id>".
+	// Branch is the task's branch, "neuraphage/<task-id>/work" (an
+	// older task's may be "neuraphage/<task-id>").
 	Branch string `json:"branch"`
 	// Base is the branch the task started from and merges into; BaseCommit
 	// the commit it started from.

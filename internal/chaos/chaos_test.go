@@ -614,7 +614,7 @@ func (r *run) check(ctx context.Context) figures {
 	if err != nil {
 		r.t.Fatalf("listing tasks: %v", err)
 	}
-	status := map[task.ID]task.Task{}
+	status := map[task.ID]task.Summary{}
 	for _, tk := range tasks {
 		status[tk.ID] = tk
 	}
@@ -746,7 +746,7 @@ func (r *run) check(ctx context.Context) figures {
 
 // checkMain checks main's history and files: each task's landed commit is
 // on main, no commit subject twice, every marker line once.
-func (r *run) checkMain(status map[task.ID]task.Task, landed map[task.ID]string) (commits, toolCalls int) {
+func (r *run) checkMain(status map[task.ID]task.Summary, landed map[task.ID]string) (commits, toolCalls int) {
 	subjects := strings.Split(strings.TrimSpace(r.git("log", "main", "--format=%s")), "\n")
 	count := map[string]int{}
 	for _, s := range subjects {

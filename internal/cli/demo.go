@@ -136,6 +136,7 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 	fmt.Fprintf(out, "  model       the scripted model server at %s (Anthropic wire format; no key, no network)\n\n", url)
 
 	var ids []task.ID
+	var before []int
 	err = a.withDemoDaemon(ctx, p, cfg, getenv, func(c *client.Client) error {
 		var err error
 		ids, err = demoScene(ctx, c, repo, out)
@@ -152,14 +153,31 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 			return err
 		}
 		ids = append(ids, more...)
-		return demoSummary(ctx, c, ids, repo, out)
+		if err := demoSummary(ctx, c, ids, repo, out); err != nil {
+			return err
+		}
+		before, err = demoConversations(ctx, c, ids)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	return a.withDemoDaemon(ctx, p, cfg, getenv, func(c *client.Client) error {
-		return demoRestart(ctx, c, ids, out)
+		return demoRestart(ctx, c, ids, before, out)
 	})
+}
+
+// demoConversations is the length of each task's stored conversation.
+func demoConversations(ctx context.Context, c *client.Client, ids []task.ID) ([]int, error) {
+	n := make([]int, len(ids))
+	for i, id := range ids {
+		lg, err := c.TaskLog(ctx, string(id), 0)
+		if err != nil {
+			return nil, err
+		}
+		n[i] = len(lg.Entries)
+	}
+	return n, nil
 }
 
 // withDemoDaemon runs a daemon in this process for the length of fn. The
@@ -404,18 +422,25 @@ func demoSummary(ctx context.Context, c *client.Client, ids []task.ID, repo stri
 	return nil
 }
 
-func demoRestart(ctx context.Context, c *client.Client, ids []task.ID, out io.Writer) error {
+// demoRestart shows that every task came back from the store with its
+// whole conversation: before holds each one's length before the restart.
+// How long a conversation is depends on when the notices of main's moves
+// reached it, so the check is against before, not a fixed number.
+func demoRestart(ctx context.Context, c *client.Client, ids []task.ID, before []int, out io.Writer) error {
 	ts, err := c.ListTasks(ctx, nil, true)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\n• restarted the daemon: %d tasks back from the store\n", len(ts))
-	for _, id := range ids {
-		lg, err := c.TaskLog(ctx, string(id), 0)
-		if err != nil {
-			return err
+	after, err := demoConversations(ctx, c, ids)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		if after[i] != before[i] {
+			return fmt.Errorf("demo: %s had %d messages before the restart and %d after", id, before[i], after[i])
 		}
-		fmt.Fprintf(out, "    %s  conversation of %d messages (neuraphage task log %s)\n", id, len(lg.Entries), id)
+		fmt.Fprintf(out, "    %s  conversation of %d messages, as before the restart (neuraphage task log %s)\n", id, after[i], id)
 	}
 	return nil
 }

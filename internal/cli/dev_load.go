@@ -32,12 +32,14 @@ type devLoadOpts struct {
 	json    bool
 	keep    bool
 	timeout time.Duration
+	held    bool
+	runs    int
 }
 
 func (a *app) newDevLoadCmd() *cobra.Command {
 	var opts devLoadOpts
 	cmd := &cobra.Command{
-		Use:   "load [--tasks N] [--latency D] [--turns N] [--json]",
+		Use:   "load [--tasks N] [--latency D] [--turns N] [--held [--runs N]] [--json]",
 		Short: "Measure the daemon's memory per running task and its throughput, offline",
 		Long: `load runs many tasks at once on the scripted model server and measures the
 daemon that runs them. It makes a scratch git repository and NEURAPHAGE_HOME,
@@ -50,7 +52,11 @@ baseline) / tasks), the kernel's high-water mark, the wall time until every
 task finished and the rates. Each task makes --turns model calls, each
 answered after --latency: the first ones read the repository (glob,
 read_file), the last completes the task. The scratch directory is removed
-unless --keep is given. Linux only. See docs/load.md.`,
+unless --keep is given. Linux only. See docs/load.md.
+
+With --held the tasks are created held (paused, so never run) and each
+listing (ps --all --json, ps, ps --limit 50) is timed --runs times, run as
+a user runs it: a new process talking to the daemon.`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			return a.runDevLoad(cmd.Context(), opts, cmd.OutOrStdout())
@@ -63,17 +69,23 @@ unless --keep is given. Linux only. See docs/load.md.`,
 	f.BoolVar(&opts.json, "json", false, "print JSON")
 	f.BoolVar(&opts.keep, "keep", false, "keep the scratch repository and home (with the daemon's log) for inspection")
 	f.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "give up after this long")
+	f.BoolVar(&opts.held, "held", false, "create the tasks held (never run) and time the listings (ps) instead")
+	f.IntVar(&opts.runs, "runs", 5, "with --held: how many times each listing runs (1 to 100)")
 	return cmd
 }
 
-const devLoadUsage = "neuraphage dev load [--tasks 200] [--latency 200ms] [--turns 5] [--json]"
+const devLoadUsage = "neuraphage dev load [--tasks 200] [--latency 200ms] [--turns 5] [--held [--runs 5]] [--json]"
 
 func (o devLoadOpts) validate() error {
 	bad := func(format string, args ...any) error {
 		return &usageError{msg: fmt.Sprintf(format, args...), hint: "usage: " + devLoadUsage}
 	}
 	switch {
-	case o.tasks < 1 || o.tasks > 10_000:
+	case o.held && (o.tasks < 1 || o.tasks > maxHeldTasks):
+		return bad("--tasks %d: want 1 to %d held tasks", o.tasks, maxHeldTasks)
+	case o.held && (o.runs < 1 || o.runs > 100):
+		return bad("--runs %d: want 1 to 100", o.runs)
+	case !o.held && (o.tasks < 1 || o.tasks > 10_000):
 		return bad("--tasks %d: want 1 to 10000 (the limit of executor.max_concurrent)", o.tasks)
 	case o.turns < 1 || o.turns > 1000:
 		return bad("--turns %d: want 1 to 1000", o.turns)
@@ -145,6 +157,9 @@ func (a *app) runDevLoad(ctx context.Context, opts devLoadOpts, out io.Writer) e
 		return err
 	}
 	defer d.kill()
+	if opts.held {
+		return a.finishHeldLoad(ctx, d, exe, opts, root, repo, out)
+	}
 	rep, runErr := runLoad(ctx, d, opts, repo)
 	if err := d.stop(ctx); err != nil {
 		return errors.Join(runErr, err)
@@ -190,7 +205,7 @@ func loadScript(turns int, latency time.Duration) *llmtest.Script {
 // in flight would measure the limiter, not the tasks).
 func loadConfig(url string, opts devLoadOpts) config.Config {
 	cfg := config.Default()
-	cfg.Executor.MaxConcurrent = opts.tasks
+	cfg.Executor.MaxConcurrent = min(opts.tasks, 10_000)
 	cfg.Agent.MaxIterations = max(cfg.Agent.MaxIterations, opts.turns+10)
 	an := &cfg.LLM.Providers.Anthropic
 	an.BaseURL, an.APIKeyEnv, an.MaxConcurrent = url, loadKeyEnv, opts.tasks
@@ -454,8 +469,13 @@ func runLoad(ctx context.Context, d *loadDaemon, opts devLoadOpts, repo string) 
 // fanOut calls fn for 0..n-1, loadCallers at a time, stopping at the first
 // error.
 func fanOut(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	return fanOutLimit(ctx, loadCallers, n, fn)
+}
+
+// fanOutLimit is fanOut with limit calls at a time.
+func fanOutLimit(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(loadCallers)
+	g.SetLimit(limit)
 	for i := range n {
 		g.Go(func() error { return fn(ctx, i) })
 	}

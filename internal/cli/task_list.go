@@ -8,13 +8,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
+
+// tablePage is how many tasks the table shows when --limit is not given.
+const tablePage = 100
 
 type taskListOpts struct {
 	statuses []string
 	all      bool
 	json     bool
+	limit    int
+	after    string
 }
 
 func (a *app) newTaskListCmd(use string) *cobra.Command {
@@ -24,6 +30,9 @@ func (a *app) newTaskListCmd(use string) *cobra.Command {
 		Short: "List tasks (by default those not finished)",
 		Args:  noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("limit") && !opts.json {
+				opts.limit = tablePage
+			}
 			return a.runTaskList(cmd.Context(), opts, cmd.OutOrStdout())
 		}),
 	}
@@ -33,7 +42,9 @@ func (a *app) newTaskListCmd(use string) *cobra.Command {
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.statuses, "status", nil, "only these statuses (comma-separated): queued, running, waiting, paused, completed, failed, cancelled")
 	f.BoolVar(&opts.all, "all", false, "include finished tasks")
-	f.BoolVar(&opts.json, "json", false, "print a JSON array of tasks")
+	f.BoolVar(&opts.json, "json", false, `print {"tasks":[…],"next":ID}: the page of tasks and, when more remain, the --after of the next`)
+	f.IntVar(&opts.limit, "limit", 0, fmt.Sprintf("list at most N tasks, 0 for all (default: %d in the table, all with --json)", tablePage))
+	f.StringVar(&opts.after, "after", "", "list the tasks after this one (the next page's cursor)")
 	return cmd
 }
 
@@ -46,28 +57,36 @@ func (a *app) runTaskList(ctx context.Context, opts taskListOpts, out io.Writer)
 		}
 		statuses = append(statuses, st)
 	}
+	if opts.limit < 0 {
+		return &usageError{msg: fmt.Sprintf("--limit %d: want 0 (all) or more", opts.limit), hint: "e.g. --limit 50"}
+	}
 	c, err := a.connect(ctx)
 	if err != nil {
 		return err
 	}
+	q := client.ListQuery{Statuses: statuses, All: opts.all, After: opts.after, Limit: opts.limit}
 	if opts.json {
-		// Passed through as the daemon sent it (an array, one task per line):
-		// listing 10,000 tasks must stay fast.
-		raw, err := c.ListTasksJSON(ctx, statuses, opts.all)
+		// Passed through as the daemon sent it: listing 10,000 tasks must
+		// stay fast.
+		raw, err := c.ListPageJSON(ctx, q)
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(jsonOut(out), "%s\n", raw)
 		return err
 	}
-	ts, err := c.ListTasks(ctx, statuses, opts.all)
+	l, err := c.ListPage(ctx, q)
 	if err != nil {
 		return err
 	}
+	ts := l.Tasks
 	if len(ts) == 0 {
-		if opts.all || len(statuses) > 0 {
+		switch {
+		case opts.after != "":
+			fmt.Fprintf(out, "no tasks after %s\n", opts.after)
+		case opts.all || len(statuses) > 0:
 			fmt.Fprintln(out, "no tasks")
-		} else {
+		default:
 			fmt.Fprintln(out, "no unfinished tasks (--all shows finished ones)")
 		}
 		return nil
@@ -83,5 +102,11 @@ func (a *app) runTaskList(ctx context.Context, opts taskListOpts, out io.Writer)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t$%.2f\t%s\n", t.ID, st, t.Priority, age(now, t.CreatedAt),
 			dash(t.Persona), tokens(t.Usage), t.Usage.CostUSD, truncate(t.Description, 60))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if l.Next != "" {
+		fmt.Fprintf(out, "more tasks: --after %s for the next %d (--limit 0 for all)\n", l.Next, opts.limit)
+	}
+	return nil
 }

@@ -477,7 +477,11 @@ workflows:
 	var phases []task.Task
 	for _, k := range kids {
 		if k.ParentID == wf.ID {
-			phases = append(phases, k)
+			dt, err := d.client.GetTask(context.Background(), string(k.ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			phases = append(phases, dt.Task)
 		}
 	}
 	if len(phases) != 2 {

@@ -115,8 +115,9 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			Fetch: mw.Fetch, Remote: mw.Remote, NotifyUnrelated: mw.NotifyUnrelated,
 			PauseOnConflict: mw.OnConflict == "pause",
 		},
-		// Notices go through the executor's one door.
-		Inject: rt.send,
+		// Notices go through the executor's one door; all those of one
+		// move of main in one store commit.
+		Inject: rt.send, InjectMany: svc.InjectMany,
 	})
 	// Workflow tasks: their phases are child tasks on their branch.
 	rt.wf = workflow.New(workflow.Options{
@@ -150,16 +151,16 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 				return executor.Workspace{}, err
 			}
 			// The main watcher watches the refs of the repositories its
-			// tasks work on: a task's first worktree in a repository must
-			// not wait for its next pass to be watched.
-			rt.mw.Notify(wt.Repo)
+			// tasks work on: a task's first worktree in a repository is
+			// watched before its task runs, not at the watcher's next pass.
+			rt.mw.Track(ctx, wt)
 			// Its commands get a temporary directory of their own, the one
 			// place besides the worktree the sandbox lets them write.
 			tmp, err := sb.prepare(ctx, t.ID)
 			if err != nil {
 				return executor.Workspace{}, err
 			}
-			return executor.Workspace{Dir: wt.Path, Env: append(rt.wt.Env(wt), tmp...)}, nil
+			return executor.Workspace{Dir: wt.Path, Branch: wt.Branch, Env: append(rt.wt.Env(wt), tmp...)}, nil
 		},
 		Complete: svc.Completed,
 		// Blocking rebase requests are carried out by the main watcher at

@@ -57,8 +57,10 @@ func newTaskSandbox(cfg config.Sandbox, p config.Paths, getenv func(string) stri
 			Write:    config.ExpandHome(cfg.Write, home),
 			DenyRead: sandbox.HomeDenyRead(home, deny...),
 			Network:  net,
-			// Task branches are neuraphage/<id>: their refs are the ones
-			// a task's git may update.
+			// Task branches are neuraphage/<id>/work: a task's git may
+			// update the refs in its own branch's directory,
+			// refs/heads/neuraphage/<id>, made at each launch when
+			// missing (see sandbox.GitWrites).
 			BranchDir: strings.TrimSuffix(worktree.BranchPrefix, "/"),
 		},
 		tmpRoot: filepath.Join(p.DataDir, "tmp"),

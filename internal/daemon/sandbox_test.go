@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
+	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
 const sandboxScript = `
@@ -65,7 +66,7 @@ func TestTaskSandbox(t *testing.T) {
 		_, err := os.Stat(want)
 		return os.IsNotExist(err)
 	})
-	if out, err := git.Run(context.Background(), d.repo, "log", "--format=%s", "neuraphage/"+string(tk.ID)); err != nil || !strings.Contains(out, "committed by the task") {
+	if out, err := git.Run(context.Background(), d.repo, "log", "--format=%s", worktree.Branch(tk.ID)); err != nil || !strings.Contains(out, "committed by the task") {
 		t.Errorf("the task's own commit is not on its branch: %q, %v", out, err)
 	}
 	if n := len(d.events(t, tk.ID, event.KindTaskSandbox)); n != 0 {

@@ -58,6 +58,10 @@ type Run struct {
 	Task task.Task
 	// Dir is the working directory the agent works in (the task's worktree).
 	Dir string
+	// Branch is the branch checked out in Dir, as the daemon's worktree
+	// record says ("" when Dir is no task worktree): the sandbox lets the
+	// agent's commands update it, and no other task's.
+	Branch string
 	// Env is extra environment ("NAME=value") for the commands the agent
 	// runs: the port handed to the task, say.
 	Env []string

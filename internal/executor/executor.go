@@ -56,7 +56,12 @@ type Tasks interface {
 	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
 	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
 	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
-	store.InjectionQueue
+	// The injection queue (store.InjectionQueue), but for what the
+	// executor never reads back (Returned).
+	Enqueue(ctx context.Context, inj inject.Injection, record func(inject.Injection) []event.Event) (inject.Injection, []event.Event, error)
+	EnqueueMany(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, []event.Event, error)
+	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
+	MarkDelivered(ctx context.Context, ids []int64, at time.Time, evs ...event.Event) ([]event.Event, error)
 }
 
 // Runs is what a task's run records and is held to: its conversation,
@@ -130,7 +135,10 @@ type RebaseReply struct {
 // Workspace is where a task runs.
 type Workspace struct {
 	Dir string
-	Env []string
+	// Branch is the branch checked out in Dir, as the worktree record
+	// says; "" when Dir is no task worktree.
+	Branch string
+	Env    []string
 }
 
 // Executor runs tasks. Its methods are safe for concurrent use.
@@ -498,7 +506,7 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 					e.brief(runCtx, t)
 				}
 			}
-			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Env: ws.Env, Host: e.newHost(t, r)})
+			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Branch: ws.Branch, Env: ws.Env, Host: e.newHost(t, r)})
 		}
 		sctx, cancelStop := context.WithTimeout(context.Background(), finishTimeout)
 		e.stopTaskProcs(sctx, t.ID)

@@ -29,21 +29,9 @@ const MaxInjectionLen = 100_000
 // so that it survives a restart); a task that is not running is paused at
 // once.
 func (e *Executor) Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error) {
-	inj.Text = strings.TrimSpace(inj.Text)
-	if inj.Kind == "" {
-		inj.Kind = inject.Message
-	}
-	if _, err := inject.ParseKind(string(inj.Kind)); err != nil {
-		return inject.Injection{}, &task.InvalidError{Field: "kind", Msg: err.Error()}
-	}
-	if strings.TrimSpace(string(inj.Source)) == "" {
-		inj.Source = inject.FromUser
-	}
-	switch {
-	case inj.Text == "" && inj.Kind != inject.Pause:
-		return inject.Injection{}, &task.InvalidError{Field: "message", Msg: "must not be empty"}
-	case len(inj.Text) > MaxInjectionLen:
-		return inject.Injection{}, &task.InvalidError{Field: "message", Msg: fmt.Sprintf("is %d bytes; at most %d", len(inj.Text), MaxInjectionLen)}
+	inj, err := checkInjection(inj)
+	if err != nil {
+		return inject.Injection{}, err
 	}
 	t, err := e.st.GetTask(ctx, inj.TaskID)
 	if err != nil {
@@ -73,17 +61,51 @@ func (e *Executor) Inject(ctx context.Context, inj inject.Injection) (inject.Inj
 	quiet := inj.Quiet
 	inj.ID, inj.TaskID, inj.CreatedAt, inj.DeliveredAt = 0, t.ID, e.now(), nil
 	stored, _, err := e.st.Enqueue(ctx, inj, func(s inject.Injection) []event.Event {
-		return []event.Event{event.New(s.CreatedAt, s.TaskID, event.TaskMessage{InjectionID: s.ID, Source: string(s.Source),
-			Kind: string(s.Kind), Attrs: s.AttrMap(), Urgent: s.Urgent, Text: s.Text})}
+		return []event.Event{receipt(s)}
 	})
 	if err != nil {
 		return inject.Injection{}, err
 	}
+	e.arrived(ctx, stored, quiet)
+	return stored, nil
+}
+
+// checkInjection fills in an injection's defaults and refuses bad input.
+func checkInjection(inj inject.Injection) (inject.Injection, error) {
+	inj.Text = strings.TrimSpace(inj.Text)
+	if inj.Kind == "" {
+		inj.Kind = inject.Message
+	}
+	if _, err := inject.ParseKind(string(inj.Kind)); err != nil {
+		return inject.Injection{}, &task.InvalidError{Field: "kind", Msg: err.Error()}
+	}
+	if strings.TrimSpace(string(inj.Source)) == "" {
+		inj.Source = inject.FromUser
+	}
+	switch {
+	case inj.Text == "" && inj.Kind != inject.Pause:
+		return inject.Injection{}, &task.InvalidError{Field: "message", Msg: "must not be empty"}
+	case len(inj.Text) > MaxInjectionLen:
+		return inject.Injection{}, &task.InvalidError{Field: "message", Msg: fmt.Sprintf("is %d bytes; at most %d", len(inj.Text), MaxInjectionLen)}
+	}
+	return inj, nil
+}
+
+// receipt is the event logged with a stored injection.
+func receipt(s inject.Injection) event.Event {
+	return event.New(s.CreatedAt, s.TaskID, event.TaskMessage{InjectionID: s.ID, Source: string(s.Source),
+		Kind: string(s.Kind), Attrs: s.AttrMap(), Urgent: s.Urgent, Text: s.Text})
+}
+
+// arrived lets the task know a stored message is waiting: an urgent one
+// interrupts its turn in flight; one for a task waiting for its user
+// wakes it unless it is quiet.
+func (e *Executor) arrived(ctx context.Context, stored inject.Injection, quiet bool) {
 	e.mu.Lock()
-	r := e.runs[t.ID]
+	r := e.runs[stored.TaskID]
 	e.mu.Unlock()
 	switch {
-	case r != nil && inj.Urgent:
+	case r != nil && stored.Urgent:
 		select {
 		case r.interrupts <- struct{}{}:
 		default: // a signal is already waiting
@@ -91,9 +113,61 @@ func (e *Executor) Inject(ctx context.Context, inj inject.Injection) (inject.Inj
 	case r == nil && !quiet:
 		// Read the status after the message is stored: a run that ended
 		// waiting just before will find the message itself (finish).
-		e.wakeIfWaiting(ctx, t.ID)
+		e.wakeIfWaiting(ctx, stored.TaskID)
 	}
-	return stored, nil
+}
+
+// InjectMany is Inject for several messages at once, the batch door (the
+// main watcher's notices when main moves): each is checked as Inject
+// checks it, then all that pass are stored in one store commit, evs first
+// and each message followed by the events record(i, stored) returns for
+// it (nil: none) and its receipt; after the commit each task is
+// interrupted or woken as Inject does. The result holds, for each message
+// in order, the stored injection or why it was refused (bad input, a
+// finished task); the error is a store failure that queued none. A pause
+// goes through Inject on its own.
+func (e *Executor) InjectMany(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, error) {
+	out := make([]store.Enqueued, len(injs))
+	var (
+		batch []inject.Injection
+		at    []int // batch[j] is injs[at[j]]
+		quiet []bool
+	)
+	now := e.now()
+	for i, inj := range injs {
+		if inj.Kind == inject.Pause {
+			out[i].Injection, out[i].Err = e.Inject(ctx, inj)
+			continue
+		}
+		inj, err := checkInjection(inj)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		quiet = append(quiet, inj.Quiet)
+		inj.ID, inj.CreatedAt, inj.DeliveredAt = 0, now, nil
+		batch, at = append(batch, inj), append(at, i)
+	}
+	if len(batch) == 0 && len(evs) == 0 {
+		return out, nil
+	}
+	got, _, err := e.st.EnqueueMany(ctx, batch, func(j int, s inject.Injection) []event.Event {
+		var evs []event.Event
+		if record != nil {
+			evs = record(at[j], s)
+		}
+		return append(evs, receipt(s))
+	}, evs...)
+	if err != nil {
+		return nil, err
+	}
+	for j, g := range got {
+		out[at[j]] = g
+		if g.Err == nil {
+			e.arrived(ctx, g.Injection, quiet[j])
+		}
+	}
+	return out, nil
 }
 
 func (e *Executor) wakeIfWaiting(ctx context.Context, id task.ID) {

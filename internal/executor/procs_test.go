@@ -32,9 +32,14 @@ func TestRunEndStopsWhatItsCommandsLeft(t *testing.T) {
 			left <- res
 		}()
 		// Not testkit.WaitFor: this is the run's goroutine, not the test's.
+		// The pid file appears while mv still runs; the shell has exec'd
+		// sleep, so mv is gone, once the pid's command line says sleep.
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat(pidFile); err == nil {
-				break
+			if b, err := os.ReadFile(pidFile); err == nil {
+				cmd, _ := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/cmdline")
+				if strings.HasPrefix(string(cmd), "sleep\x00") {
+					break
+				}
 			}
 			if time.Now().After(deadline) {
 				t.Error("the command never started")

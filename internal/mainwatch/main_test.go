@@ -42,12 +42,21 @@ type mwEnv struct {
 	notices []inject.Injection
 	got     chan inject.Injection
 	failFor map[task.ID]error
+	// publish, when set, hears every batch of events the store commits.
+	publish func(evs []event.Event)
 }
 
 func newWatchEnv(t testing.TB, cfg Config) *mwEnv {
 	t.Helper()
 	e := &mwEnv{t: t, got: make(chan inject.Injection, 1024), failFor: map[task.ID]error{}}
-	e.st = testkit.OpenStore(t, sqlite.Options{})
+	e.st = testkit.OpenStore(t, sqlite.Options{Publish: func(evs ...event.Event) {
+		e.mu.Lock()
+		f := e.publish
+		e.mu.Unlock()
+		if f != nil {
+			f(evs)
+		}
+	}})
 	e.repo = filepath.Join(t.TempDir(), "repo")
 	if err := os.MkdirAll(e.repo, 0o755); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -104,7 +106,14 @@ type Options struct {
 	// executor's one door. A blocking one is urgent; the others are quiet:
 	// a task that waits for its user reads them when it next runs.
 	Inject func(ctx context.Context, n inject.Injection) error
-	Logger *slog.Logger
+	// InjectMany sends all the notices of one move of main through the
+	// same door at once: stored in one store commit, with evs (the
+	// main.updated event) and each notice's events (record: its
+	// rebase.required) logged in it, one publish on the bus
+	// (executor.Executor.InjectMany). Nil sends them one at a time
+	// through Inject, each after its own event.
+	InjectMany func(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, error)
+	Logger     *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -119,6 +128,7 @@ type Monitor struct {
 	wt     *worktree.Manager
 	cfg    Config
 	inject func(ctx context.Context, n inject.Injection) error
+	many   func(ctx context.Context, injs []inject.Injection, record func(int, inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, error)
 	log    *slog.Logger
 	now    func() time.Time
 
@@ -135,6 +145,8 @@ type Monitor struct {
 	loaded    bool                        // the event log was read back
 	health    Health
 	watchDirs map[string]watchDir // watched directories
+	fw        *fsnotify.Watcher   // the running loop's, nil when none runs or notifications are unavailable
+	gitDirs   map[string]string   // each repository's common git directory
 }
 
 // groupKey is a repository and the main branch its tasks compare with.
@@ -242,7 +254,7 @@ func New(o Options) *Monitor {
 	}
 	log := o.Logger.With("component", "mainwatch")
 	w := &Monitor{
-		st: o.Store, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
+		st: o.Store, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, many: o.InjectMany, now: o.Now,
 		log:       log,
 		rt:        supervisor.New(supervisor.Options{Name: "the main watcher", Logger: log, Now: o.Now}),
 		trigger:   make(chan string, 64),
@@ -250,6 +262,7 @@ func New(o Options) *Monitor {
 		tasks:     map[task.ID]*TaskState{},
 		files:     map[task.ID]map[string]bool{},
 		watchDirs: map[string]watchDir{},
+		gitDirs:   map[string]string{},
 	}
 	w.health.Enabled, w.health.Urgency = o.Config.Enabled, o.Config.Urgency
 	return w

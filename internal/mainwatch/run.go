@@ -1,7 +1,9 @@
 package mainwatch
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"path/filepath"
 	"strings"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/store"
 )
 
 // Run watches until ctx ends. It checks every repository at once (a
@@ -42,7 +45,13 @@ func (w *Monitor) loop(ctx context.Context) {
 	w.mu.Lock()
 	w.health.Watching = fw != nil
 	w.watchDirs = map[string]watchDir{} // a restarted loop watches afresh
+	w.fw = fw
 	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.fw = nil
+		w.mu.Unlock()
+	}()
 
 	w.cycle(ctx, nil, true)
 	w.watch(ctx, fw)
@@ -143,6 +152,78 @@ func (w *Monitor) watch(ctx context.Context, fw *fsnotify.Watcher) {
 	}
 }
 
+// Track watches, from now on, the main branch a task's worktree compares
+// with: the daemon calls it when it has provisioned a task's worktree. It
+// returns once filesystem notifications on that main's refs are set up,
+// so that a move of main right after is seen at once, not at the next
+// poll; the first task of a repository costs one git process, later ones
+// none. A newly watched repository is checked once more, in case main
+// moved before the watch began. Before Run starts (or while the loop is
+// restarting) the branch is remembered and watched when the loop starts.
+func (w *Monitor) Track(ctx context.Context, wt store.Worktree) {
+	if !w.cfg.Enabled || wt.Repo == "" {
+		return
+	}
+	k := groupKey{repo: wt.Repo, branch: cmp.Or(w.cfg.MainBranch, wt.Base)}
+	w.mu.Lock()
+	w.main(k)
+	fw := w.fw
+	w.mu.Unlock()
+	if fw == nil {
+		return // the loop's start watches every main it knows
+	}
+	dirs, err := w.dirsFor(ctx, k)
+	if err != nil {
+		w.log.Warn("watching main", "repo", k.repo, "err", err)
+		return
+	}
+	added := false
+	w.mu.Lock()
+	if w.fw == fw {
+		for d, wd := range dirs {
+			if _, ok := w.watchDirs[d]; ok {
+				continue
+			}
+			if err := fw.Add(d); err == nil {
+				w.watchDirs[d] = wd
+				added = true
+			}
+		}
+	}
+	w.mu.Unlock()
+	if added {
+		w.Notify(k.repo)
+	}
+}
+
+// dirsFor returns the directories holding k's main refs: the loose ref's
+// directory (local and remote-tracking) and the common git directory
+// (packed-refs). The common git directory is asked of git once per
+// repository.
+func (w *Monitor) dirsFor(ctx context.Context, k groupKey) (map[string]watchDir, error) {
+	w.mu.Lock()
+	common, ok := w.gitDirs[k.repo]
+	w.mu.Unlock()
+	if !ok {
+		r, err := git.Inspect(ctx, k.repo)
+		if err != nil {
+			return nil, err
+		}
+		common = filepath.Clean(r.CommonDir)
+		w.mu.Lock()
+		w.gitDirs[k.repo] = common
+		w.mu.Unlock()
+	}
+	out := map[string]watchDir{common: {repo: k.repo, packedOnly: true}}
+	d, _ := dirOf(filepath.Join(common, "refs", "heads"), k.branch)
+	out[d] = watchDir{repo: k.repo}
+	if w.cfg.Remote != "" {
+		d, _ := dirOf(filepath.Join(common, "refs", "remotes", w.cfg.Remote), k.branch)
+		out[d] = watchDir{repo: k.repo}
+	}
+	return out, nil
+}
+
 // syncWatches watches the directories holding the refs of every main
 // branch in use: the loose ref's directory (local and remote-tracking)
 // and the common git directory (packed-refs). Directories that do not
@@ -158,23 +239,20 @@ func (w *Monitor) syncWatches(ctx context.Context, fw *fsnotify.Watcher) (added 
 	}
 	w.mu.Unlock()
 	want := map[string]watchDir{}
+	looked := map[string]bool{} // repositories whose directories want lists
 	for _, k := range keys {
-		r, err := git.Inspect(ctx, k.repo)
+		dirs, err := w.dirsFor(ctx, k)
 		if err != nil {
 			continue
 		}
-		want[filepath.Clean(r.CommonDir)] = watchDir{repo: k.repo, packedOnly: true}
-		d, _ := dirOf(filepath.Join(r.CommonDir, "refs", "heads"), k.branch)
-		want[d] = watchDir{repo: k.repo}
-		if w.cfg.Remote != "" {
-			d, _ := dirOf(filepath.Join(r.CommonDir, "refs", "remotes", w.cfg.Remote), k.branch)
-			want[d] = watchDir{repo: k.repo}
-		}
+		looked[k.repo] = true
+		maps.Copy(want, dirs)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for d := range w.watchDirs {
-		if _, ok := want[d]; !ok {
+	for d, wd := range w.watchDirs {
+		// A repository Track added meanwhile is not in want: keep it.
+		if _, ok := want[d]; !ok && looked[wd.repo] {
 			_ = fw.Remove(d)
 			delete(w.watchDirs, d)
 		}

@@ -348,16 +348,56 @@ func (w *Monitor) checkGroup(ctx context.Context, k groupKey, es []entry, mode s
 		w.mu.Lock()
 		ms.commit, ms.ref, ms.err = commit, ref, ""
 		w.mu.Unlock()
+		var moved []event.Event
 		if prev != commit && prev != "" {
-			w.emit(ctx, "", event.MainUpdated{Repo: k.repo, Branch: ref, Previous: prev, NewCommit: commit, Rewritten: rewritten, Behind: behind})
+			moved = append(moved, event.New(w.now(), "", event.MainUpdated{Repo: k.repo, Branch: ref, Previous: prev, NewCommit: commit, Rewritten: rewritten, Behind: behind}))
 			w.log.Info("main moved", "repo", k.repo, "main", ref, "commit", words.ShortCommit(commit), "tasks_behind", behind, "rewritten", rewritten)
 		}
 		slices.SortStableFunc(notices, func(a, b notice) int { return a.rank - b.rank })
-		for _, n := range notices {
-			w.tell(ctx, n, rewritten)
-		}
+		w.tellAll(ctx, notices, rewritten, moved)
 	}
 	return out
+}
+
+// tellAll sends every task of ns its notice, in order, with the events
+// of the move (moved): through InjectMany in one store commit when the
+// door has it, else one at a time after the events are logged.
+func (w *Monitor) tellAll(ctx context.Context, ns []notice, rewritten bool, moved []event.Event) {
+	if w.many == nil {
+		for _, ev := range moved {
+			w.emit(ctx, "", ev.Payload)
+		}
+		for _, n := range ns {
+			w.tell(ctx, n, rewritten)
+		}
+		return
+	}
+	if len(ns) == 0 && len(moved) == 0 {
+		return
+	}
+	injs := make([]inject.Injection, len(ns))
+	reqs := make([]event.RebaseRequired, len(ns))
+	for i, n := range ns {
+		injs[i], reqs[i] = w.notice(n, rewritten)
+	}
+	at := w.now()
+	got, err := w.many(ctx, injs, func(i int, s inject.Injection) []event.Event {
+		return []event.Event{event.New(at, s.TaskID, reqs[i])}
+	}, moved...)
+	if err != nil {
+		w.log.Warn("telling tasks main moved", "tasks", len(ns), "err", err)
+		return
+	}
+	now := w.now().UTC()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, g := range got {
+		if g.Err != nil {
+			w.log.Warn("telling a task main moved", "task_id", injs[i].TaskID, "err", g.Err)
+			continue
+		}
+		w.told(injs[i].TaskID, ns[i].st.MainCommit, injs[i].Urgency, now)
+	}
 }
 
 // overlap returns the files main changed that the task changed too
@@ -454,10 +494,10 @@ func (w *Monitor) nextDue() time.Time {
 	return due
 }
 
-// tell sends one task its notice, after logging RebaseRequired. A task
+// notice builds the notice of n and the event that records it. A task
 // none of whose files main changed (no overlap) is told at fyi, whatever
 // the configured urgency: quiet, never interrupting, never rebased.
-func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
+func (w *Monitor) notice(n notice, rewritten bool) (inject.Injection, event.RebaseRequired) {
 	ts := n.st
 	urg := w.cfg.Urgency
 	unrelated := len(ts.Overlap) == 0
@@ -465,20 +505,33 @@ func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
 		urg = FYI
 	}
 	attrs := map[string]string{"main": ts.Main, "main_commit": words.ShortCommit(ts.MainCommit), "behind": fmt.Sprint(ts.Behind)}
-	w.emit(ctx, ts.TaskID, event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
-		Urgency: string(urg), Conflicts: ts.Conflicts, Overlap: ts.Overlap, Unrelated: unrelated})
-	err := w.inject(ctx, inject.Injection{TaskID: ts.TaskID, Kind: inject.Rebase, Source: Source, Urgency: urg, Attrs: attrs,
-		Text: noticeText(ts, urg, rewritten), Urgent: urg == Blocking, Quiet: urg != Blocking})
-	if err != nil {
-		w.log.Warn("telling a task main moved", "task_id", ts.TaskID, "err", err)
+	req := event.RebaseRequired{Main: ts.Main, MainCommit: ts.MainCommit, CommitsBehind: ts.Behind, NewCommits: ts.NewCommits,
+		Urgency: string(urg), Conflicts: ts.Conflicts, Overlap: ts.Overlap, Unrelated: unrelated}
+	inj := inject.Injection{TaskID: ts.TaskID, Kind: inject.Rebase, Source: Source, Urgency: urg, Attrs: attrs,
+		Text: noticeText(ts, urg, rewritten), Urgent: urg == Blocking, Quiet: urg != Blocking}
+	return inj, req
+}
+
+// tell sends one task its notice, after logging RebaseRequired.
+func (w *Monitor) tell(ctx context.Context, n notice, rewritten bool) {
+	inj, req := w.notice(n, rewritten)
+	w.emit(ctx, inj.TaskID, req)
+	if err := w.inject(ctx, inj); err != nil {
+		w.log.Warn("telling a task main moved", "task_id", inj.TaskID, "err", err)
 		return
 	}
 	now := w.now().UTC()
 	w.mu.Lock()
-	st := w.state(ts.TaskID)
-	st.LastNotice, st.LastNoticeMain, st.LastNoticeUrgency, st.State = &now, ts.MainCommit, urg, StateNotified
-	w.health.Notices++
+	w.told(inj.TaskID, n.st.MainCommit, inj.Urgency, now)
 	w.mu.Unlock()
+}
+
+// told records that a task was told about main at commit, at urgency
+// urg, at now; w.mu is held.
+func (w *Monitor) told(id task.ID, commit string, urg Urgency, now time.Time) {
+	st := w.state(id)
+	st.LastNotice, st.LastNoticeMain, st.LastNoticeUrgency, st.State = &now, commit, urg, StateNotified
+	w.health.Notices++
 }
 
 // noticeText is what the task reads.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -97,21 +98,29 @@ func resolve(p string) string {
 }
 
 // GitWrites returns what a command in the linked worktree dir of the
-// repository repo needs to write for git to commit there on a branch under
-// refs/heads/<branchDir>/, besides dir itself: in write, the worktree's git
-// directory and the directories of the branch's ref and reflog (made when
-// missing); in objects, the shared object store, where only loose objects
-// are to be written (see [Policy].Objects), so its packs cannot be removed.
+// repository repo needs to write for git to commit there on a branch in
+// refs/heads/<refDir>/, besides dir itself: in write, the worktree's git
+// directory and the directories refs/heads/<refDir> and
+// logs/refs/heads/<refDir> of the common git directory, made when missing
+// (so a `git pack-refs --all` that removed them, and the branch's loose
+// ref, costs the next command nothing: git writes the ref loose again); in
+// objects, the shared object store, where only loose objects are to be
+// written (see [Policy].Objects), so its packs cannot be removed.
+//
+// Git updates a ref by creating <ref>.lock beside it and renaming it over
+// the ref, so what is granted is the ref's directory, and every ref in it
+// can be moved: refDir is to hold one task's branch alone
+// ([Launcher.RefDir]).
 //
 // dir is the task's to change, so nothing read from it is trusted: the
 // common git directory is found from repo (the user's checkout, which tasks
 // cannot write), the worktree's git directory named by dir/.git is granted
 // only when it is one of that repository's worktrees and names dir back,
-// and the branch directory comes from the caller, not from the worktree's
+// and the ref directory comes from the caller, not from the worktree's
 // HEAD. Anything that does not check out grants nothing: git then fails to
 // commit, and the command is given no more than its worktree.
-func GitWrites(dir, repo, branchDir string) (write []string, objects string) {
-	if repo == "" || branchDir == "" || strings.Contains(branchDir, "..") || filepath.IsAbs(branchDir) || filepath.Clean(branchDir) == "." {
+func GitWrites(dir, repo, refDir string) (write []string, objects string) {
+	if repo == "" || refDir == "" || strings.Contains(refDir, "..") || filepath.IsAbs(refDir) || path.Clean(refDir) != refDir || refDir == "." {
 		return nil, ""
 	}
 	common := commonDir(repo)
@@ -142,7 +151,7 @@ func GitWrites(dir, repo, branchDir string) (write []string, objects string) {
 		if _, err := os.Stat(d); err != nil {
 			continue
 		}
-		p := filepath.Join(d, filepath.FromSlash(branchDir))
+		p := filepath.Join(d, filepath.FromSlash(refDir))
 		if err := os.MkdirAll(p, 0o755); err == nil {
 			out = append(out, p)
 		}

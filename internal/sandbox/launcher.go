@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,7 +36,10 @@ type Launcher struct {
 	// Network is what every command may reach.
 	Network Network
 	// BranchDir is the directory of task branches under refs/heads
-	// ("neuraphage"), whose refs a task's git may update.
+	// ("neuraphage"). A task's git may update the refs in the directory of
+	// its own branch (Task.Branch), only when that directory is BranchDir
+	// or beneath it: for neuraphage/<id>/work, refs/heads/neuraphage/<id>
+	// alone.
 	BranchDir string
 }
 
@@ -47,8 +51,13 @@ type Task struct {
 	TempDir string
 	// Repo is the repository the worktree belongs to, as the daemon knows
 	// it (never read from the worktree): git may commit in the worktree on
-	// a branch under BranchDir. "" grants git nothing outside Dir.
+	// its branch. "" grants git nothing outside Dir.
 	Repo string
+	// Branch is the task's branch, as the daemon knows it (never read from
+	// the worktree), "neuraphage/<id>/work": git may update the refs and
+	// reflogs in its directory (refs/heads/neuraphage/<id>), which holds no
+	// other task's. "" grants no ref.
+	Branch string
 }
 
 // ErrRequired is returned by Wrap when the sandbox is required but cannot
@@ -93,7 +102,7 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 // Policy is the policy of a command of task t.
 func (l *Launcher) Policy(t Task) Policy {
 	write := []string{t.Dir, t.TempDir}
-	git, objects := GitWrites(t.Dir, t.Repo, l.BranchDir)
+	git, objects := GitWrites(t.Dir, t.Repo, l.RefDir(t.Branch))
 	write = append(write, git...)
 	write = append(write, l.Write...)
 	return Policy{
@@ -103,6 +112,23 @@ func (l *Launcher) Policy(t Task) Policy {
 		Network:  l.Network,
 		Degrade:  !l.Require,
 	}
+}
+
+// RefDir returns the directory under refs/heads whose refs a task on branch
+// may update: the branch's own directory, when it is BranchDir or beneath
+// it, else "". For neuraphage/<id>/work it is neuraphage/<id>, which no
+// other task's branch shares; for a branch named before task branches had
+// a directory each (neuraphage/<id>), it is BranchDir itself, shared by
+// every task branch.
+func (l *Launcher) RefDir(branch string) string {
+	if l == nil || l.BranchDir == "" || branch == "" || path.Clean(branch) != branch || strings.HasPrefix(branch, "/") {
+		return ""
+	}
+	d := path.Dir(branch)
+	if d != l.BranchDir && !strings.HasPrefix(d, l.BranchDir+"/") {
+		return ""
+	}
+	return d
 }
 
 // compact cleans paths and drops empty ones and duplicates.

@@ -23,10 +23,12 @@
 // [GitWrites]): the worktree's own git directory (<repo>/.git/worktrees/<name>:
 // its index, HEAD, logs), the loose objects of the shared object store (its
 // fan-out directories <repo>/.git/objects/00..ff, see [Policy].Objects), and
-// the directory of task branches' refs and reflogs (refs/heads/neuraphage
-// and logs/refs/heads/neuraphage). These are found from the repository the
-// daemon knows, never from what the worktree says (its .git file and HEAD
-// are the task's to change). The repository's own index, config and other
+// the directory of the task's own branch's ref and reflog
+// (refs/heads/neuraphage/<id> and logs/refs/heads/neuraphage/<id>, for the
+// branch neuraphage/<id>/work, alone in its directory: see
+// [Launcher.RefDir]), made at each launch when missing. These are found
+// from the repository and the branch the daemon knows, never from what the
+// worktree says (its .git file and HEAD are the task's to change). The repository's own index, config and other
 // branches (main among them) stay read-only; so `git -C ../repo commit`
 // fails. The packed history (objects/pack) is read-only: it can be neither
 // removed nor changed, nor linked or moved into a writable directory (refer
@@ -35,8 +37,10 @@
 // stash (refs/stash is in the git directory's root), or change the
 // repository's config. What it still can: change or remove loose objects,
 // which git writes through a temporary file it renames in their directory
-// (Landlock cannot grant "create but not remove" in one directory), and
-// move other tasks' branches, whose refs share one directory with its own.
+// (Landlock cannot grant "create but not remove" in one directory). Other
+// tasks' branches are out of reach, each in its own directory, except from
+// a task whose recorded branch is of the older flat form neuraphage/<id>:
+// its directory is the one all task branches are beneath.
 //
 // # Reads
 //

@@ -26,11 +26,20 @@ func TestMain(m *testing.M) {
 
 // world is a stand-in machine: a home with keys, a directory outside the
 // task, a repository with the task's linked worktree, and the task's
-// temporary directory.
+// temporary directory. Another task, t2, has its own worktree on its own
+// branch with a commit of its own, and a third, t3, a branch alone (its
+// worktree removed): what task t1 must not touch.
 type world struct {
-	root, home, outside, repo, wt, tmp string
-	env                                []string
+	root, home, outside, repo, wt, wtB, tmp string
+	env                                     []string
 }
+
+// The branches of the tasks, as the daemon names them (worktree.Branch).
+const (
+	branchA = "neuraphage/t1/work"
+	branchB = "neuraphage/t2/work"
+	branchC = "neuraphage/t3/work"
+)
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
@@ -40,7 +49,8 @@ func newWorld(t *testing.T) *world {
 	}
 	w := &world{
 		root: root, home: filepath.Join(root, "home"), outside: filepath.Join(root, "outside"),
-		repo: filepath.Join(root, "repo"), wt: filepath.Join(root, "wt"), tmp: filepath.Join(root, "run", "tmp", "t1"),
+		repo: filepath.Join(root, "repo"), wt: filepath.Join(root, "wt"), wtB: filepath.Join(root, "wtB"),
+		tmp: filepath.Join(root, "run", "tmp", "t1"),
 	}
 	for p, content := range map[string]string{
 		"home/.ssh/id_ed25519":  "SECRET KEY",
@@ -64,13 +74,17 @@ func newWorld(t *testing.T) *world {
 		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
 		"OUT=" + w.outside, "WT=" + w.wt, "REPO=" + w.repo,
+		"B=" + branchB, "C=" + branchC,
 	}
 	w.git(t, w.repo, "init", "-q", "-b", "main")
 	w.git(t, w.repo, "add", ".")
 	w.git(t, w.repo, "commit", "-q", "-m", "first")
 	// The history is packed, as in any repository that has seen a gc.
 	w.git(t, w.repo, "repack", "-a", "-d", "-q")
-	w.git(t, w.repo, "worktree", "add", "-q", "-b", "neuraphage/t1", w.wt)
+	w.git(t, w.repo, "worktree", "add", "-q", "-b", branchA, w.wt)
+	w.git(t, w.repo, "worktree", "add", "-q", "-b", branchB, w.wtB)
+	w.git(t, w.wtB, "commit", "-q", "--allow-empty", "-m", "t2's work")
+	w.git(t, w.repo, "branch", branchC, branchB)
 	tmp, err := sandbox.TempDir(filepath.Dir(w.tmp), "t1")
 	if err != nil || tmp != w.tmp {
 		t.Fatalf("TempDir: %q, %v", tmp, err)
@@ -114,7 +128,13 @@ func (w *world) launcher(t *testing.T) *sandbox.Launcher {
 // sh runs command in the worktree through l.
 func (w *world) sh(t *testing.T, l *sandbox.Launcher, command string) proc.Result {
 	t.Helper()
-	c, err := l.Wrap(proc.Cmd{Dir: w.wt, Shell: command, Env: w.env}, sandbox.Task{Dir: w.wt, TempDir: w.tmp, Repo: w.repo})
+	return w.shOn(t, l, branchA, command)
+}
+
+// shOn runs command in the worktree through l, for a task on branch.
+func (w *world) shOn(t *testing.T, l *sandbox.Launcher, branch, command string) proc.Result {
+	t.Helper()
+	c, err := l.Wrap(proc.Cmd{Dir: w.wt, Shell: command, Env: w.env}, sandbox.Task{Dir: w.wt, TempDir: w.tmp, Repo: w.repo, Branch: branch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +204,60 @@ func diff(before, after map[string]string) []string {
 	return d
 }
 
+// otherBranchCases are the ways task t1 could move, delete or forge the
+// branches of tasks t2 (checked out in its worktree) and t3 (a branch
+// alone), or make a branch beside them. Unconfined each succeeds
+// (TestOtherBranchCasesUnconfined); in the sandbox each must fail
+// (TestEscapes).
+var otherBranchCases = []struct{ name, cmd string }{
+	{"git update-ref another task's branch", `git update-ref refs/heads/$B HEAD`},
+	{"git update-ref -d another task's branch", `git update-ref -d refs/heads/$B`},
+	{"git branch -f another task's branch", `git branch -f $C HEAD`},
+	{"git branch -D another task's branch", `git branch -D $C`},
+	{"git branch -M own branch over another's", `git branch -M $C`},
+	{"git branch beside the tasks' branches", `git branch neuraphage/t9/work`},
+	{"overwrite another task's ref file", `git rev-parse HEAD > "$REPO/.git/refs/heads/$B"`},
+	{"rm another task's ref file", `rm -f "$REPO/.git/refs/heads/$B"`},
+	{"rm another task's ref directory", `rm -rf "$REPO/.git/refs/heads/neuraphage/t2"`},
+	{"move own ref directory over another's", `rm -rf "$REPO/.git/refs/heads/neuraphage/t3" && mv "$REPO/.git/refs/heads/neuraphage/t1" "$REPO/.git/refs/heads/neuraphage/t3"`},
+	{"write another task's reflog", `echo forged >> "$REPO/.git/logs/refs/heads/$B"`},
+	{"rm another task's reflog", `rm -f "$REPO/.git/logs/refs/heads/$C"`},
+	{"symlink to another task's ref, then write", `ln -s "$REPO/.git/refs/heads/$B" b && git rev-parse HEAD > b`},
+}
+
+// others records the branches and the ref and reflog files of the tasks
+// other than t1.
+func (w *world) others(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{"branches": w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")}
+	for _, b := range []string{branchB, branchC} {
+		for _, p := range []string{filepath.Join(w.repo, ".git", "refs", "heads", b), filepath.Join(w.repo, ".git", "logs", "refs", "heads", b)} {
+			c, err := os.ReadFile(p)
+			out[p] = fmt.Sprint(string(c), err)
+		}
+	}
+	return out
+}
+
+// TestOtherBranchCasesUnconfined: without the sandbox each case of
+// otherBranchCases does move or forge another task's branch, so its
+// failure in TestEscapes is the sandbox's doing.
+func TestOtherBranchCasesUnconfined(t *testing.T) {
+	for _, tc := range otherBranchCases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			before := w.others(t)
+			res, err := proc.Run(context.Background(), proc.Cmd{Dir: w.wt, Shell: tc.cmd, Env: w.env})
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("%s: %v, exit %d: %s", tc.cmd, err, res.ExitCode, res.Output)
+			}
+			if d := diff(before, w.others(t)); len(d) == 0 {
+				t.Errorf("%s: the other tasks' branches did not change", tc.cmd)
+			}
+		})
+	}
+}
+
 // TestEscapes runs each way out of the worktree through the real sandbox:
 // each must fail, and the home, the outside directory and the repository's
 // branches must be as they were.
@@ -191,7 +265,7 @@ func TestEscapes(t *testing.T) {
 	w := newWorld(t)
 	l := w.launcher(t)
 	write(t, filepath.Join(w.wt, "mine.txt"), "task file")
-	for _, tc := range []struct {
+	cases := []struct {
 		name, cmd string
 		before    string // run first, in the sandbox, and allowed to succeed
 		needs     string // a program the case needs
@@ -220,6 +294,7 @@ func TestEscapes(t *testing.T) {
 		{name: "repoint .git outside, then write there", before: `printf 'gitdir: %s\n' "$OUT" > .git`, cmd: `echo pwned > "$OUT/victim.txt"`},
 		{name: "repoint .git at the repository, then write there", before: `printf 'gitdir: %s\n' "$REPO/.git" > .git`, cmd: `echo pwned > "$REPO/.git/config"`},
 		{name: "HEAD on main, then commit", before: `echo 'ref: refs/heads/main' > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
+		{name: "HEAD on another task's branch, then commit", before: `echo "ref: refs/heads/$B" > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
 		// The shared object store: loose objects may be written, the
 		// packed history may be neither removed nor changed.
 		{name: "rm a pack", cmd: `rm -f "$REPO"/.git/objects/pack/*`},
@@ -235,7 +310,11 @@ func TestEscapes(t *testing.T) {
 		{name: "read aws credentials", cmd: `cat ~/.aws/credentials`},
 		{name: "copy a key in", cmd: `cp ~/.ssh/id_ed25519 ./stolen`},
 		{name: "read the run directory", cmd: `ls "$TMPDIR/../.."/* >/dev/null && cat "$REPO/../run/secret"`},
-	} {
+	}
+	for _, c := range otherBranchCases {
+		cases = append(cases, struct{ name, cmd, before, needs string }{name: c.name, cmd: c.cmd})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.needs != "" {
 				if _, err := exec.LookPath(tc.needs); err != nil {
@@ -247,6 +326,7 @@ func TestEscapes(t *testing.T) {
 			packs := contents(snapshot(t, filepath.Join(w.repo, ".git", "objects", "pack")))
 			main := w.git(t, w.repo, "rev-parse", "main")
 			branches := w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
+			others := w.others(t)
 			cfg, _ := os.ReadFile(filepath.Join(w.repo, ".git", "config"))
 			if tc.before != "" {
 				dotGit, _ := os.ReadFile(filepath.Join(w.wt, ".git"))
@@ -281,6 +361,9 @@ func TestEscapes(t *testing.T) {
 			}
 			if got := w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"); got != branches {
 				t.Errorf("%s: branches changed:\n%s\nwant\n%s", tc.cmd, got, branches)
+			}
+			if d := diff(others, w.others(t)); len(d) > 0 {
+				t.Errorf("%s: the other tasks' branches or reflogs changed: %v", tc.cmd, d)
 			}
 			if got, _ := os.ReadFile(filepath.Join(w.repo, ".git", "config")); string(got) != string(cfg) {
 				t.Errorf("%s: the repository's config changed", tc.cmd)
@@ -326,6 +409,7 @@ while [ ! -e "$WT/bg-started" ]; do sleep 0.01; done`)
 func TestWorkInside(t *testing.T) {
 	w := newWorld(t)
 	l := w.launcher(t)
+	others := w.others(t)
 	for _, tc := range []struct{ name, cmd, want string }{
 		{"write and read", `echo hi > a.txt && mkdir -p d/e && cp a.txt d/e/b.txt && cat d/e/b.txt`, "hi"},
 		{"move between directories", `mkdir -p x y && echo m > x/f && mv x/f y/f && cat y/f`, "m"},
@@ -338,6 +422,7 @@ func TestWorkInside(t *testing.T) {
 		{"git commit in the worktree", `echo c > c.txt && git add c.txt && git commit -q -m "task work" && git log --format=%s -1`, "task work"},
 		{"git status", `git status --short && echo clean`, "clean"},
 		{"git commit again, amend, reset", `echo s >> c.txt && git commit -qam wip && git commit -q --amend -m more && git reset -q --soft HEAD && git log --format=%s -1`, "more"},
+		{"git reset moves the branch back", `git commit -q --allow-empty -m throwaway && git reset -q --hard HEAD~1 && git log --format=%s -1`, "more"},
 		{"git log reads packed history", `git log --format=%s | tail -1`, "first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -347,8 +432,95 @@ func TestWorkInside(t *testing.T) {
 			}
 		})
 	}
-	if got := w.git(t, w.repo, "log", "--format=%s", "-2", "neuraphage/t1"); got != "more\ntask work" {
+	if got := w.git(t, w.repo, "log", "--format=%s", "-2", branchA); got != "more\ntask work" {
 		t.Errorf("the task's branch holds %q, want its commit", got)
+	}
+	if got := w.git(t, w.repo, "reflog", "--format=%gs", "-1", branchA); !strings.HasPrefix(got, "reset:") {
+		t.Errorf("the task's reflog ends with %q, want its reset", got)
+	}
+	others["branches"] = strings.Replace(others["branches"], "refs/heads/"+branchA+" "+w.git(t, w.repo, "rev-parse", "main"), "refs/heads/"+branchA+" "+w.git(t, w.repo, "rev-parse", branchA), 1)
+	if d := diff(others, w.others(t)); len(d) > 0 {
+		t.Errorf("the other tasks' branches changed: %v", d)
+	}
+}
+
+// TestCommitAfterPackRefs: the user's `git pack-refs --all` removes the
+// task's loose ref and its directory; the next command of the task is
+// granted the directory again (made by the launcher before the sandbox is
+// applied) and commits, and still cannot touch another task's branch,
+// packed now.
+func TestCommitAfterPackRefs(t *testing.T) {
+	w := newWorld(t)
+	l := w.launcher(t)
+	if res := w.sh(t, l, `git commit -q --allow-empty -m before`); res.ExitCode != 0 {
+		t.Fatalf("commit before pack-refs: %s", res.Output)
+	}
+	w.git(t, w.repo, "pack-refs", "--all")
+	refDir := filepath.Join(w.repo, ".git", "refs", "heads", "neuraphage", "t1")
+	if _, err := os.Stat(filepath.Join(refDir, "work")); !os.IsNotExist(err) {
+		t.Fatalf("the loose ref is still there after pack-refs --all (%v)", err)
+	}
+	_, err := os.Stat(refDir)
+	t.Logf("after pack-refs --all, the ref directory: %v", err)
+	others := w.others(t)
+	res := w.sh(t, l, `git commit -q --allow-empty -m after && git commit -q --amend --allow-empty -m amended && git log --format=%s -1`)
+	if res.ExitCode != 0 || !strings.Contains(res.Output, "amended") {
+		t.Fatalf("commit after pack-refs: exit %d: %s", res.ExitCode, res.Output)
+	}
+	if got := w.git(t, w.repo, "log", "--format=%s", "-2", branchA); got != "amended\nbefore" {
+		t.Errorf("the task's branch holds %q, want its commits", got)
+	}
+	others["branches"] = w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
+	for _, cmd := range []string{`git update-ref refs/heads/$B HEAD`, `git branch -f $C HEAD`, `git update-ref -d refs/heads/$C`} {
+		if res := w.sh(t, l, cmd); res.ExitCode == 0 {
+			t.Errorf("%s: exit 0 on a packed branch, want a failure: %s", cmd, res.Output)
+		}
+	}
+	if d := diff(others, w.others(t)); len(d) > 0 {
+		t.Errorf("the other tasks' packed branches changed: %v", d)
+	}
+}
+
+// TestLegacyFlatBranch: a task provisioned before branches had a directory
+// each is on neuraphage/<id>; it keeps committing, through the grant of
+// the directory all task branches share (which docs/sandbox.md names as
+// what such a task can still reach).
+func TestLegacyFlatBranch(t *testing.T) {
+	w := newWorld(t)
+	l := w.launcher(t)
+	w.git(t, w.wt, "switch", "-q", "-c", "neuraphage/t0")
+	res := w.shOn(t, l, "neuraphage/t0", `git commit -q --allow-empty -m legacy && git log --format=%s -1`)
+	if res.ExitCode != 0 || !strings.Contains(res.Output, "legacy") {
+		t.Fatalf("commit on a flat task branch: exit %d: %s", res.ExitCode, res.Output)
+	}
+	// Named as the daemon names the branches of new tasks, the same
+	// worktree's branch is refused: the grant follows the recorded
+	// branch, not what the worktree has checked out.
+	if res := w.shOn(t, l, branchA, `git commit -q --allow-empty -m again`); res.ExitCode == 0 {
+		t.Errorf("a commit on neuraphage/t0 succeeded with t1's grant: %s", res.Output)
+	}
+}
+
+func TestRefDir(t *testing.T) {
+	l := &sandbox.Launcher{BranchDir: "neuraphage"}
+	for branch, want := range map[string]string{
+		"neuraphage/t-abcde/work": "neuraphage/t-abcde",
+		"neuraphage/t-abcde":      "neuraphage", // named before branches had a directory each
+		"neuraphage":              "",
+		"main":                    "",
+		"feature/x":               "",
+		"neuraphagex/t-abcde":     "",
+		"neuraphage/../main":      "",
+		"neuraphage//t-abcde/w":   "",
+		"/neuraphage/t-abcde/w":   "",
+		"":                        "",
+	} {
+		if got := l.RefDir(branch); got != want {
+			t.Errorf("RefDir(%q) = %q, want %q", branch, got, want)
+		}
+	}
+	if got := (&sandbox.Launcher{}).RefDir("neuraphage/t-abcde/work"); got != "" {
+		t.Errorf("RefDir without BranchDir = %q, want none", got)
 	}
 }
 

@@ -24,7 +24,8 @@ type Worktree struct {
 	TaskID task.ID `json:"task_id"`
 	// Repo is the top of the repository's main work tree (absolute).
 	Repo string `json:"repo"`
-	// Branch is the task's branch, "neuraphage/<task-id>".
+	// Branch is the task's branch, "neuraphage/<task-id>/work" (an
+	// older task's may be "neuraphage/<task-id>").
 	Branch string `json:"branch"`
 	// Base is the branch the task started from and merges into; BaseCommit
 	// the commit it started from.

@@ -18,7 +18,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -68,6 +67,10 @@ type ListOptions struct {
 	Statuses []task.Status
 	// ParentID selects the children of one task.
 	ParentID task.ID
+	// After selects the tasks listed after this one (created later, or at
+	// the same time with a greater ID): the cursor of the next page. It
+	// must name a stored task (else ErrNotFound).
+	After task.ID
 	// Limit caps the result; 0 means no cap.
 	Limit int
 }
@@ -120,10 +123,26 @@ type Tasks interface {
 	ResolveTask(ctx context.Context, ref string) (task.ID, error)
 	// ListTasks returns tasks ordered by creation time, oldest first.
 	ListTasks(ctx context.Context, opts ListOptions) ([]task.Task, error)
-	// ListTasksJSON is ListTasks as a JSON array of task.Task, encoded as
-	// encoding/json encodes them; implementations may serve it without
-	// decoding (the fast path for listing many tasks).
-	ListTasksJSON(ctx context.Context, opts ListOptions) (json.RawMessage, error)
+	// ListSummaries is ListTasks returning what listings show of each task
+	// (task.Summary, equal to Task.Summarize of the stored task), read
+	// without decoding the tasks: the fast path for listing many tasks.
+	ListSummaries(ctx context.Context, opts ListOptions) ([]task.Summary, error)
+	// ListSummariesJSON is ListSummaries with each summary encoded as
+	// encoding/json encodes a task.Summary, kept so by the store and served
+	// without decoding or encoding anything. With opts.Limit it says whether
+	// more tasks follow (SummaryPage.Next).
+	ListSummariesJSON(ctx context.Context, opts ListOptions) (SummaryPage, error)
+}
+
+// SummaryPage is a listing as ListSummariesJSON serves it.
+type SummaryPage struct {
+	// JSON is the N summaries in order joined by ",\n": the inside of a
+	// JSON array (empty when N is 0).
+	JSON []byte
+	N    int
+	// Next is set when opts.Limit cut the listing short: the ID of its
+	// last task, the After of the next page.
+	Next task.ID
 }
 
 // Dependencies are the edges "a task waits for another".
@@ -145,6 +164,15 @@ type InjectionQueue interface {
 	// that is finished or Closing takes nothing (*task.FinishedError),
 	// decided in the same transaction as the insert.
 	Enqueue(ctx context.Context, inj inject.Injection, record func(inject.Injection) []event.Event) (inject.Injection, []event.Event, error)
+	// EnqueueMany is Enqueue for several injections in one transaction:
+	// evs are logged first, then each injection is added, followed by the
+	// events record(i, stored) builds for it (nil record: none). A task
+	// that takes nothing (finished or Closing: *task.FinishedError; unknown:
+	// ErrNotFound) is reported in its place in the result and the others
+	// are queued; any other failure queues none and is the error. The
+	// result has one Enqueued per injection, in order, and the committed
+	// events.
+	EnqueueMany(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]Enqueued, []event.Event, error)
 	// Pending returns a task's undelivered injections in queue order, their
 	// typed fields parsed (an unknown stored kind reads as inject.Message).
 	Pending(ctx context.Context, id task.ID) ([]inject.Injection, error)
@@ -153,6 +181,13 @@ type InjectionQueue interface {
 	// Returned returns the injections a task never saw because it finished
 	// first (see UpdateTask), in queue order, ReturnedAt set.
 	Returned(ctx context.Context, id task.ID) ([]inject.Injection, error)
+}
+
+// Enqueued is what became of one injection of EnqueueMany: stored (ID
+// set) when Err is nil, else why its task took nothing.
+type Enqueued struct {
+	Injection inject.Injection
+	Err       error
 }
 
 // PendingError refuses to close a task whose queue holds injections the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
@@ -61,6 +62,13 @@ func (s *Service) Nudge(ctx context.Context, id task.ID, text string) (inject.In
 // supervisors', the merge queue's, the main watcher's and workflows'.
 func (s *Service) Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error) {
 	return s.rt.Runner.Inject(ctx, inj)
+}
+
+// InjectMany queues several messages through the same door in one store
+// commit, with evs and each message's events (record) logged in it: the
+// main watcher's notices when main moves (executor.Executor.InjectMany).
+func (s *Service) InjectMany(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, error) {
+	return s.rt.Runner.InjectMany(ctx, injs, record, evs...)
 }
 
 // Escalate moves task id to persona to, or one step up its chain; by says

@@ -14,7 +14,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +38,7 @@ type Store interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	ResolveTask(ctx context.Context, ref string) (task.ID, error)
 	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
-	ListTasksJSON(ctx context.Context, opts store.ListOptions) (json.RawMessage, error)
+	ListSummariesJSON(ctx context.Context, opts store.ListOptions) (store.SummaryPage, error)
 	AddDependency(ctx context.Context, dep task.Dependency, evs ...event.Event) ([]event.Event, error)
 	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
 }
@@ -63,6 +62,7 @@ type Runner interface {
 	Resume(ctx context.Context, id task.ID, reason string) (task.Task, error)
 	Cancel(ctx context.Context, id task.ID, reason string) (task.Task, error)
 	Inject(ctx context.Context, inj inject.Injection) (inject.Injection, error)
+	InjectMany(ctx context.Context, injs []inject.Injection, record func(i int, stored inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, error)
 	Escalate(ctx context.Context, id task.ID, to, reason, by string) (executor.Escalation, error)
 	// Engines names the engines a task may name.
 	Engines() []string
@@ -263,14 +263,44 @@ func (s *Service) detail(ctx context.Context, id task.ID) (Detail, error) {
 	return d, nil
 }
 
-// ListJSON returns tasks as a JSON array, straight from the store: those in
-// statuses, or with none given the unfinished ones unless all is set.
-func (s *Service) ListJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error) {
-	opts := store.ListOptions{Statuses: statuses}
-	if len(statuses) == 0 && !all {
+// ListQuery selects a page of tasks for List.
+type ListQuery struct {
+	// Statuses selects tasks in these statuses; with none, the unfinished
+	// ones, or every task when All is set.
+	Statuses []task.Status
+	All      bool
+	// After is a task reference (an ID or a unique prefix, as Resolve takes):
+	// the page starts after that task. Empty starts at the oldest task.
+	After string
+	// Limit caps the page; 0 means no cap.
+	Limit int
+}
+
+// Page is one page of a listing, as the store serves it: what listings
+// show of each task, oldest first, each a task.Summary as JSON, joined by
+// ",\n" (the inside of a JSON array); N of them; and Next, the ID to pass
+// as After for the next page when more tasks remain (else empty).
+type Page = store.SummaryPage
+
+// List returns a page of the tasks q selects, read from the store's listing
+// column: nothing is decoded or encoded.
+func (s *Service) List(ctx context.Context, q ListQuery) (Page, error) {
+	if q.Limit < 0 {
+		return Page{}, &task.InvalidError{Field: "limit", Msg: fmt.Sprintf("is %d; want 0 (no cap) or more", q.Limit)}
+	}
+	opts := store.ListOptions{Statuses: q.Statuses}
+	if len(q.Statuses) == 0 && !q.All {
 		opts.Statuses = []task.Status{task.Queued, task.Running, task.Waiting, task.Paused, task.Merging}
 	}
-	return s.st.ListTasksJSON(ctx, opts)
+	if q.After != "" {
+		id, err := s.st.ResolveTask(ctx, q.After)
+		if err != nil {
+			return Page{}, err
+		}
+		opts.After = id
+	}
+	opts.Limit = q.Limit
+	return s.st.ListSummariesJSON(ctx, opts)
 }
 
 // Depend makes task id wait until blocker completes.

@@ -3,9 +3,11 @@ package tasks_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
+	"github.com/neuraphage/neuraphage-go/internal/store/storetest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/tasks"
 )
@@ -288,4 +291,119 @@ func counting(n int) []byte {
 		b[i] = byte(i)
 	}
 	return b
+}
+
+// TestListPages: List pages through the tasks with Next, keeps to the
+// default filter (unfinished), takes a prefix as the cursor and refuses a
+// negative limit or an unknown cursor.
+func TestListPages(t *testing.T) {
+	t.Parallel()
+	c, _ := newControl(t, counting(200))
+	ctx := context.Background()
+	var want []task.ID
+	for i := range 7 {
+		tk, err := c.Create(ctx, task.Spec{Description: "task\nnumber " + string(rune('a'+i)), Hold: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, tk.ID)
+	}
+	if _, err := c.Cancel(ctx, want[3], ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []tasks.ListQuery{{}, {All: true}} {
+		var got []task.ID
+		q.Limit = 2
+		for pages := 0; ; pages++ {
+			p, err := c.List(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sms := summaries(t, p)
+			if len(sms) > 2 || pages > 5 {
+				t.Fatalf("page %d of %d tasks", pages, len(sms))
+			}
+			for _, sm := range sms {
+				got = append(got, sm.ID)
+				if sm.Description != "task number "+string(rune('a'+slices.Index(want, sm.ID))) {
+					t.Errorf("%s: description %q", sm.ID, sm.Description)
+				}
+			}
+			if p.Next == "" {
+				break
+			}
+			if p.Next != got[len(got)-1] {
+				t.Fatalf("Next = %s, want the page's last %s", p.Next, got[len(got)-1])
+			}
+			q.After = string(p.Next)
+		}
+		exp := want
+		if !q.All {
+			exp = slices.Concat(want[:3], want[4:])
+		}
+		if !slices.Equal(got, exp) {
+			t.Errorf("List(%+v) in pages: %v, want %v", q, got, exp)
+		}
+	}
+	// A page that holds exactly the rest says there is no next one.
+	if p, err := c.List(ctx, tasks.ListQuery{All: true, Limit: 7}); err != nil || len(summaries(t, p)) != 7 || p.Next != "" {
+		t.Errorf("List(limit 7 of 7) = %d tasks, next %q, %v", p.N, p.Next, err)
+	}
+	if p, err := c.List(ctx, tasks.ListQuery{All: true, After: strings.TrimPrefix(string(want[5]), "t-")}); err != nil || p.N != 1 || summaries(t, p)[0].ID != want[6] {
+		t.Errorf("List(after a prefix of the 6th) = %s, %v", p.JSON, err)
+	}
+	var inv *task.InvalidError
+	if _, err := c.List(ctx, tasks.ListQuery{Limit: -1}); !errors.As(err, &inv) {
+		t.Errorf("List(limit -1) error = %v, want *task.InvalidError", err)
+	}
+	if _, err := c.List(ctx, tasks.ListQuery{After: "zzzzz"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("List(after unknown) error = %v, want ErrNotFound", err)
+	}
+}
+
+// summaries decodes a page.
+func summaries(t *testing.T, p tasks.Page) []task.Summary {
+	t.Helper()
+	var out []task.Summary
+	if err := json.Unmarshal([]byte("["+string(p.JSON)+"]"), &out); err != nil {
+		t.Fatalf("page: %v\n%s", err, p.JSON)
+	}
+	if len(out) != p.N {
+		t.Fatalf("page of %d summaries says N = %d", len(out), p.N)
+	}
+	return out
+}
+
+// BenchmarkList10k measures the daemon's share of `ps --all --json` with
+// 10,000 tasks: the service's List over the SQLite store, and the page of
+// 50 that `ps --limit 50` asks for.
+func BenchmarkList10k(b *testing.B) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	storetest.PopulateHeld(b, st, 10_000)
+	svc := tasks.New(tasks.Options{Store: st, Records: st, Personas: persona.Defaults(), Engine: "native",
+		Now: time.Now, Logger: slog.New(slog.DiscardHandler)})
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name string
+		q    tasks.ListQuery
+		want int
+	}{
+		{"all", tasks.ListQuery{All: true}, 10_000},
+		{"unfinished", tasks.ListQuery{}, 10_000},
+		{"page50", tasks.ListQuery{After: "t-005000", Limit: 50}, 50},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := svc.List(ctx, bc.q)
+				if err != nil || p.N != bc.want {
+					b.Fatalf("List = %d tasks, %v", p.N, err)
+				}
+			}
+		})
+	}
 }

@@ -37,7 +37,7 @@ func TestProvisionCreates(t *testing.T) {
 
 	path := wtDefaultPath(repo, tk.ID)
 	want := store.Worktree{
-		TaskID: tk.ID, Repo: repo, Branch: "neuraphage/" + string(tk.ID), Base: "main", BaseCommit: base,
+		TaskID: tk.ID, Repo: repo, Branch: "neuraphage/" + string(tk.ID) + "/work", Base: "main", BaseCommit: base,
 		Path: path, State: store.WorktreeActive,
 	}
 	got := w
@@ -66,7 +66,7 @@ func TestProvisionCreates(t *testing.T) {
 	}
 
 	// Branch and worktree on disk.
-	if c := wtRev(t, repo, "refs/heads/neuraphage/"+string(tk.ID)); c != base {
+	if c := wtRev(t, repo, "refs/heads/neuraphage/"+string(tk.ID)+"/work"); c != base {
 		t.Errorf("branch at %q, want base %s", c, base)
 	}
 	if b := wtGit(t, path, "symbolic-ref", "--short", "HEAD"); b != want.Branch {

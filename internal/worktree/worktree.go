@@ -40,14 +40,25 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
-// BranchPrefix starts every task branch: "neuraphage/<task-id>".
+// BranchPrefix starts every task branch: "neuraphage/<task-id>/work"
+// (tasks provisioned before branches had a directory each keep their
+// recorded "neuraphage/<task-id>").
 const BranchPrefix = "neuraphage/"
+
+// BranchLeaf ends every task branch. Each task's branch is alone in a
+// directory of its own, refs/heads/neuraphage/<task-id>/, so the sandbox
+// can let a task's git update its branch (git writes <ref>.lock beside the
+// ref and renames it, which needs the directory) without letting it move
+// any other task's.
+const BranchLeaf = "work"
 
 // ArchivePrefix starts the refs that keep deleted branches' tips.
 const ArchivePrefix = "refs/neuraphage/archive/"
 
-// Branch returns the branch of task id.
-func Branch(id task.ID) string { return BranchPrefix + string(id) }
+// Branch returns the branch of a new worktree of task id,
+// "neuraphage/<id>/work". Everything else reads the branch from the
+// task's worktree record, which may hold an older name.
+func Branch(id task.ID) string { return BranchPrefix + string(id) + "/" + BranchLeaf }
 
 // ArchiveRef returns the ref that keeps the tip of task id's branch.
 func ArchiveRef(id task.ID) string { return ArchivePrefix + string(id) }

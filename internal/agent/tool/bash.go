@@ -65,7 +65,7 @@ func (bashTool) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 		Env:       commandEnv(environ(), env.EnvAllow, dir, env.Vars),
 		Timeout:   time.Duration(timeout) * time.Second,
 		MaxOutput: env.maxOutput(),
-	}, sandbox.Task{Dir: dir, TempDir: tempDir(env.Vars), Repo: env.Repo})
+	}, sandbox.Task{Dir: dir, TempDir: tempDir(env.Vars), Repo: env.Repo, Branch: env.Branch})
 	if err != nil {
 		return failed("not running the command: %v. No command can run until the sandbox works; ask the user (ask_user) to fix it, or to turn sandbox.require off.", err)
 	}

@@ -57,6 +57,9 @@ type Env struct {
 	// Repo is the repository Dir is a worktree of, as the daemon knows it:
 	// the sandbox lets git commit there on the task's branch.
 	Repo string
+	// Branch is the task's branch, as the daemon knows it: the sandbox
+	// lets git update the refs in its directory alone.
+	Branch string
 }
 
 // Seconds is a duration in whole seconds, as tools and config express it.

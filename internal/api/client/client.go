@@ -178,35 +178,77 @@ func (c *Client) CreateTask(ctx context.Context, req api.CreateTaskRequest) (tas
 	return t, err
 }
 
-// ListTasks lists tasks: those in statuses, or with none given the unfinished
-// ones, or every task when all is set.
-func (c *Client) ListTasks(ctx context.Context, statuses []task.Status, all bool) ([]task.Task, error) {
-	v := listValues(statuses, all)
-	var l api.TaskList
-	err := c.do(ctx, http.MethodGet, "/v1/tasks?"+v.Encode(), nil, &l)
-	return l.Tasks, err
+// ListQuery selects a page of tasks for ListPage.
+type ListQuery struct {
+	// Statuses selects tasks in these statuses; with none, the unfinished
+	// ones, or every task when All is set.
+	Statuses []task.Status
+	All      bool
+	// After starts the page after this task (a TaskList.Next, or any task
+	// reference); Limit caps it, 0 for no cap.
+	After string
+	Limit int
 }
 
-func listValues(statuses []task.Status, all bool) url.Values {
+func (q ListQuery) values() url.Values {
 	v := url.Values{}
-	for _, s := range statuses {
+	for _, s := range q.Statuses {
 		v.Add("status", string(s))
 	}
-	if all {
+	if q.All {
 		v.Set("all", "1")
+	}
+	if q.After != "" {
+		v.Set("after", q.After)
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
 	}
 	return v
 }
 
-// ListTasksJSON is ListTasks returning the JSON array of tasks as the daemon
-// encoded it, without decoding it: the fast path for `task list --json`.
-func (c *Client) ListTasksJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error) {
-	v := listValues(statuses, all)
-	var l struct {
-		Tasks json.RawMessage `json:"tasks"`
-	}
-	err := c.do(ctx, http.MethodGet, "/v1/tasks?"+v.Encode(), nil, &l)
+// ListTasks lists what listings show of tasks: those in statuses, or with
+// none given the unfinished ones, or every task when all is set.
+func (c *Client) ListTasks(ctx context.Context, statuses []task.Status, all bool) ([]task.Summary, error) {
+	l, err := c.ListPage(ctx, ListQuery{Statuses: statuses, All: all})
 	return l.Tasks, err
+}
+
+// ListPage returns one page of a listing of tasks.
+func (c *Client) ListPage(ctx context.Context, q ListQuery) (api.TaskList, error) {
+	var l api.TaskList
+	err := c.do(ctx, http.MethodGet, "/v1/tasks?"+q.values().Encode(), nil, &l)
+	return l, err
+}
+
+// ListPageJSON is ListPage returning the api.TaskList as the daemon encoded
+// it, undecoded: what `task list --json` prints.
+func (c *Client) ListPageJSON(ctx context.Context, q ListQuery) (json.RawMessage, error) {
+	return c.getRaw(ctx, "/v1/tasks?"+q.values().Encode())
+}
+
+// getRaw is do for a GET whose answer is returned as it came, unchecked.
+func (c *Client) getRaw(ctx context.Context, path string) (json.RawMessage, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://neuraphage"+path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building request GET %s: %w", path, err)
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	// Read in one piece when the size is known: a listing of 10,000 tasks
+	// is megabytes.
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 && resp.ContentLength < 1<<30 {
+		buf.Grow(int(resp.ContentLength) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, fmt.Errorf("reading the answer to GET %s: %w", path, err)
+	}
+	b := buf.Bytes()
+	return bytes.TrimRight(b, "\n"), nil
 }
 
 // GetTask returns one task with its details.

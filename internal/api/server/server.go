@@ -30,7 +30,7 @@ type Tasks interface {
 	Create(ctx context.Context, spec task.Spec) (task.Task, error)
 	Resolve(ctx context.Context, ref string) (task.ID, error)
 	Get(ctx context.Context, ref string) (tasks.Detail, error)
-	ListJSON(ctx context.Context, statuses []task.Status, all bool) (json.RawMessage, error)
+	List(ctx context.Context, q tasks.ListQuery) (tasks.Page, error)
 	// Pause, Resume, Cancel, Send and Depend act on a resolved task.
 	Pause(ctx context.Context, id task.ID, reason string) (task.Task, error)
 	Resume(ctx context.Context, id task.ID, reason string) (task.Task, error)
@@ -252,19 +252,40 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		statuses = append(statuses, st)
 	}
-	all := q.Get("all") == "1" || q.Get("all") == "true"
-	// The store's JSON goes out as it is: no decoding and re-encoding of
-	// thousands of tasks.
-	raw, err := s.cfg.Tasks.ListJSON(r.Context(), statuses, all)
+	limit, err := limitParam(r, "tasks")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	p, err := s.cfg.Tasks.List(r.Context(), tasks.ListQuery{
+		Statuses: statuses,
+		All:      q.Get("all") == "1" || q.Get("all") == "true",
+		After:    q.Get("after"),
+		Limit:    limit,
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// The store's JSON goes out as it is: an api.TaskList with one task a
+	// line, nothing decoded or encoded.
+	head := []byte("{\"tasks\":[\n")
+	var tail []byte
+	if p.N > 0 {
+		tail = append(tail, '\n')
+	}
+	tail = append(tail, ']')
+	if p.Next != "" {
+		tail = append(tail, `,"next":`...)
+		tail = strconv.AppendQuote(tail, string(p.Next))
+	}
+	tail = append(tail, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(p.JSON)+len(tail)))
 	w.WriteHeader(http.StatusOK)
-	w.Write([]byte(`{"tasks":`))
-	w.Write(raw)
-	w.Write([]byte("}\n"))
+	w.Write(head)
+	w.Write(p.JSON)
+	w.Write(tail)
 }
 
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {

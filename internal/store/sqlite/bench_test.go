@@ -91,6 +91,44 @@ func BenchmarkListTasks10k(b *testing.B) {
 	}
 }
 
+// BenchmarkListSummaries10k reads what listings show of 10,000 tasks from
+// the store's listing columns, whole and as a page of 50 from the middle:
+// typed (every column) and as the daemon serves them (json: the listing
+// column).
+func BenchmarkListSummaries10k(b *testing.B) {
+	s := openBench(b)
+	storetest.Populate(b, s, 10_000)
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name string
+		opts store.ListOptions
+		want int
+	}{
+		{"all", store.ListOptions{}, 10_000},
+		{"unfinished", store.ListOptions{Statuses: []task.Status{task.Queued, task.Running, task.Waiting, task.Paused, task.Merging}}, 10_000},
+		{"page50", store.ListOptions{After: "t-005000", Limit: 50}, 50},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ts, err := s.ListSummaries(ctx, bc.opts)
+				if err != nil || len(ts) != bc.want {
+					b.Fatalf("ListSummaries = %d tasks, %v", len(ts), err)
+				}
+			}
+		})
+		b.Run(bc.name+"/json", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := s.ListSummariesJSON(ctx, bc.opts)
+				if err != nil || p.N != bc.want {
+					b.Fatalf("ListSummariesJSON = %d tasks, %v", p.N, err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkCheckpoint measures acknowledged checkpoints per second, each one
 // conversation entry and one charge: the store's share of every model turn.
 // With several tasks, each task's runner checkpoints in turn and group commit

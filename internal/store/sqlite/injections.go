@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,21 +32,8 @@ func (s *Store) Enqueue(ctx context.Context, inj inject.Injection, record func(i
 		return inject.Injection{}, nil, fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
 	}
 	evs, err := s.do(ctx, func(w *wtx) error {
-		t, err := w.readTask(inj.TaskID)
-		if err != nil {
+		if err := w.enqueue(&inj, attrs); err != nil {
 			return err
-		}
-		if t.Status.Terminal() || t.Closing {
-			return &task.FinishedError{ID: t.ID, Status: t.Status, Closing: t.Closing && !t.Status.Terminal()}
-		}
-		res, err := w.exec(`INSERT INTO injections (task_id, source, kind, attrs, text, urgent, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			string(inj.TaskID), string(inj.Source), string(inj.Kind), attrs, inj.Text, boolInt(inj.Urgent), inj.CreatedAt.UnixNano())
-		if err != nil {
-			return fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
-		}
-		if inj.ID, err = res.LastInsertId(); err != nil {
-			return fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
 		}
 		if record == nil {
 			return nil
@@ -56,6 +44,77 @@ func (s *Store) Enqueue(ctx context.Context, inj inject.Injection, record func(i
 		return inject.Injection{}, nil, err
 	}
 	return inj, evs, nil
+}
+
+// EnqueueMany implements store.Store: one operation of the writer, so
+// one commit and one publish of its events.
+func (s *Store) EnqueueMany(ctx context.Context, injs []inject.Injection, record func(int, inject.Injection) []event.Event, evs ...event.Event) ([]store.Enqueued, []event.Event, error) {
+	now := time.Now().UTC()
+	out := make([]store.Enqueued, len(injs))
+	attrs := make([]any, len(injs))
+	for i, inj := range injs {
+		if inj.CreatedAt.IsZero() {
+			inj.CreatedAt = now
+		}
+		if inj.Kind == "" {
+			inj.Kind = inject.Message
+		}
+		inj.Quiet = false
+		a, err := encodeAttrs(inj.AttrMap())
+		if err != nil {
+			return nil, nil, fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
+		}
+		out[i].Injection, attrs[i] = inj, a
+	}
+	committed, err := s.do(ctx, func(w *wtx) error {
+		if err := w.emit(evs...); err != nil {
+			return err
+		}
+		for i := range out {
+			e := &out[i]
+			e.Err = nil // the writer may run an operation again
+			if err := w.enqueue(&e.Injection, attrs[i]); err != nil {
+				var fe *task.FinishedError
+				if errors.As(err, &fe) || errors.Is(err, store.ErrNotFound) {
+					e.Err = err // refused before anything was written
+					continue
+				}
+				return err
+			}
+			if record != nil {
+				if err := w.emit(record(i, e.Injection)...); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, committed, nil
+}
+
+// enqueue inserts inj (ID set on return) unless its task takes nothing:
+// unknown, finished or Closing. The refusal writes nothing.
+func (w *wtx) enqueue(inj *inject.Injection, attrs any) error {
+	t, err := w.readTask(inj.TaskID)
+	if err != nil {
+		return err
+	}
+	if t.Status.Terminal() || t.Closing {
+		return &task.FinishedError{ID: t.ID, Status: t.Status, Closing: t.Closing && !t.Status.Terminal()}
+	}
+	res, err := w.exec(`INSERT INTO injections (task_id, source, kind, attrs, text, urgent, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		string(inj.TaskID), string(inj.Source), string(inj.Kind), attrs, inj.Text, boolInt(inj.Urgent), inj.CreatedAt.UnixNano())
+	if err != nil {
+		return fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
+	}
+	if inj.ID, err = res.LastInsertId(); err != nil {
+		return fmt.Errorf("queueing a message for %s: %w", inj.TaskID, err)
+	}
+	return nil
 }
 
 // encodeAttrs returns the attrs column for m: a JSON object, or NULL when m

@@ -287,7 +287,7 @@ func TestMigrateFrom3(t *testing.T) {
 		q    string
 		args []any
 	}{
-		{`INSERT INTO tasks (id, status, priority, parent_id, created_at, updated_at, data) VALUES (?, ?, ?, ?, ?, ?, ?)`, args},
+		{`INSERT INTO tasks (id, status, priority, parent_id, created_at, updated_at, data) VALUES (?, ?, ?, ?, ?, ?, ?)`, args[:7]},
 		{`INSERT INTO learnings (task_id, summary, detail, tags, created_at) VALUES (?, ?, ?, ?, ?)`,
 			[]any{"t-aaaaa", "The JWT library rejects tokens without an iat claim", "seen in the auth middleware", `["auth","jwt"]`, gitT0.UnixNano()}},
 		{`INSERT INTO learnings (task_id, summary, detail, tags, created_at) VALUES (?, ?, '', NULL, ?)`,

@@ -1,8 +1,8 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -27,15 +27,75 @@ func scanTask(r scanner) (task.Task, error) {
 	return t, nil
 }
 
-// taskArgs returns the column values of t in the order id, status, priority,
-// parent_id, created_at, updated_at, data.
+// taskColumns are the columns of tasks every write sets, in taskArgs'
+// order. All but data repeat fields of data: what queries filter and sort
+// on, and what listings show (task.Summary). Every write of a task goes
+// through taskArgs, so they never disagree with data.
+const taskColumns = `id, status, priority, parent_id, created_at, updated_at, data,
+	headline, persona, engine, model, resume_pending, close_reason,
+	iterations, input_tokens, output_tokens, cost_usd, started_at, finished_at, listing`
+
+// taskArgs returns the column values of t in taskColumns' order.
 func taskArgs(t task.Task) ([]any, error) {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("encoding task %s: %w", t.ID, err)
 	}
+	listing, err := json.Marshal(t.Summarize())
+	if err != nil {
+		return nil, fmt.Errorf("encoding task %s: %w", t.ID, err)
+	}
 	return []any{string(t.ID), string(t.Status), t.Priority, nullString(string(t.ParentID)),
-		t.CreatedAt.UnixNano(), t.UpdatedAt.UnixNano(), string(data)}, nil
+		t.CreatedAt.UnixNano(), t.UpdatedAt.UnixNano(), string(data),
+		task.Headline(t.Description), t.Persona, t.Engine, t.Model, boolInt(t.ResumePending), t.CloseReason,
+		t.Usage.Iterations, t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CostUSD,
+		nanosOrNil(t.StartedAt), nanosOrNil(t.FinishedAt), string(listing)}, nil
+}
+
+var (
+	insertTaskSQL = `INSERT OR IGNORE INTO tasks (` + taskColumns + `) VALUES (` + placeholders(strings.Count(taskColumns, ",")+1) + `)`
+	updateTaskSQL = `UPDATE tasks SET (` + taskColumns + `) = (` + placeholders(strings.Count(taskColumns, ",")+1) + `) WHERE id = ?`
+)
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// backfillTaskColumns is migration 7's: it sets the listing columns of
+// every stored task from its JSON.
+func backfillTaskColumns(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM tasks`)
+	if err != nil {
+		return fmt.Errorf("reading tasks: %w", err)
+	}
+	var ts []task.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		ts = append(ts, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading tasks: %w", err)
+	}
+	st, err := tx.PrepareContext(ctx, updateTaskSQL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, t := range ts {
+		args, err := taskArgs(t)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, append(args, args[0])...); err != nil {
+			return fmt.Errorf("filling the columns of task %s: %w", t.ID, err)
+		}
+	}
+	return nil
 }
 
 // CreateTask implements store.Store.
@@ -54,8 +114,7 @@ func (s *Store) CreateTask(ctx context.Context, t task.Task, evs ...event.Event)
 				return fmt.Errorf("parent task %s: %w", t.ParentID, store.ErrNotFound)
 			}
 		}
-		res, err := w.exec(`INSERT OR IGNORE INTO tasks (id, status, priority, parent_id, created_at, updated_at, data)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, args...)
+		res, err := w.exec(insertTaskSQL, args...)
 		if err != nil {
 			return fmt.Errorf("inserting task %s: %w", t.ID, err)
 		}
@@ -145,8 +204,7 @@ func (w *wtx) applyMutation(t *task.Task, m store.Mutation) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.exec(`UPDATE tasks SET status = ?, priority = ?, parent_id = ?, created_at = ?,
-		updated_at = ?, data = ? WHERE id = ?`, append(args[1:], args[0])...); err != nil {
+	if _, err := w.exec(updateTaskSQL, append(args, args[0])...); err != nil {
 		return fmt.Errorf("updating task %s: %w", id, err)
 	}
 	return w.emit(evs...)
@@ -199,8 +257,9 @@ func (s *Store) ResolveTask(ctx context.Context, ref string) (task.ID, error) {
 	return "", &store.AmbiguousError{Ref: ref, Matches: ids}
 }
 
-// listQuery builds the query for opts, selecting the data column.
-func listQuery(opts store.ListOptions) (string, []any) {
+// listWhere builds the WHERE clause (with its leading space, or empty) and
+// ORDER BY for opts. after is the created_at of opts.After.
+func listWhere(opts store.ListOptions, after int64) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -211,15 +270,22 @@ func listQuery(opts store.ListOptions) (string, []any) {
 			ph[i] = "?"
 			args = append(args, string(st))
 		}
-		where = append(where, "status IN ("+strings.Join(ph, ",")+")")
+		// "+status": filter while reading in creation order (the order
+		// asked for, so a page stops early) rather than gather by status
+		// from tasks_status and sort.
+		where = append(where, "+status IN ("+strings.Join(ph, ",")+")")
 	}
 	if opts.ParentID != "" {
 		where = append(where, "parent_id = ?")
 		args = append(args, string(opts.ParentID))
 	}
-	q := `SELECT data FROM tasks`
+	if opts.After != "" {
+		where = append(where, "(created_at, id) > (?, ?)")
+		args = append(args, after, string(opts.After))
+	}
+	q := ""
 	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+		q = " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY created_at, id"
 	if opts.Limit > 0 {
@@ -228,62 +294,149 @@ func listQuery(opts store.ListOptions) (string, []any) {
 	return q, args
 }
 
+// listQuery returns the query selecting cols of the tasks opts selects.
+// opts.After must name a stored task (else store.ErrNotFound).
+func (s *Store) listQuery(ctx context.Context, cols string, opts store.ListOptions) (string, []any, error) {
+	var after int64
+	if opts.After != "" {
+		err := s.rdb.QueryRowContext(ctx, `SELECT created_at FROM tasks WHERE id = ?`, string(opts.After)).Scan(&after)
+		if isNoRows(err) {
+			return "", nil, fmt.Errorf("listing after task %s: %w", opts.After, store.ErrNotFound)
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("listing tasks: %w", err)
+		}
+	}
+	where, args := listWhere(opts, after)
+	return "SELECT " + cols + " FROM tasks" + where, args, nil
+}
+
 // ListTasks implements store.Store.
 func (s *Store) ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error) {
-	var out []task.Task
-	err := s.eachTask(ctx, opts, func(data []byte) error {
-		var t task.Task
-		if err := json.Unmarshal(data, &t); err != nil {
-			return fmt.Errorf("decoding a stored task: %w", err)
-		}
-		out = append(out, t)
-		return nil
-	})
-	return out, err
-}
-
-// ListTasksJSON implements store.Store: the stored JSON of each task, joined
-// into an array with one task per line, never decoded.
-func (s *Store) ListTasksJSON(ctx context.Context, opts store.ListOptions) (json.RawMessage, error) {
-	// One task per line: readable, greppable, and free to produce.
-	var buf bytes.Buffer
-	buf.WriteString("[\n")
-	n := 0
-	err := s.eachTask(ctx, opts, func(data []byte) error {
-		if n > 0 {
-			buf.WriteString(",\n")
-		}
-		n++
-		buf.Write(data)
-		return nil
-	})
-	if n > 0 {
-		buf.WriteByte('\n')
+	q, args, err := s.listQuery(ctx, "data", opts)
+	if err != nil {
+		return nil, err
 	}
-	buf.WriteByte(']')
-	return buf.Bytes(), err
-}
-
-func (s *Store) eachTask(ctx context.Context, opts store.ListOptions, fn func([]byte) error) error {
-	q, args := listQuery(opts)
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("listing tasks: %w", err)
+		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
 	defer rows.Close()
-	var data []byte
+	var out []task.Task
 	for rows.Next() {
-		if err := rows.Scan(&data); err != nil {
-			return fmt.Errorf("listing tasks: %w", err)
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing tasks: %w", err)
 		}
-		if err := fn(data); err != nil {
-			return err
-		}
+		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("listing tasks: %w", err)
+		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
-	return nil
+	return out, nil
+}
+
+// summaryColumns are what ListSummaries reads, in scanSummary's order.
+const summaryColumns = `id, headline, priority, coalesce(parent_id, ''), persona, engine, model,
+	status, resume_pending, close_reason, iterations, input_tokens, output_tokens, cost_usd,
+	created_at, updated_at, started_at, finished_at`
+
+// ListSummaries implements store.Store: it reads the listing columns, never
+// the task's JSON.
+func (s *Store) ListSummaries(ctx context.Context, opts store.ListOptions) ([]task.Summary, error) {
+	q, args, err := s.listQuery(ctx, summaryColumns, opts)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing tasks: %w", err)
+	}
+	defer rows.Close()
+	out := make([]task.Summary, 0, max(opts.Limit, 16))
+	var (
+		sm                task.Summary
+		resume            int
+		created, updated  int64
+		started, finished sql.NullInt64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&sm.ID, &sm.Description, &sm.Priority, &sm.ParentID, &sm.Persona, &sm.Engine, &sm.Model,
+			&sm.Status, &resume, &sm.CloseReason, &sm.Usage.Iterations, &sm.Usage.InputTokens, &sm.Usage.OutputTokens, &sm.Usage.CostUSD,
+			&created, &updated, &started, &finished); err != nil {
+			return nil, fmt.Errorf("listing tasks: %w", err)
+		}
+		sm.ResumePending = resume != 0
+		sm.CreatedAt, sm.UpdatedAt = fromNanos(created), fromNanos(updated)
+		sm.StartedAt, sm.FinishedAt = optTime(started), optTime(finished)
+		out = append(out, sm)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing tasks: %w", err)
+	}
+	return out, nil
+}
+
+// ListSummariesJSON implements store.Store: the listing column of each
+// task, never decoded. A whole listing is joined by SQLite in one value
+// (group_concat over the rows in order): through database/sql every row
+// costs about a microsecond, which is most of listing 10,000 tasks. A page
+// (opts.Limit) is read row by row, one more than asked, to learn its Next.
+func (s *Store) ListSummariesJSON(ctx context.Context, opts store.ListOptions) (store.SummaryPage, error) {
+	if opts.Limit > 0 {
+		return s.summaryPage(ctx, opts)
+	}
+	q, args, err := s.listQuery(ctx, "listing", opts)
+	if err != nil {
+		return store.SummaryPage{}, err
+	}
+	// LIMIT -1 (none) keeps the subquery's ORDER BY from being optimized
+	// away; the rows reach group_concat in that order. storetest checks it.
+	q = `SELECT count(*), group_concat(listing, ',' || char(10)) FROM (` + q + ` LIMIT -1)`
+	var p store.SummaryPage
+	if err := s.rdb.QueryRowContext(ctx, q, args...).Scan(&p.N, &p.JSON); err != nil {
+		return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
+	}
+	return p, nil
+}
+
+func (s *Store) summaryPage(ctx context.Context, opts store.ListOptions) (store.SummaryPage, error) {
+	limit := opts.Limit
+	opts.Limit++
+	q, args, err := s.listQuery(ctx, "id, listing", opts)
+	if err != nil {
+		return store.SummaryPage{}, err
+	}
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
+	}
+	defer rows.Close()
+	var (
+		p    store.SummaryPage
+		id   string
+		last string
+		raw  sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &raw); err != nil {
+			return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
+		}
+		if p.N == limit {
+			p.Next = task.ID(last)
+			break
+		}
+		if p.N > 0 {
+			p.JSON = append(p.JSON, ",\n"...)
+		}
+		p.JSON = append(p.JSON, raw...)
+		p.N++
+		last = id
+	}
+	if err := rows.Err(); err != nil {
+		return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
+	}
+	return p, nil
 }
 
 func boolInt(b bool) int {

@@ -13,7 +13,13 @@ import (
 
 // Populate creates n tasks named t-000000, t-000001, … in s, from 32
 // goroutines so that a group-committing store batches them. For benchmarks.
-func Populate(tb testing.TB, s store.Store, n int) {
+func Populate(tb testing.TB, s store.Store, n int) { populate(tb, s, n, false) }
+
+// PopulateHeld is Populate with the tasks held (paused): a daemon started on
+// the store dispatches none of them.
+func PopulateHeld(tb testing.TB, s store.Store, n int) { populate(tb, s, n, true) }
+
+func populate(tb testing.TB, s store.Store, n int, hold bool) {
 	ctx := context.Background()
 	now := time.Now()
 	var wg sync.WaitGroup
@@ -22,7 +28,7 @@ func Populate(tb testing.TB, s store.Store, n int) {
 			for i := w; i < n; i += 32 {
 				t, err := task.New(task.ID(fmt.Sprintf("t-%06d", i)), task.Spec{
 					Description: fmt.Sprintf("task number %d: add token expiry checks to the auth middleware", i),
-					Tags:        []string{"auth", "bench"}, Priority: i % 5, Repo: "/src/repo", Engine: "native",
+					Tags:        []string{"auth", "bench"}, Priority: i % 5, Repo: "/src/repo", Engine: "native", Hold: hold,
 				}, now.Add(time.Duration(i)*time.Millisecond))
 				if err == nil {
 					_, err = s.CreateTask(ctx, t)

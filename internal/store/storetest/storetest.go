@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,8 +36,10 @@ func Run(t *testing.T, open Opener) {
 		{"UpdateErrorChangesNothing", testUpdateError},
 		{"ResolveTask", testResolve},
 		{"ListTasks", testList},
+		{"ListSummaries", testSummaries},
 		{"Dependencies", testDependencies},
 		{"Injections", testInjections},
+		{"EnqueueMany", testEnqueueMany},
 		{"QueueAtTheEnd", testQueueAtTheEnd},
 		{"EventQueries", testEventQueries},
 		{"EmitAndFlush", testEmitFlush},
@@ -70,14 +73,23 @@ func Run(t *testing.T, open Opener) {
 
 // recorder collects published events.
 type recorder struct {
-	mu  sync.Mutex
-	evs []event.Event
+	mu    sync.Mutex
+	evs   []event.Event
+	calls [][]event.Event // each call's events
 }
 
 func (r *recorder) publish(evs ...event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.evs = append(r.evs, evs...)
+	r.calls = append(r.calls, evs)
+}
+
+// published returns the events of each call of publish so far.
+func (r *recorder) published() [][]event.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]event.Event(nil), r.calls...)
 }
 
 func (r *recorder) events() []event.Event {
@@ -329,24 +341,180 @@ func testList(t *testing.T, open Opener) {
 	if diff := cmp.Diff(want[1:3], idsOf(children)); diff != "" {
 		t.Errorf("ListTasks(parent, limit 2) (-want +got):\n%s", diff)
 	}
-	// The JSON form decodes to exactly the typed list.
-	for _, opts := range []store.ListOptions{{}, {Statuses: []task.Status{task.Running}}, {Statuses: []task.Status{task.Failed}}} {
-		raw, err := s.ListTasksJSON(ctx, opts)
+	// Pages: After continues where Limit stopped, under any filter.
+	for _, opts := range []store.ListOptions{{}, {ParentID: parent.ID}, {Statuses: []task.Status{task.Queued}}} {
+		whole, err := s.ListTasks(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var fromJSON []task.Task
-		if err := json.Unmarshal(raw, &fromJSON); err != nil {
-			t.Fatalf("ListTasksJSON(%+v) is not a JSON array of tasks: %v\n%s", opts, err, raw)
+		var paged []task.ID
+		page := opts
+		page.Limit = 2
+		for range 10 {
+			got, err := s.ListSummaries(ctx, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sm := range got {
+				paged = append(paged, sm.ID)
+			}
+			if len(got) < page.Limit {
+				break
+			}
+			page.After = got[len(got)-1].ID
 		}
-		typed, err := s.ListTasks(ctx, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(typed, fromJSON, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("ListTasksJSON(%+v) differs from ListTasks (-typed +json):\n%s", opts, diff)
+		if diff := cmp.Diff(idsOf(whole), paged); diff != "" {
+			t.Errorf("ListSummaries(%+v) in pages of 2 (-whole +paged):\n%s", opts, diff)
 		}
 	}
+	// The JSON pages follow Next to the end.
+	var paged []task.ID
+	page := store.ListOptions{Limit: 2}
+	for range 10 {
+		p, err := s.ListSummariesJSON(ctx, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sms []task.Summary
+		if err := json.Unmarshal([]byte("["+string(p.JSON)+"]"), &sms); err != nil {
+			t.Fatalf("%v\n%s", err, p.JSON)
+		}
+		for _, sm := range sms {
+			paged = append(paged, sm.ID)
+		}
+		if p.Next == "" {
+			break
+		}
+		page.After = p.Next
+	}
+	if diff := cmp.Diff(want, paged); diff != "" {
+		t.Errorf("ListSummariesJSON in pages of 2 following Next (-want +got):\n%s", diff)
+	}
+	if _, err := s.ListSummaries(ctx, store.ListOptions{After: "t-nosuch"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ListSummaries(After unknown) error = %v, want ErrNotFound", err)
+	}
+}
+
+// testSummaries checks that the listing columns say what the stored tasks
+// say, for tasks of every shape and after every kind of write.
+func testSummaries(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, _ := openFresh(t, open)
+	ids := &fixedIDs{}
+	descs := []string{
+		"plain",
+		"first line\nsecond line\n\n  indented third",
+		"  \t leading space and\r\nCRLF lines  ",
+		strings.Repeat("long words without a break ", 20),
+		"ünïcødé 日本語 " + strings.Repeat("é", 200),
+		"invalid \xff\xfe bytes",
+	}
+	var all []task.ID
+	for i, d := range descs {
+		tk := newTask(t, ids.next(), d, func(sp *task.Spec) {
+			sp.Priority = i % 5
+			sp.Persona = []string{"", "senior", "dba"}[i%3]
+			sp.Engine = []string{"", "native"}[i%2]
+			sp.Model = []string{"", "sonnet"}[i%2]
+			sp.Hold = i%2 == 1
+			if i > 0 {
+				sp.ParentID = all[0]
+			}
+		})
+		tk.CreatedAt = tk.CreatedAt.Add(time.Duration(i) * time.Second)
+		mustCreate(t, s, tk)
+		all = append(all, tk.ID)
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, opts := range []store.ListOptions{{}, {Statuses: []task.Status{task.Running, task.Completed}}, {ParentID: all[0], Limit: 3}} {
+			ts, err := s.ListTasks(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]task.Summary, len(ts))
+			for i, tk := range ts {
+				want[i] = tk.Summarize()
+			}
+			got, err := s.ListSummaries(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: ListSummaries(%+v) differs from the stored tasks (-tasks +summaries):\n%s", when, opts, diff)
+			}
+			raw, err := s.ListSummariesJSON(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var decoded []task.Summary
+			if err := json.Unmarshal([]byte("["+string(raw.JSON)+"]"), &decoded); err != nil {
+				t.Fatalf("ListSummariesJSON is not summaries joined by commas: %v\n%s", err, raw.JSON)
+			}
+			if raw.N != len(decoded) {
+				t.Errorf("ListSummariesJSON: N = %d, %d summaries", raw.N, len(decoded))
+			}
+			if diff := cmp.Diff(want, decoded, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: ListSummariesJSON(%+v) differs from the stored tasks (-tasks +summaries):\n%s", when, opts, diff)
+			}
+			var next task.ID
+			if opts.Limit > 0 {
+				whole := opts
+				whole.Limit = 0
+				if all, err := s.ListTasks(ctx, whole); err != nil {
+					t.Fatal(err)
+				} else if len(all) > opts.Limit {
+					next = ts[len(ts)-1].ID
+				}
+			}
+			if raw.Next != next {
+				t.Errorf("%s: ListSummariesJSON(%+v).Next = %q, want %q", when, opts, raw.Next, next)
+			}
+		}
+	}
+	check("created")
+	update := func(id task.ID, m func(tk *task.Task)) {
+		t.Helper()
+		if _, _, err := s.UpdateTask(ctx, id, func(tk *task.Task) ([]event.Event, error) {
+			m(tk)
+			tk.UpdatedAt = tk.UpdatedAt.Add(time.Second)
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustMove := func(id task.ID, to task.Status, reason string) {
+		t.Helper()
+		if _, _, err := s.UpdateTask(ctx, id, transition(to, reason)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustMove(all[0], task.Running, "")
+	mustMove(all[2], task.Running, "")
+	check("started")
+	update(all[0], func(tk *task.Task) {
+		tk.Usage = task.Usage{Iterations: 3, InputTokens: 12_345, OutputTokens: 678, CostUSD: 0.1 + 0.2}
+		tk.Persona, tk.Engine, tk.Model = "expert", "native", "opus"
+	})
+	update(all[2], func(tk *task.Task) {
+		tk.Usage.CostUSD = 1e-9
+		tk.ResumePending = true
+		tk.Description = "rewritten\ndescription"
+	})
+	check("usage and fields changed")
+	mustMove(all[0], task.Completed, "done: "+strings.Repeat("x", 300))
+	mustMove(all[4], task.Cancelled, "no longer needed")
+	update(all[2], func(tk *task.Task) { tk.Usage.CostUSD = 123456.789; tk.ResumePending = false })
+	check("finished")
+	// A checkpoint changes the task through the same write.
+	if _, _, err := s.Checkpoint(ctx, store.Checkpoint{TaskID: all[2], Mutate: func(tk *task.Task) ([]event.Event, error) {
+		tk.Usage.Iterations++
+		tk.Usage.OutputTokens += 99
+		return nil, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	check("checkpointed")
 }
 
 func idsOf(ts []task.Task) []task.ID {

@@ -19,7 +19,7 @@ import (
 
 func worktreeOf(id task.ID, repo string, created time.Time) store.Worktree {
 	return store.Worktree{
-		TaskID: id, Repo: repo, Branch: "neuraphage/" + string(id), Base: "main", BaseCommit: "b0b0b0",
+		TaskID: id, Repo: repo, Branch: "neuraphage/" + string(id) + "/work", Base: "main", BaseCommit: "b0b0b0",
 		Path: repo + "/.neuraphage/worktrees/" + string(id), State: store.WorktreeActive,
 		CreatedAt: created, UpdatedAt: created,
 	}
@@ -34,7 +34,7 @@ func worktreeCreated(wt store.Worktree) event.Event {
 // mergeOf is an entry for id's branch into main of repo, with the times the
 // store would set left zero.
 func mergeOf(id task.ID, repo string) store.MergeEntry {
-	return store.MergeEntry{TaskID: id, Repo: repo, Branch: "neuraphage/" + string(id), Target: "main"}
+	return store.MergeEntry{TaskID: id, Repo: repo, Branch: "neuraphage/" + string(id) + "/work", Target: "main"}
 }
 
 func queued(m store.MergeEntry) []event.Event {

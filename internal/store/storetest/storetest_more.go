@@ -436,3 +436,79 @@ func testQueueAtTheEnd(t *testing.T, open Opener) {
 		t.Errorf("Counts = %+v, %v; want nothing pending", c, err)
 	}
 }
+
+// EnqueueMany queues what it can in one commit and one publish, reports
+// each refusal in its place, and queues nothing when an event fails.
+func testEnqueueMany(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s, rec := openFresh(t, open)
+	a, b, c := newTask(t, "t-aaaaa", "a", nil), newTask(t, "t-bbbbb", "b", nil), newTask(t, "t-ccccc", "c", nil)
+	for _, tk := range []task.Task{a, b, c} {
+		mustCreate(t, s, tk)
+	}
+	if _, _, err := s.UpdateTask(ctx, c.ID, transition(task.Cancelled, "no")); err != nil {
+		t.Fatal(err)
+	}
+	record := func(i int, inj inject.Injection) []event.Event {
+		return []event.Event{event.New(inj.CreatedAt, inj.TaskID, event.TaskMessage{InjectionID: inj.ID, Source: string(inj.Source), Kind: string(inj.Kind), Text: inj.Text})}
+	}
+	injs := []inject.Injection{
+		{TaskID: a.ID, Source: inject.FromMainWatcher, Kind: inject.Rebase, Urgency: inject.Blocking, Urgent: true, Text: "to a", CreatedAt: t0},
+		{TaskID: c.ID, Source: inject.FromMainWatcher, Kind: inject.Rebase, Text: "to c, cancelled", CreatedAt: t0},
+		{TaskID: "t-zzzzz", Source: inject.FromMainWatcher, Kind: inject.Rebase, Text: "to nobody", CreatedAt: t0},
+		{TaskID: b.ID, Source: inject.FromMainWatcher, Text: "to b", Quiet: true, CreatedAt: t0},
+	}
+	before := len(rec.published())
+	got, evs, err := s.EnqueueMany(ctx, injs, record, event.New(t0, "", futureKind{X: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("EnqueueMany returned %d results, want 4", len(got))
+	}
+	var fe *task.FinishedError
+	if !errors.As(got[1].Err, &fe) || fe.ID != c.ID {
+		t.Errorf("result for the cancelled task: %v, want a FinishedError", got[1].Err)
+	}
+	if !errors.Is(got[2].Err, store.ErrNotFound) {
+		t.Errorf("result for an unknown task: %v, want ErrNotFound", got[2].Err)
+	}
+	if got[0].Err != nil || got[3].Err != nil || got[0].Injection.ID <= 0 || got[3].Injection.ID <= got[0].Injection.ID {
+		t.Fatalf("results for a and b: %+v, %+v", got[0], got[3])
+	}
+	if len(evs) != 3 || evs[0].Kind != "future.thing" || evs[1].Payload.(event.TaskMessage).InjectionID != got[0].Injection.ID ||
+		evs[2].Payload.(event.TaskMessage).InjectionID != got[3].Injection.ID || evs[1].ID != evs[0].ID+1 || evs[2].ID != evs[1].ID+1 {
+		t.Errorf("committed events = %+v, want the leading event, then a's and b's receipts", evs)
+	}
+	calls := rec.published()[before:]
+	if len(calls) != 1 || len(calls[0]) != 3 {
+		t.Errorf("published in %d calls (%v), want the 3 events in one", len(calls), calls)
+	}
+	pa, err := s.Pending(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []inject.Injection{{ID: got[0].Injection.ID, TaskID: a.ID, Source: inject.FromMainWatcher, Kind: inject.Rebase, Urgency: inject.Blocking, Urgent: true, Text: "to a", CreatedAt: t0}}
+	if diff := cmp.Diff(want, pa); diff != "" {
+		t.Errorf("Pending(a) (-want +got):\n%s", diff)
+	}
+	if pb, err := s.Pending(ctx, b.ID); err != nil || len(pb) != 1 || pb[0].Text != "to b" || pb[0].Kind != inject.Message || pb[0].Quiet {
+		t.Errorf("Pending(b) = %+v, %v", pb, err)
+	}
+
+	// An event that cannot be logged queues nothing.
+	bad := func(i int, inj inject.Injection) []event.Event {
+		if i == 1 {
+			return []event.Event{event.New(t0, inj.TaskID, deltaKind{})}
+		}
+		return record(i, inj)
+	}
+	if _, _, err := s.EnqueueMany(ctx, []inject.Injection{{TaskID: a.ID, Source: "user", Text: "x"}, {TaskID: b.ID, Source: "user", Text: "y"}}, bad); err == nil {
+		t.Error("EnqueueMany logged a transient event")
+	}
+	for _, id := range []task.ID{a.ID, b.ID} {
+		if p, err := s.Pending(ctx, id); err != nil || len(p) != 1 {
+			t.Errorf("Pending(%s) after a failed batch = %d messages, %v; want the one from before", id, len(p), err)
+		}
+	}
+}
