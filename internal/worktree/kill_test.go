@@ -358,3 +358,61 @@ func TestKillAfterWorktreeAdd(t *testing.T) {
 		t.Errorf("%d worktree.created events after another provisioning; want 1", n)
 	}
 }
+
+// TestInterruptedRemovalFinished: a `git worktree remove` killed half way
+// (with the daemon; found by the chaos test, seed 101) leaves a landed
+// worktree with part of its tracked files deleted — the state is made here
+// by deleting them as git does, the .git file among them. Before the fix
+// every later cleanup refused it ("holds N changed file(s)") for good.
+// The missing files are written back from the index and the removal goes
+// through; a worktree with any other change is left alone.
+func TestInterruptedRemovalFinished(t *testing.T) {
+	t.Parallel()
+	repo := wtRepo(t, "main", map[string]string{"README.md": "hi\n", "a/1.txt": "1\n", "a/2.txt": "2\n", "b.txt": "b\n"})
+	e := wtNewEnv(t, worktree.Config{})
+	tk := e.task(repo)
+	w := e.provision(tk)
+	tip := wtCommit(t, w.Path, "work", map[string]string{"c.txt": "c\n"})
+	m := e.manager(worktree.Config{})
+	if err := m.MarkLanded(context.Background(), tk.ID, tip, tip); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{".git", "a/1.txt", "a/2.txt", "c.txt"} {
+		if err := os.Remove(filepath.Join(w.Path, filepath.FromSlash(f))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(filepath.Join(w.Path, "a"))
+	if _, err := m.Remove(context.Background(), tk.ID, "landed", true); err == nil {
+		t.Fatal("a half-removed worktree was removed without the fix; the test does not reproduce the fault")
+	}
+	ok, err := m.RestoreInterruptedRemoval(context.Background(), tk.ID)
+	if err != nil || !ok {
+		t.Fatalf("RestoreInterruptedRemoval = %v, %v; want true", ok, err)
+	}
+	if got := wtRead(t, w.Path, "a/2.txt"); got != "2\n" {
+		t.Errorf("a/2.txt = %q", got)
+	}
+	if _, err := m.Remove(context.Background(), tk.ID, "landed", true); err != nil {
+		t.Fatalf("Remove after the restore: %v", err)
+	}
+	if wtExists(w.Path) || wtHasWorktree(t, repo, w.Path) {
+		t.Error("the worktree is still there")
+	}
+
+	// Another change: left alone.
+	tk2 := e.task(repo)
+	w2 := e.provision(tk2)
+	tip2 := wtCommit(t, w2.Path, "work", map[string]string{"d.txt": "d\n"})
+	if err := m.MarkLanded(context.Background(), tk2.ID, tip2, tip2); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(w2.Path, "b.txt"))
+	wtWrite(t, w2.Path, "d.txt", "edited\n")
+	if ok, err := m.RestoreInterruptedRemoval(context.Background(), tk2.ID); err != nil || ok {
+		t.Fatalf("RestoreInterruptedRemoval with an edited file = %v, %v; want false", ok, err)
+	}
+	if wtExists(filepath.Join(w2.Path, "b.txt")) || wtRead(t, w2.Path, "d.txt") != "edited\n" {
+		t.Error("a worktree with other changes was touched")
+	}
+}

@@ -243,3 +243,67 @@ func (m *Manager) ClearFinishedPick(ctx context.Context, id task.ID) (bool, erro
 	})
 	return cleared, err
 }
+
+// RestoreInterruptedRemoval puts back the files a `git worktree remove`
+// killed half way (with the daemon) deleted from a landed worktree: its
+// tracked files are missing, so the next removal saw "changed files" and
+// refused for good. Only a landed worktree whose every change is a tracked
+// file missing from the work tree (the index as at HEAD) is touched, and
+// only by writing the missing files from the index (`git checkout-index
+// -a`, which never overwrites a file): nothing is lost, and the removal can
+// then go through its usual checks. A .git file the killed removal deleted
+// is written again when git still has the worktree's own directory. It reports whether it restored anything.
+func (m *Manager) RestoreInterruptedRemoval(ctx context.Context, id task.ID) (bool, error) {
+	defer m.lockTask(id)()
+	w, err := m.st.GetWorktree(ctx, id)
+	if err != nil || w.Landed == "" || w.State != store.WorktreeActive {
+		return false, err
+	}
+	if fi, err := os.Stat(w.Path); err != nil || !fi.IsDir() {
+		return false, nil
+	}
+	var restored bool
+	err = git.Locked(ctx, w.Repo, func(ctx context.Context) error {
+		if _, err := os.Lstat(filepath.Join(w.Path, ".git")); err != nil {
+			r, err := git.Inspect(ctx, w.Repo)
+			if err != nil {
+				return err
+			}
+			i := slices.IndexFunc(adminDirs(r.CommonDir), func(d adminDir) bool { return d.workTree == filepath.Clean(w.Path) })
+			if i < 0 {
+				return nil
+			}
+			// What `git worktree add` writes there (`git worktree repair`
+			// cannot mend a .git file that is gone).
+			admin := filepath.Join(r.CommonDir, "worktrees", adminDirs(r.CommonDir)[i].name)
+			if err := os.WriteFile(filepath.Join(w.Path, ".git"), []byte("gitdir: "+admin+"\n"), 0o644); err != nil {
+				return err
+			}
+			restored = true
+		}
+		out, err := git.Run(ctx, w.Path, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no")
+		if err != nil {
+			return err
+		}
+		var missing int
+		for _, rec := range strings.Split(out, "\x00") {
+			if rec == "" {
+				continue
+			}
+			if !strings.HasPrefix(rec, " D ") {
+				return nil // another change: not what a removal leaves
+			}
+			missing++
+		}
+		if missing == 0 {
+			return nil
+		}
+		if _, err := git.Run(ctx, w.Path, "checkout-index", "-a", "-q"); err != nil {
+			return err
+		}
+		restored = true
+		m.log.Warn("files deleted by a worktree removal killed half way put back", "task_id", id, "path", w.Path, "files", missing)
+		return nil
+	})
+	return restored, err
+}
