@@ -25,6 +25,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -714,6 +715,14 @@ func (r *run) check(ctx context.Context) figures {
 	r.d = nil
 
 	// worktree (git and disk)
+	// No lock file a killed git left: the last start cleared them.
+	if locks, err := git.LockFiles(filepath.Join(r.repo, ".git")); err != nil {
+		r.fail(invWorktree, "listing git's lock files: %v", err)
+	} else {
+		for _, l := range locks {
+			r.fail(invWorktree, "git lock file %s left (modified %s)", l.Path, l.ModTime.UTC().Format(time.RFC3339Nano))
+		}
+	}
 	// Those of unfinished tasks are reported under finish.
 	for _, line := range strings.Split(r.git("worktree", "list", "--porcelain"), "\n") {
 		p, ok := strings.CutPrefix(line, "worktree ")

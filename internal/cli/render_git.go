@@ -31,6 +31,17 @@ func describeGit(p event.Payload) (string, bool) {
 		return s, true
 	case event.WorktreeStray:
 		return fmt.Sprintf("stray worktree %s (%s) left alone", p.Path, p.Branch), true
+	case event.WorktreeRemade:
+		s := fmt.Sprintf("worktree %s left half made by a killed daemon; made again", p.Path)
+		if len(p.Kept) > 0 {
+			s += fmt.Sprintf("; %d file(s) not from the checkout kept in %s: %s", len(p.Kept), p.KeptIn, truncate(strings.Join(p.Kept, ", "), 120))
+		}
+		return s, true
+	case event.GitStaleLock:
+		if p.Removed {
+			return fmt.Sprintf("stale git lock %s removed: %s", p.Lock, p.Reason), true
+		}
+		return fmt.Sprintf("git lock %s left in place: %s", p.Lock, p.Reason), true
 	case event.CommitMade:
 		return fmt.Sprintf("committed %d file(s) on %s as %s: %s", p.Files, p.Branch, words.ShortCommit(p.Commit), truncate(p.Message, 60)), true
 	case event.MergeQueued:

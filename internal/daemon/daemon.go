@@ -189,12 +189,17 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// What the commands of a dead daemon's tasks left goes before any
 	// task runs or any worktree is touched.
 	ex.StopLeftovers(ctx)
+	// Lock files of a git killed with the previous daemon, before any git
+	// work (each is reported: git.stale_lock).
+	if _, err := rt.wt.ClearStaleLocks(ctx, time.Now()); err != nil {
+		logger.Error("clearing stale git locks", "err", err)
+	}
 	// Worktrees whose directories vanished while the daemon was down are
 	// made again from their branches; strays are reported, never deleted.
 	if rep, err := rt.wt.Reconcile(ctx); err != nil {
 		logger.Error("reconciling worktrees", "err", err)
-	} else if len(rep.Recreated) > 0 || len(rep.Problems) > 0 || len(rep.Strays) > 0 {
-		logger.Info("worktrees reconciled", "checked", rep.Checked, "recreated", len(rep.Recreated), "problems", len(rep.Problems), "strays", len(rep.Strays))
+	} else if len(rep.Recreated) > 0 || len(rep.Remade) > 0 || len(rep.Problems) > 0 || len(rep.Strays) > 0 {
+		logger.Info("worktrees reconciled", "checked", rep.Checked, "recreated", len(rep.Recreated), "remade", len(rep.Remade), "problems", len(rep.Problems), "strays", len(rep.Strays))
 	}
 	started := []event.Event{event.New(time.Now(), "", event.DaemonStarted{PID: os.Getpid(), Version: opts.Version})}
 	if len(corrected) > 0 {
@@ -409,7 +414,15 @@ func lock(lockFile, pidFile string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the lock file: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A daemon killed while it was starting a process leaves the lock with
+	// that child until it has exec'd (close-on-exec): a moment. While the
+	// recorded daemon is gone, the lock is tried again for a few seconds.
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	for deadline := time.Now().Add(5 * time.Second); errors.Is(err, syscall.EWOULDBLOCK) && !alive(ReadPID(pidFile)) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &AlreadyRunningError{PID: ReadPID(pidFile), LockFile: lockFile}
@@ -420,6 +433,11 @@ func lock(lockFile, pidFile string) (func(), error) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// alive reports whether process pid exists (0: unknown, taken as alive).
+func alive(pid int) bool {
+	return pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH
 }
 
 // ReadPID returns the pid recorded in a pid file, or 0.

@@ -8,6 +8,8 @@ const (
 	KindWorktreeRecreated Kind = "worktree.recreated"
 	KindWorktreeRemoved   Kind = "worktree.removed"
 	KindWorktreeStray     Kind = "worktree.stray"
+	KindWorktreeRemade    Kind = "worktree.remade"
+	KindGitStaleLock      Kind = "git.stale_lock"
 	KindCommitMade        Kind = "git.commit"
 	KindMergeQueued       Kind = "merge.queued"
 	KindMergeStarted      Kind = "merge.started"
@@ -77,6 +79,33 @@ type WorktreeStray struct {
 
 // EventKind implements Payload.
 func (WorktreeStray) EventKind() Kind { return KindWorktreeStray }
+
+// WorktreeRemade: a worktree whose creation a killed daemon left half done
+// (git's "initializing" lock, the task never ran in it) was removed and
+// made again. Files in it that were not part of the checkout are kept in
+// KeptIn first.
+type WorktreeRemade struct {
+	Path   string   `json:"path"`
+	Branch string   `json:"branch"`
+	Kept   []string `json:"kept,omitempty"`
+	KeptIn string   `json:"kept_in,omitempty"`
+}
+
+// EventKind implements Payload.
+func (WorktreeRemade) EventKind() Kind { return KindWorktreeRemade }
+
+// GitStaleLock: a git lock file found at daemon start, left by a git
+// killed with an earlier daemon. Removed says whether it was removed;
+// Reason says why it was taken as stale, or why it was left.
+type GitStaleLock struct {
+	Repo    string `json:"repo"`
+	Lock    string `json:"lock"`
+	Removed bool   `json:"removed"`
+	Reason  string `json:"reason"`
+}
+
+// EventKind implements Payload.
+func (GitStaleLock) EventKind() Kind { return KindGitStaleLock }
 
 // CommitMade: Neuraphage committed a task's uncommitted work on its branch.
 type CommitMade struct {
@@ -282,6 +311,10 @@ func gitPayload(k Kind) any {
 		return &WorktreeRemoved{}
 	case KindWorktreeStray:
 		return &WorktreeStray{}
+	case KindWorktreeRemade:
+		return &WorktreeRemade{}
+	case KindGitStaleLock:
+		return &GitStaleLock{}
 	case KindCommitMade:
 		return &CommitMade{}
 	case KindMergeQueued:
@@ -326,6 +359,10 @@ func derefGit(p any) (Payload, bool) {
 	case *WorktreeRemoved:
 		return *v, true
 	case *WorktreeStray:
+		return *v, true
+	case *WorktreeRemade:
+		return *v, true
+	case *GitStaleLock:
 		return *v, true
 	case *CommitMade:
 		return *v, true

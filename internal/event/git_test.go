@@ -15,6 +15,8 @@ func TestGitEventsRoundTrip(t *testing.T) {
 		WorktreeRecreated{Path: "/w", Branch: "b", From: "refs/heads/b", Reason: "missing"},
 		WorktreeRemoved{Path: "/w", Branch: "b", Archive: "refs/neuraphage/archive/t-aaaaa", BranchDeleted: true, Reason: "merged"},
 		WorktreeStray{Repo: "/r", Path: "/x", Branch: "neuraphage/t-bbbbb"},
+		WorktreeRemade{Path: "/w", Branch: "b", Kept: []string{"notes.txt"}, KeptIn: "/r/.git/neuraphage/ignored/t-aaaaa"},
+		GitStaleLock{Repo: "/r", Lock: "/r/.git/packed-refs.lock", Removed: true, Reason: "no process uses the repository"},
 		CommitMade{Branch: "b", Commit: "abc", Files: 2, Message: "m"},
 		MergeQueued{Entry: 1, Branch: "b", Target: "main", Ahead: 2},
 		MergeStarted{Entry: 1, Target: "main", TargetCommit: "abc", Attempt: 1},

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -126,6 +127,12 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 		if err == nil || attempt >= lockRetries || !lockBusy(err) {
 			return out, err
 		}
+		if sequencing(args) && inProgress(ctx, dir) {
+			// It failed on a lock half way: running it again would only
+			// find its own operation in progress ("already a rebase-merge
+			// directory"). The operation is the caller's to handle.
+			return out, err
+		}
 		select {
 		case <-ctx.Done():
 			return out, err
@@ -134,10 +141,29 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 	}
 }
 
+// RunStdin runs a git command that takes no lock with stdin as its
+// standard input.
+func RunStdin(ctx context.Context, dir, stdin string, args ...string) (string, error) {
+	if takesLock(args) {
+		return "", fmt.Errorf("git %s takes a lock; RunStdin is for commands that do not", strings.Join(args, " "))
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	return runOnceIn(ctx, dir, nil, strings.NewReader(stdin), args...)
+}
+
 // runOnce runs git once.
 func runOnce(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return runOnceIn(ctx, dir, env, nil, args...)
+}
+
+func runOnceIn(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
+	cmd.Stdin = stdin
 	// LC_ALL=C: the few places that read git's messages (not a
 	// repository, a lock held) read them in one language.
 	cmd.Env = append(withoutAPIKeys(os.Environ()), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")

@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,6 +35,38 @@ func takesLock(args []string) bool {
 		case strings.HasPrefix(a, "-"):
 		default:
 			return lockingCommands[a]
+		}
+	}
+	return false
+}
+
+// sequencing reports whether git args run a command that leaves an
+// operation in progress when it stops half way.
+func sequencing(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-c" || a == "-C" || a == "--git-dir" || a == "--work-tree":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return a == "rebase" || a == "cherry-pick" || a == "revert" || a == "merge" || a == "am" || a == "pull"
+		}
+	}
+	return false
+}
+
+// inProgress reports whether the work tree at dir has an operation in
+// progress (a rebase, merge, cherry-pick, revert or am left half done).
+func inProgress(ctx context.Context, dir string) bool {
+	out, err := runOnce(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-dir")
+	if err != nil {
+		return false
+	}
+	gd := strings.TrimSpace(out)
+	for _, f := range []string{"rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer"} {
+		if _, err := os.Stat(filepath.Join(gd, f)); err == nil {
+			return true
 		}
 	}
 	return false

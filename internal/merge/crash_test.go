@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -344,5 +345,60 @@ func TestKillBeforeCleanupOfEmptyLanding(t *testing.T) {
 	}
 	if wt, err := e.st.GetWorktree(e.ctx, tk.ID); err != nil || wt.Landed == "" {
 		t.Errorf("worktree record %+v, %v: want the commit it landed as", wt, err)
+	}
+}
+
+// TestKillDuringRebasePick: the daemon is SIGKILLed while the queue's
+// rebase records the pick it is making (a reference-transaction hook holds
+// the update of CHERRY_PICK_HEAD, whose lock in the worktree's own git
+// directory is taken). The killed git leaves CHERRY_PICK_HEAD.lock there.
+// The next start removes that lock (the task's worktree is the daemon's
+// while no task runs), rolls the rebase back and lands. Before the fix
+// every later rebase in the worktree failed on the lock, the runner ran it
+// again as if the lock were busy, git found "already a rebase-merge
+// directory" and the entry was parked.
+func TestKillDuringRebasePick(t *testing.T) {
+	t.Parallel()
+	e, db := crashEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	tk, w := e.newTask("task")
+	e.commitOn(w.Path, "agent work", map[string]string{"task.txt": "task\n"})
+	e.commitOn(e.repo, "other work", map[string]string{"other.txt": "other\n"})
+	hit, release := e.holdHook("reference-transaction", `[ "$1" = prepared ] && grep -q ' CHERRY_PICK_HEAD$'`)
+	e.complete(tk.ID, "task work")
+
+	kill := e.startChild(db, false)
+	e.waitFile(hit, "the rebase's pick")
+	kill()
+	release()
+	admin := strings.TrimSpace(e.git(w.Path, "rev-parse", "--path-format=absolute", "--git-dir"))
+	lock := filepath.Join(admin, "CHERRY_PICK_HEAD.lock")
+	if !exists(lock) {
+		t.Fatalf("the kill left no %s; the test does not reproduce the fault", lock)
+	}
+	if err := os.Remove(filepath.Join(e.repo, ".git", "hooks", "reference-transaction")); err != nil {
+		t.Fatal(err)
+	}
+
+	e.reopen(db)
+	found, err := e.wt.ClearStaleLocks(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(found, func(f event.GitStaleLock) bool { return f.Lock == lock && f.Removed }) {
+		t.Errorf("%s not reported removed: %+v", lock, found)
+	}
+	e.start()
+	m := e.waitState(tk.ID, store.MergeLanded)
+	e.waitTask(tk.ID, task.Completed)
+	for _, f := range []string{"task.txt", "other.txt"} {
+		if out := e.git(e.repo, "ls-tree", "--name-only", m.Commit, f); out != f {
+			t.Errorf("landed commit %s lacks %s", m.Commit, f)
+		}
+	}
+	if st := e.git(w.Path, "status", "--porcelain"); st != "" {
+		t.Errorf("worktree after landing: %s", st)
+	}
+	if k := e.kinds(tk.ID); !slices.Contains(k, "merge.rolled_back") {
+		t.Errorf("no merge.rolled_back event: %v", k)
 	}
 }

@@ -379,6 +379,15 @@ func (q *Queue) advance(ctx context.Context, e store.MergeEntry, base, commit st
 			if err != nil {
 				return err
 			}
+			if st.InProgress == "" && (len(st.Changed) > 0 || len(st.Untracked) > 0) {
+				if kept, err := q.mendFastForward(ctx, e.ID, wt.Path, commit); err != nil {
+					return err
+				} else if kept != "" {
+					if st, err = git.WorkStatus(ctx, wt.Path); err != nil {
+						return err
+					}
+				}
+			}
 			if len(st.Changed) > 0 || st.InProgress != "" {
 				st.Untracked = nil // untracked files do not hold a landing up
 				out = outcome{state: store.MergeWaiting, detail: fmt.Sprintf("%s is checked out at %s, which holds %s; it lands once that checkout is clean (your changes are not touched)", e.Target, wt.Path, st.Describe())}

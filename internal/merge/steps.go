@@ -163,6 +163,12 @@ func (q *Queue) finishCleanups(ctx context.Context) {
 		if err != nil || !t.Status.Terminal() {
 			continue
 		}
+		if _, err := q.wt.ClearFinishedPick(ctx, w.TaskID); err != nil {
+			q.log.Warn("checking a landed worktree for a finished cherry-pick", "task_id", w.TaskID, "err", err)
+		}
+		if _, err := q.wt.RestoreInterruptedRemoval(ctx, w.TaskID); err != nil {
+			q.log.Warn("checking a landed worktree for an interrupted removal", "task_id", w.TaskID, "err", err)
+		}
 		if _, err := q.wt.Remove(ctx, w.TaskID, "its work landed on "+w.Base+" (cleanup finished at start)", true); err != nil {
 			q.log.Info("worktree kept after landing", "task_id", w.TaskID, "reason", err)
 			continue

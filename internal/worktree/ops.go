@@ -206,6 +206,9 @@ func (m *Manager) strays(ctx context.Context, repo string, known []store.Worktre
 type Report struct {
 	Checked   int
 	Recreated []task.ID
+	// Remade are worktrees whose creation a killed daemon left half done,
+	// made again.
+	Remade []task.ID
 	// Problems are records that could not be brought back, with why.
 	Problems map[task.ID]string
 	Strays   []git.WorktreeInfo
@@ -232,6 +235,13 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 		err := func() error {
 			defer m.lockTask(w.TaskID)()
 			ok, err := m.present(ctx, w)
+			if errors.Is(err, errHalfMade) {
+				if _, err := m.remake(ctx, w); err != nil {
+					return err
+				}
+				rep.Remade = append(rep.Remade, w.TaskID)
+				return nil
+			}
 			if err != nil || ok {
 				return err
 			}

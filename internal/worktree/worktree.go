@@ -177,10 +177,20 @@ func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, e
 		if w, err = m.restore(ctx, w, "the task needs it again"); err != nil {
 			return store.Worktree{}, err
 		}
-	} else if ok, err := m.present(ctx, w); err != nil {
+	} else if ok, err := m.present(ctx, w); errors.Is(err, errHalfMade) {
+		if w, err = m.remake(ctx, w); err != nil {
+			return store.Worktree{}, err
+		}
+	} else if err != nil {
 		return store.Worktree{}, err
 	} else if !ok {
 		if w, err = m.recreate(ctx, w, "its directory was missing"); err != nil {
+			return store.Worktree{}, err
+		}
+	} else if t.Worktree == "" && !m.everCreated(ctx, w) {
+		// git made it and the daemon died before recording it (during
+		// the post-checkout hook, say): finish the creation.
+		if w, err = m.finishCreate(ctx, w, m.now()); err != nil {
 			return store.Worktree{}, err
 		}
 	}
@@ -315,6 +325,14 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 	if err := m.add(ctx, w, baseCommit); err != nil {
 		return store.Worktree{}, err
 	}
+	return m.finishCreate(ctx, w, start)
+}
+
+// finishCreate finishes the creation of w once git made it: the task's
+// record, worktree.created (which says the creation is done), the
+// bootstrap.
+func (m *Manager) finishCreate(ctx context.Context, w store.Worktree, start time.Time) (store.Worktree, error) {
+	t := task.Task{ID: w.TaskID}
 	if _, _, err := m.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
 		t.Branch, t.Worktree = w.Branch, w.Path
 		return nil, nil
@@ -398,6 +416,9 @@ func (m *Manager) present(ctx context.Context, w store.Worktree) (bool, error) {
 		return false, err
 	}
 	for _, wt := range list {
+		if wt.Path == w.Path && wt.Locked && halfMade(w.Path) {
+			return false, errHalfMade
+		}
 		if wt.Path == w.Path && wt.Locked {
 			return false, fmt.Errorf("%s is locked by git (a worktree left half made, or locked by hand); check it, then `git worktree unlock %s` or move it away", w.Path, w.Path)
 		}

@@ -1,0 +1,73 @@
+package merge_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neuraphage/neuraphage-go/internal/merge"
+	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// TestKilledFastForwardFinished: a `git merge --ff-only` of the user's
+// checkout killed half way (with the daemon; found by the chaos test, seed
+// 32) leaves files of the commit it was moving to in the checkout while
+// HEAD and the index stay: a new file untracked, a changed one modified.
+// git offers no hook inside the checkout's file writes, so the test makes
+// that state by writing them as git does. Before the fix every later
+// fast-forward refused ("untracked working tree files would be
+// overwritten") and the entry waited for good. Now it lands; the files are
+// kept aside, and the user's own untracked file is not touched.
+func TestKilledFastForwardFinished(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e.commitOn(e.repo, "shared", map[string]string{"shared.txt": "v1\n"})
+	tk, w := e.newTask("task")
+	e.commitOn(w.Path, "task work", map[string]string{"task.txt": "task\n", "shared.txt": "v2\n"})
+	// What the killed fast-forward wrote, and a file of the user's.
+	e.write(e.repo, "task.txt", "task\n")
+	e.write(e.repo, "shared.txt", "v2\n")
+	e.write(e.repo, "mine.txt", "the user's\n")
+	e.start()
+	e.complete(tk.ID, "task")
+	ent := e.waitEntry(tk.ID, "closed", func(m store.MergeEntry) bool { return !m.State.Open() || m.State == store.MergeWaiting })
+	if ent.State != store.MergeLanded {
+		t.Fatalf("entry %s: %s", ent.State, ent.Detail)
+	}
+	e.waitTask(tk.ID, task.Completed)
+	if st := e.git(e.repo, "status", "--porcelain"); st != "?? mine.txt" {
+		t.Errorf("status of the checkout = %q; want only the user's file", st)
+	}
+	if e.read(e.repo, "shared.txt") != "v2\n" || e.read(e.repo, "task.txt") != "task\n" || e.read(e.repo, "mine.txt") != "the user's\n" {
+		t.Error("the checkout's files are not as landed")
+	}
+	kept, _ := filepath.Glob(filepath.Join(e.repo, ".git", "neuraphage", "fast-forward", "*", "task.txt"))
+	if len(kept) != 1 {
+		t.Errorf("the file in the way was not kept aside: %v", kept)
+	}
+}
+
+// TestFastForwardInTheWayOfOtherContentWaits: an untracked file in the
+// checkout with other content than the landing's is the user's: the entry
+// waits and the file is not touched.
+func TestFastForwardInTheWayOfOtherContentWaits(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	tk, w := e.newTask("task")
+	e.commitOn(w.Path, "task work", map[string]string{"task.txt": "task\n"})
+	e.write(e.repo, "task.txt", "the user's own\n")
+	e.start()
+	e.complete(tk.ID, "task")
+	ent := e.waitState(tk.ID, store.MergeWaiting)
+	if !strings.Contains(ent.Detail, "task.txt") {
+		t.Errorf("waiting detail %q should name the file", ent.Detail)
+	}
+	if e.read(e.repo, "task.txt") != "the user's own\n" {
+		t.Error("the user's file changed")
+	}
+	if _, err := os.Stat(filepath.Join(e.repo, ".git", "neuraphage", "fast-forward")); err == nil {
+		t.Error("something was kept aside")
+	}
+}
