@@ -170,6 +170,8 @@ type Executor struct {
 	wg       sync.WaitGroup
 	halted   string            // why dispatching is held (a spent budget); "" when not
 	notReady map[string]string // engines with queued tasks that cannot run, and why
+
+	hooks hooks
 }
 
 // run is one task's engine run.
@@ -177,6 +179,25 @@ type run struct {
 	id         task.ID
 	cancel     context.CancelCauseFunc
 	interrupts chan struct{}
+	// loud holds the IDs of the messages that arrived for the task while
+	// the run was registered and that wake a waiting task (not quiet);
+	// guarded by the executor's mu. A run that ends waiting wakes the
+	// task for those of them still undelivered: a message arriving as the
+	// run ends found it registered and woke nothing itself.
+	loud []int64
+}
+
+// hooks hold a run at the points where it races with messages; tests set
+// them, nil in the daemon.
+type hooks struct {
+	// finished is called after a run's end is recorded (to is the status
+	// finish moved the task to), while the run is still registered.
+	finished func(id task.ID, to task.Status)
+	// waking is called by a wake after it found the task waiting with a
+	// loud message pending, before it stores the move to queued.
+	waking func(id task.ID)
+	// ended is called last in a run's goroutine.
+	ended func(id task.ID)
 }
 
 // Causes of a run's end that the executor itself sets.
@@ -512,16 +533,27 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 		e.stopTaskProcs(sctx, t.ID)
 		cancelStop()
 		to := e.finish(t.ID, out, context.Cause(runCtx))
+		if e.hooks.finished != nil {
+			e.hooks.finished(t.ID, to)
+		}
 		e.mu.Lock()
-		delete(e.runs, t.ID)
+		if e.runs[t.ID] == r {
+			delete(e.runs, t.ID)
+		}
+		loud := r.loud
+		r.loud = nil
 		e.mu.Unlock()
-		if to == task.Waiting {
-			// A message that arrived while the run was ending found the run
-			// still registered and woke nothing; one that arrives from now
-			// on finds it gone and the task waiting, and wakes it itself.
+		if to == task.Waiting && len(loud) > 0 {
+			// A loud message that arrived while the run was ending found
+			// the run still registered and woke nothing; one that arrives
+			// from now on finds it gone, and wakes the task itself. Quiet
+			// ones leave it waiting, whenever they came.
 			ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
-			e.wakeIfPending(ctx, t.ID)
+			e.wake(ctx, t.ID, loud)
 			cancel()
+		}
+		if e.hooks.ended != nil {
+			e.hooks.ended(t.ID)
 		}
 		e.Kick()
 	}()

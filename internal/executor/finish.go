@@ -7,10 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -156,16 +158,48 @@ func (e *Executor) finishEarly(ctx context.Context, id task.ID, to task.Status, 
 	}
 }
 
-// wakeIfPending queues a waiting task that has undelivered messages.
-func (e *Executor) wakeIfPending(ctx context.Context, id task.ID) {
-	pending, err := e.st.Pending(ctx, id)
-	if err != nil || len(pending) == 0 {
-		return
-	}
-	if _, _, err := e.st.UpdateTask(ctx, id, store.Transition(task.Queued, "a message arrived", e.now())); err != nil {
-		var te *task.TransitionError
-		if !errors.As(err, &te) {
+// errMovedMeanwhile refuses a wake whose view of the task is stale.
+var errMovedMeanwhile = errors.New("the task moved meanwhile")
+
+// wake queues task id if it is waiting for its user and one of the
+// messages ids is still undelivered in its queue. The move is stored only
+// if the task is still as read, waiting since before the queue was read:
+// a wake that lost a race with another (which queued the task, whose next
+// run may already be running and reading the same messages) must not move
+// that run's task back to the queue, which would drop its outcome and run
+// it again. A task that moved on meanwhile is left to whoever moved it.
+func (e *Executor) wake(ctx context.Context, id task.ID, ids []int64) {
+	for ctx.Err() == nil {
+		t, err := e.st.GetTask(ctx, id)
+		if err != nil || t.Status != task.Waiting {
+			return
+		}
+		pending, err := e.st.Pending(ctx, id)
+		if err != nil {
+			e.log.Error("waking a waiting task", "task_id", id, "err", err)
+			return
+		}
+		if !slices.ContainsFunc(pending, func(p inject.Injection) bool { return slices.Contains(ids, p.ID) }) {
+			return // read already, or returned
+		}
+		if e.hooks.waking != nil {
+			e.hooks.waking(id)
+		}
+		move := store.Transition(task.Queued, "a message arrived", e.now())
+		_, _, err = e.st.UpdateTask(ctx, id, func(cur *task.Task) ([]event.Event, error) {
+			// Waiting all along (same status, same update) means no run
+			// took the messages in between.
+			if cur.Status != task.Waiting || !cur.UpdatedAt.Equal(t.UpdatedAt) {
+				return nil, errMovedMeanwhile
+			}
+			return move(cur)
+		})
+		switch {
+		case errors.Is(err, errMovedMeanwhile):
+			continue // look again: still waiting (changed otherwise), or moved on
+		case err != nil:
 			e.log.Error("waking a waiting task", "task_id", id, "err", err)
 		}
+		return
 	}
 }

@@ -100,20 +100,28 @@ func receipt(s inject.Injection) event.Event {
 // arrived lets the task know a stored message is waiting: an urgent one
 // interrupts its turn in flight; one for a task waiting for its user
 // wakes it unless it is quiet.
+//
+// A loud message wakes the task here if the store says it waits (its run
+// gone, or ended and on its way out). A run still registered is told of
+// it too (run.loud): it reads the message at its next boundary, or, if it
+// ends waiting without having read it, wakes the task as it unregisters.
+// Whichever wake comes second finds the task moved and leaves it. Nothing
+// acts on a quiet one.
 func (e *Executor) arrived(ctx context.Context, stored inject.Injection, quiet bool) {
 	e.mu.Lock()
 	r := e.runs[stored.TaskID]
+	if r != nil && !quiet {
+		r.loud = append(r.loud, stored.ID)
+	}
 	e.mu.Unlock()
-	switch {
-	case r != nil && stored.Urgent:
+	if r != nil && stored.Urgent {
 		select {
 		case r.interrupts <- struct{}{}:
 		default: // a signal is already waiting
 		}
-	case r == nil && !quiet:
-		// Read the status after the message is stored: a run that ended
-		// waiting just before will find the message itself (finish).
-		e.wakeIfWaiting(ctx, stored.TaskID)
+	}
+	if !quiet {
+		e.wake(ctx, stored.TaskID, []int64{stored.ID})
 	}
 }
 
@@ -168,14 +176,6 @@ func (e *Executor) InjectMany(ctx context.Context, injs []inject.Injection, reco
 		}
 	}
 	return out, nil
-}
-
-func (e *Executor) wakeIfWaiting(ctx context.Context, id task.ID) {
-	t, err := e.st.GetTask(ctx, id)
-	if err != nil || t.Status != task.Waiting {
-		return
-	}
-	e.wakeIfPending(ctx, id)
 }
 
 // Pause pauses a task: a running one at its next boundary (its status
