@@ -334,6 +334,28 @@ func (s *Service) Recover(ctx context.Context) ([]task.ID, error) {
 		}
 		ids = append(ids, t.ID)
 	}
+	// A waiting task with a message that must reach it (the user's, a
+	// pause, an urgent one) was to be woken by a daemon that died first:
+	// Quiet is not stored, so only what holds a task's end counts here.
+	waiting, err := s.st.ListTasks(ctx, store.ListOptions{Statuses: []task.Status{task.Waiting}})
+	if err != nil {
+		return ids, fmt.Errorf("recovering waiting tasks: %w", err)
+	}
+	for _, t := range waiting {
+		pending, err := s.rec.Pending(ctx, t.ID)
+		if err != nil {
+			return ids, fmt.Errorf("recovering task %s: %w", t.ID, err)
+		}
+		if !slices.ContainsFunc(pending, inject.Injection.HoldsEnd) {
+			continue
+		}
+		if _, _, err := s.st.UpdateTask(ctx, t.ID, store.Transition(task.Queued, "a message arrived while the daemon was down", now)); err != nil {
+			var te *task.TransitionError
+			if !errors.As(err, &te) {
+				return ids, fmt.Errorf("recovering task %s: %w", t.ID, err)
+			}
+		}
+	}
 	if len(ids) > 0 {
 		if _, err := s.st.AppendEvents(ctx, event.New(now, "", event.DaemonRecovered{ResumePending: ids})); err != nil {
 			return ids, err

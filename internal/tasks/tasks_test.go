@@ -15,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -405,5 +406,47 @@ func BenchmarkList10k(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecoverWakesAWaitingTaskWithAMessage: a daemon that died between a
+// waiting task's message being stored and the task being woken leaves it
+// waiting with the message unread; the next start queues it. A notice
+// that holds no end (a rebase notice) leaves a waiting task waiting.
+func TestRecoverWakesAWaitingTaskWithAMessage(t *testing.T) {
+	t.Parallel()
+	c, st := newControl(t, counting(200))
+	ctx := context.Background()
+	var ids []task.ID
+	for _, inj := range []inject.Injection{
+		{Kind: inject.Message, Source: inject.FromUser, Text: "use main.go"},
+		{Kind: inject.Rebase, Source: inject.FromMainWatcher, Urgency: inject.FYI, Text: "main moved"},
+	} {
+		tk, err := c.Create(ctx, task.Spec{Description: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []task.Status{task.Running, task.Waiting} {
+			if _, _, err := st.UpdateTask(ctx, tk.ID, store.Transition(s, "", t0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		inj.TaskID = tk.ID
+		if _, _, err := st.Enqueue(ctx, inj, nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, tk.ID)
+	}
+	if _, err := c.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []task.Status{task.Queued, task.Waiting} {
+		tk, err := st.GetTask(ctx, ids[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Status != want {
+			t.Errorf("task %d after Recover: %s, want %s", i, tk.Status, want)
+		}
 	}
 }
