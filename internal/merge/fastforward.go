@@ -35,6 +35,9 @@ import (
 const maxMend = 2000
 
 func (q *Queue) mendFastForward(ctx context.Context, entry int64, dir, commit string) (string, error) {
+	if ok, err := unstageFastForward(ctx, dir, commit); err != nil || !ok {
+		return "", err
+	}
 	out, err := git.Run(ctx, dir, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all")
 	if err != nil || out == "" {
 		return "", err
@@ -155,4 +158,49 @@ func (q *Queue) mendFastForward(ctx context.Context, entry int64, dir, commit st
 	q.log.Warn("the checkout of the target held files of a fast-forward killed half way; they were kept aside and the fast-forward runs again",
 		"entry", entry, "checkout", dir, "files", len(aside)+len(restore), "kept_in", keep)
 	return keep, nil
+}
+
+// unstageFastForward handles a fast-forward killed after git wrote the
+// index but before it moved HEAD: the commit's files are then staged (and
+// the same in the work tree) against HEAD. When every staged change is
+// exactly the commit's (the index equals the commit at those paths) and
+// none has an unstaged change on top, the index entries go back to HEAD's
+// (`git reset -- paths`, which leaves the work tree alone) and the
+// unstaged state mendFastForward knows is left. The staged content is the
+// commit's, so nothing of the user's is lost. It reports false, touching
+// nothing, when a staged change is the user's; true when there was none
+// or they were unstaged.
+func unstageFastForward(ctx context.Context, dir, commit string) (bool, error) {
+	out, err := git.Run(ctx, dir, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no")
+	if err != nil {
+		return false, err
+	}
+	var staged []string
+	for _, rec := range strings.Split(out, "\x00") {
+		if len(rec) < 4 {
+			continue
+		}
+		switch xy, p := rec[:2], rec[3:]; xy {
+		case "A ", "M ", "D ", "T ":
+			staged = append(staged, p)
+		default:
+			if xy[0] != ' ' {
+				return false, nil // staged and changed again, or conflicted: the user's
+			}
+		}
+	}
+	if len(staged) == 0 {
+		return true, nil
+	}
+	if len(staged) > maxMend {
+		return false, nil
+	}
+	diff, err := git.Run(ctx, dir, append([]string{"diff-index", "--cached", "--name-only", commit, "--"}, staged...)...)
+	if err != nil || strings.TrimSpace(diff) != "" {
+		return false, err // staged content other than the commit's: the user's
+	}
+	if _, err := git.Run(ctx, dir, append([]string{"reset", "-q", "--"}, staged...)...); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -49,6 +49,61 @@ func TestKilledFastForwardFinished(t *testing.T) {
 	}
 }
 
+// TestKilledFastForwardAfterItsIndexFinished: killed after git wrote the
+// index and before it moved HEAD, the fast-forward leaves the commit's
+// files staged in the checkout (seen in the chaos test); they are the
+// commit's, so they are unstaged, kept aside and the fast-forward runs. A
+// file the user staged with other content makes the entry wait instead
+// (TestStagedChangeOfTheUsersWaits).
+func TestKilledFastForwardAfterItsIndexFinished(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	e.commitOn(e.repo, "shared", map[string]string{"shared.txt": "v1\n", "gone.txt": "old\n"})
+	tk, w := e.newTask("task")
+	e.commitOn(w.Path, "task work", map[string]string{"task.txt": "task\n", "shared.txt": "v2\n"})
+	e.git(w.Path, "rm", "-q", "gone.txt")
+	e.git(w.Path, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "drop gone.txt")
+	// What the killed fast-forward left: the index and work tree at the
+	// task's commit, HEAD where it was.
+	e.git(e.repo, "read-tree", "-m", "-u", "HEAD", strings.TrimSpace(e.git(w.Path, "rev-parse", "HEAD")))
+	if st := e.git(e.repo, "status", "--porcelain"); !strings.Contains(st, "A  task.txt") {
+		t.Fatalf("the state was not built: %q", st)
+	}
+	e.write(e.repo, "mine.txt", "the user's\n")
+	e.start()
+	e.complete(tk.ID, "task")
+	ent := e.waitEntry(tk.ID, "closed", func(m store.MergeEntry) bool { return !m.State.Open() || m.State == store.MergeWaiting })
+	if ent.State != store.MergeLanded {
+		t.Fatalf("entry %s: %s", ent.State, ent.Detail)
+	}
+	if st := e.git(e.repo, "status", "--porcelain"); st != "?? mine.txt" {
+		t.Errorf("status of the checkout = %q; want only the user's file", st)
+	}
+	if e.read(e.repo, "shared.txt") != "v2\n" || e.read(e.repo, "task.txt") != "task\n" {
+		t.Error("the checkout's files are not as landed")
+	}
+}
+
+// TestStagedChangeOfTheUsersWaits: a change the user staged, with other
+// content than the landing's, makes the entry wait and stays staged.
+func TestStagedChangeOfTheUsersWaits(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	tk, w := e.newTask("task")
+	e.commitOn(w.Path, "task work", map[string]string{"task.txt": "task\n"})
+	e.write(e.repo, "task.txt", "the user's own\n")
+	e.git(e.repo, "add", "task.txt")
+	e.start()
+	e.complete(tk.ID, "task")
+	e.waitState(tk.ID, store.MergeWaiting)
+	if st := e.git(e.repo, "status", "--porcelain"); st != "A  task.txt" {
+		t.Errorf("status of the checkout = %q; want the user's staged file as it was", st)
+	}
+	if e.read(e.repo, "task.txt") != "the user's own\n" {
+		t.Error("the user's file changed")
+	}
+}
+
 // TestFastForwardInTheWayOfOtherContentWaits: an untracked file in the
 // checkout with other content than the landing's is the user's: the entry
 // waits and the file is not touched.
