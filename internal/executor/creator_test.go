@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -21,19 +22,26 @@ func (c creator) Create(ctx context.Context, spec task.Spec) (task.Task, error) 
 	if spec.Engine == "" {
 		spec.Engine = c.engine
 	}
-	id, err := task.NewID(rand.Reader)
-	if err != nil {
-		return task.Task{}, err
+	// Random ids collide now and then (2^25 of them; a test making 400
+	// tasks meets one in about 400 runs): drawn again, as the tasks
+	// service does.
+	for {
+		id, err := task.NewID(rand.Reader)
+		if err != nil {
+			return task.Task{}, err
+		}
+		t, err := task.New(id, spec, time.Now())
+		if err != nil {
+			return task.Task{}, err
+		}
+		_, err = c.st.CreateTask(ctx, t, event.New(t.CreatedAt, t.ID, event.TaskCreated{
+			Description: t.Description, Status: t.Status, Priority: t.Priority, Tags: t.Tags,
+			ParentID: t.ParentID, Persona: t.Persona, Engine: t.Engine, Repo: t.Repo,
+		}))
+		if !errors.Is(err, store.ErrExists) {
+			return t, err
+		}
 	}
-	t, err := task.New(id, spec, time.Now())
-	if err != nil {
-		return task.Task{}, err
-	}
-	_, err = c.st.CreateTask(ctx, t, event.New(t.CreatedAt, t.ID, event.TaskCreated{
-		Description: t.Description, Status: t.Status, Priority: t.Priority, Tags: t.Tags,
-		ParentID: t.ParentID, Persona: t.Persona, Engine: t.Engine, Repo: t.Repo,
-	}))
-	return t, err
 }
 
 func (c creator) Depend(ctx context.Context, id, blocker string) (struct{}, error) {
