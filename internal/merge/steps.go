@@ -81,6 +81,9 @@ func stepOrigin(ctx context.Context, dir, step string) (string, error) {
 // reason). The step is cleared either way; an error means the branch is not
 // where it was and the entry must stop for the user.
 func (q *Queue) rollBack(ctx context.Context, e store.MergeEntry) error {
+	if e.Step == stepBatch {
+		return q.finishBatchStep(ctx, e)
+	}
 	var rolled bool
 	w, err := q.wt.Get(ctx, e.TaskID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -175,4 +178,34 @@ func (q *Queue) finishCleanups(ctx context.Context) {
 		}
 		q.log.Info("landing cleanup finished at start", "task_id", w.TaskID)
 	}
+}
+
+// finishBatchStep settles an entry a batch was landing when the daemon
+// died: the target moved to the batch's commit or not, in one ref update.
+// When the commit it lands as is on the target, the landing is recorded (and
+// its cleanup is finished with the others'); otherwise the step is cleared
+// and the entry lands from the start. Nothing in the task's worktree or
+// branch was touched by the batch.
+func (q *Queue) finishBatchStep(ctx context.Context, e store.MergeEntry) error {
+	landed := false
+	if e.Commit != "" {
+		ok, err := git.IsAncestor(ctx, e.Repo, e.Commit, "refs/heads/"+e.Target)
+		if err != nil {
+			return fmt.Errorf("checking whether the batch that was landing %s reached %s: %w", e.Branch, e.Target, err)
+		}
+		landed = ok
+	}
+	if landed {
+		if err := q.wt.MarkLanded(ctx, e.TaskID, e.Commit, e.StepTip); err != nil {
+			return err
+		}
+		q.log.Info("a batch landing the daemon did not record is recorded", "task_id", e.TaskID, "entry", e.ID, "commit", e.Commit)
+		q.record(ctx, e, outcome{state: store.MergeLanded, commit: e.Commit, detail: "landed with a batch before the daemon stopped"}, q.now())
+		return nil
+	}
+	_, _, err := q.st.UpdateMerge(ctx, e.ID, func(m *store.MergeEntry) ([]event.Event, error) {
+		m.Step, m.StepTip, m.Commit = "", "", ""
+		return nil, nil
+	})
+	return err
 }
