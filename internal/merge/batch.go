@@ -280,7 +280,7 @@ func (q *Queue) requeueAll(ms []*member) {
 type chainResult struct {
 	base, tip string
 	landed    bool
-	count     int      // entries landed
+	count     int // entries landed
 	chain     []*member
 	waiting   *outcome // the user's checkout holds the landing up
 	requeue   string   // why every entry in the chain goes back to queued

@@ -170,9 +170,9 @@ func New(o Options) *Queue {
 	return &Queue{
 		st: o.Store, tasks: o.Tasks, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
 		log: o.Logger.With("component", "merge"), lookPath: o.LookPath, landed: o.Landed,
-		kick:    make(chan struct{}, 1),
-		workers: map[string]bool{},
-		running: map[int64]*inflight{},
+		kick:     make(chan struct{}, 1),
+		workers:  map[string]bool{},
+		running:  map[int64]*inflight{},
 		cleanups: cleanups{wake: make(chan struct{}, 1)},
 	}
 }
