@@ -413,7 +413,17 @@ func (q *Queue) build(ctx context.Context, repo, target, base string, ms []*memb
 			m.out = &outcome{conflict: true, files: files, base: chain, detail: conflictDetail(m.e.Target, chain, files)}
 			continue
 		case files != nil:
-			m.deferred = true
+			// A conflict with the chain: with the target itself too (then
+			// it is the entry's own), or only with an earlier entry.
+			r, err := git.MergeTree(ctx, repo, target, m.tip)
+			if err != nil {
+				return "", err
+			}
+			if !r.Clean {
+				m.out = &outcome{conflict: true, files: r.Conflicts, base: target, detail: conflictDetail(m.e.Target, target, r.Conflicts)}
+			} else {
+				m.deferred = true
+			}
 			continue
 		case commit == chain:
 			// Every commit of its branch is on the target already.
@@ -464,11 +474,11 @@ func (q *Queue) replay(ctx context.Context, repo, chain string, chainTree *strin
 	// this is the rebase's result at that commit); a commit that changes
 	// nothing on top of the chain is dropped, as git rebase drops it.
 	if *chainTree == "" {
-		t, err := git.RevParse(ctx, repo, chain+"^{tree}")
+		t, err := git.Run(ctx, repo, "rev-parse", "--verify", "--end-of-options", chain+"^{tree}")
 		if err != nil {
 			return "", nil, err
 		}
-		*chainTree = t
+		*chainTree = strings.TrimSpace(t)
 	}
 	prev, prevTree := chain, *chainTree
 	for i, c := range cs {
