@@ -127,6 +127,10 @@ func (q *Queue) requeue(e store.MergeEntry, why string) {
 			return nil, errClosed
 		}
 		m.State, m.Detail = store.MergeQueued, why
+		if m.Step == stepBatch {
+			// Requeued only when the batch did not move the target.
+			m.Step, m.StepTip, m.Commit = "", "", ""
+		}
 		return nil, nil
 	}); err != nil && !errors.Is(err, errClosed) {
 		q.log.Error("requeueing an interrupted merge", "entry", e.ID, "err", err)
