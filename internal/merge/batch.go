@@ -301,7 +301,7 @@ func (q *Queue) landChain(ctx context.Context, repo, target string, ms []*member
 		}
 		builtBase = ""
 		for {
-			if dropCancelled(ctx, ms) {
+			if q.dropCancelled(ctx, ms) {
 				tip = ""
 			}
 			if tip == "" {
@@ -310,15 +310,32 @@ func (q *Queue) landChain(ctx context.Context, repo, target string, ms []*member
 				}
 			}
 			if q.cfg.Gate != "" {
-				if tip, err = q.bisect(ctx, repo, base, base, ms, env, tip); err != nil {
+				// A member cancelled meanwhile stops the gate: the chain
+				// without it is built and gated again, and its Cancel
+				// does not wait for the gate.
+				gctx, stop := cancelOnAny(ctx, ms)
+				tip, err = q.bisect(gctx, repo, base, base, ms, env, tip)
+				interrupted := gctx.Err() != nil
+				stop()
+				if ctx.Err() != nil {
+					return chainResult{}, ctx.Err()
+				}
+				if interrupted {
+					for _, m := range ms {
+						if m.out != nil && m.out.gate != nil {
+							m.out = nil // not known: the gate was stopped
+						}
+					}
+					tip = ""
+					continue
+				}
+				if err != nil {
 					return chainResult{}, err
 				}
 			}
-			if !dropCancelled(ctx, ms) {
+			if !q.dropCancelled(ctx, ms) {
 				break
 			}
-			// A member was cancelled while the chain was gated: the
-			// chain without it is built and gated again.
 			tip = ""
 		}
 		res := chainResult{base: base, tip: tip}
@@ -353,9 +370,10 @@ func (q *Queue) landChain(ctx context.Context, repo, target string, ms []*member
 	return chainResult{requeue: fmt.Sprintf("%s kept moving while this was gated; tried %d times", target, casRetries)}, nil
 }
 
-// dropCancelled marks the members Cancel stopped (not those stopped with
-// the queue); it reports whether one of them was in the chain.
-func dropCancelled(ctx context.Context, ms []*member) bool {
+// dropCancelled takes the members Cancel stopped (not those stopped with
+// the queue) out of the batch and lets their Cancel go on; it reports
+// whether one of them was in the chain.
+func (q *Queue) dropCancelled(ctx context.Context, ms []*member) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -364,9 +382,27 @@ func dropCancelled(ctx context.Context, ms []*member) bool {
 		if !m.closed && m.ctx != nil && m.ctx.Err() != nil {
 			dropped = dropped || m.inChain()
 			m.closed = true
+			q.finishMember(m)
 		}
 	}
 	return dropped
+}
+
+// cancelOnAny returns a context of ctx's that ends when a member's does.
+func cancelOnAny(ctx context.Context, ms []*member) (context.Context, func()) {
+	gctx, cancel := context.WithCancel(ctx)
+	stops := []func() bool{}
+	for _, m := range ms {
+		if m.ctx != nil && !m.closed {
+			stops = append(stops, context.AfterFunc(m.ctx, cancel))
+		}
+	}
+	return gctx, func() {
+		for _, s := range stops {
+			s()
+		}
+		cancel()
+	}
 }
 
 // beginBatchStep records, before the target moves, the commit m lands as.

@@ -1,15 +1,19 @@
 package merge_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // landUpdates returns the updates of main the queue made: its reflog
@@ -220,5 +224,47 @@ func TestBatchGateBisects(t *testing.T) {
 		if i != bad && !exists(filepath.Join(e.repo, fmt.Sprintf("f%d.txt", i))) {
 			t.Errorf("f%d.txt did not land", i)
 		}
+	}
+}
+
+// TestBatchCancelDuringGate: cancelling one entry while its batch is gated
+// stops the gate (Cancel does not wait for it); the batch is built and
+// gated again without it, and the others land.
+func TestBatchCancelDuringGate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	arm, hit := filepath.Join(dir, "armed"), filepath.Join(dir, "hit")
+	if err := os.WriteFile(arm, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// While armed the gate holds (until killed); afterwards it passes.
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2,
+		Gate: "if [ -e '" + arm + "' ]; then touch '" + hit + "'; sleep 600; fi"})
+	ids, _ := e.batchTasks(3)
+	before := e.rev(e.repo, "main")
+	e.start()
+	testkit.WaitFor(t, "the batch's gate to start", func() bool { return exists(hit) })
+	os.Remove(arm)
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	defer cancel()
+	ent, err := e.q.Cancel(ctx, ids[1], "the user changed their mind")
+	if err != nil {
+		t.Fatalf("Cancel during the batch's gate: %v", err)
+	}
+	if ent.State != store.MergeCancelled {
+		t.Errorf("cancelled entry is %s", ent.State)
+	}
+	e.waitTask(ids[1], task.Paused)
+	for _, i := range []int{0, 2} {
+		e.waitState(ids[i], store.MergeLanded)
+	}
+	if got := e.entries(ids[1]); len(got) != 1 || got[0].State != store.MergeCancelled {
+		t.Errorf("the cancelled task's entries: %+v", got)
+	}
+	if exists(filepath.Join(e.repo, "t1.txt")) {
+		t.Error("the cancelled entry's file landed")
+	}
+	if out := e.git(e.repo, "rev-list", "--count", before+"..main"); out != "2" {
+		t.Errorf("%s commits landed, want 2", out)
 	}
 }
