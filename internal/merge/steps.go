@@ -102,6 +102,27 @@ func (q *Queue) rollBack(ctx context.Context, e store.MergeEntry) error {
 			if err != nil {
 				return err
 			}
+			if st.InProgress == "rebase" && e.Step == "rebase" && from == "" {
+				// Part of the rebase's state without its orig-head: git
+				// was killed while it wrote that state (before anything
+				// was checked out) or while `rebase --abort` removed it
+				// (after the branch was put back), and --abort cannot read
+				// where to go back. With HEAD on the branch at the
+				// recorded tip and a clean work tree, dropping that state
+				// (--quit, which touches no ref, index or file) is the
+				// roll-back.
+				if ok, err := startedRebase(ctx, w.Path, w.Branch, e.StepTip); err != nil || !ok || len(st.Changed) > 0 || len(st.Untracked) > 0 {
+					if err == nil {
+						q.log.Warn("a rebase without its orig-head in a merging task's worktree, with HEAD moved or changes; left alone", "task_id", e.TaskID, "step_tip", e.StepTip)
+					}
+					return err
+				}
+				if _, err := git.Run(ctx, w.Path, "rebase", "--quit"); err != nil {
+					return fmt.Errorf("dropping the interrupted rebase's state in %s: %w", w.Path, err)
+				}
+				rolled = true
+				return nil
+			}
 			if st.InProgress != e.Step || from != e.StepTip {
 				q.log.Warn("a git operation in a merging task's worktree is not the queue's; left alone",
 					"task_id", e.TaskID, "in_progress", st.InProgress, "from", from, "step", e.Step, "step_tip", e.StepTip)
@@ -208,4 +229,17 @@ func (q *Queue) finishBatchStep(ctx context.Context, e store.MergeEntry) error {
 		return nil, nil
 	})
 	return err
+}
+
+// startedRebase reports whether the work tree at dir is on branch at tip.
+func startedRebase(ctx context.Context, dir, branch, tip string) (bool, error) {
+	head, err := git.Run(ctx, dir, "symbolic-ref", "-q", "HEAD")
+	if err != nil || strings.TrimSpace(head) != "refs/heads/"+branch {
+		return false, nil
+	}
+	at, err := git.RevParse(ctx, dir, "HEAD")
+	if err != nil {
+		return false, err
+	}
+	return at == tip, nil
 }
