@@ -154,3 +154,34 @@ func TestKillAfterBatchMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestLandedWorktreeWithoutBackLink: a landed worktree whose back link in
+// git's administrative directory (worktrees/<name>/gitdir) is missing — the
+// state the chaos test, seed 101011450, left, its cause not reproduced — is
+// one git says "is not a working tree": every removal failed and the
+// worktree stayed for good. The cleanup writes the link again (`git
+// worktree repair`) and removes it.
+func TestLandedWorktreeWithoutBackLink(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2, Cleanup: true})
+	tk, w := e.newTask("task")
+	e.write(w.Path, "task.txt", "task\n")
+	e.complete(tk.ID, "task work")
+	admin := e.git(w.Path, "rev-parse", "--path-format=absolute", "--git-dir")
+	if err := os.Remove(filepath.Join(admin, "gitdir")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gitTry(e.repo, "worktree", "remove", w.Path); err == nil || exists(w.Path) == false {
+		// git must not know it: that is the state.
+		t.Fatalf("git still removes the worktree without its back link; the test does not reproduce the state")
+	}
+	e.start()
+	e.waitState(tk.ID, store.MergeLanded)
+	e.waitWorktree(tk.ID, store.WorktreeRemoved)
+	if exists(w.Path) {
+		t.Errorf("%s still exists", w.Path)
+	}
+	if e.read(e.repo, "task.txt") != "task\n" {
+		t.Error("task.txt did not land")
+	}
+}

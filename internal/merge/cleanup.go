@@ -86,7 +86,15 @@ func (q *Queue) cleanOne(ctx context.Context, c cleanup) {
 	if err != nil || !cur.Status.Terminal() {
 		return
 	}
-	if _, err := q.wt.Remove(rctx, c.id, "its work landed on "+c.target, true); err != nil {
+	_, err = q.wt.Remove(rctx, c.id, "its work landed on "+c.target, true)
+	if err != nil {
+		// git no longer knowing the worktree is mended, and the removal
+		// tried once more; any other refusal stands.
+		if ok, rerr := q.wt.RepairBackLink(rctx, c.id); rerr == nil && ok {
+			_, err = q.wt.Remove(rctx, c.id, "its work landed on "+c.target, true)
+		}
+	}
+	if err != nil {
 		q.log.Info("worktree kept after landing", "task_id", c.id, "reason", err)
 	}
 }

@@ -193,6 +193,9 @@ func (q *Queue) finishCleanups(ctx context.Context) {
 		if _, err := q.wt.RestoreInterruptedRemoval(ctx, w.TaskID); err != nil {
 			q.log.Warn("checking a landed worktree for an interrupted removal", "task_id", w.TaskID, "err", err)
 		}
+		if _, err := q.wt.RepairBackLink(ctx, w.TaskID); err != nil {
+			q.log.Warn("checking a landed worktree's back link", "task_id", w.TaskID, "err", err)
+		}
 		if _, err := q.wt.Remove(ctx, w.TaskID, "its work landed on "+w.Base+" (cleanup finished at start)", true); err != nil {
 			q.log.Info("worktree kept after landing", "task_id", w.TaskID, "reason", err)
 			continue
