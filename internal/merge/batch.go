@@ -151,6 +151,16 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 			continue // Cancel records it
 		case m.out != nil:
 			out = *m.out
+		case m.already:
+			// Its work is on the target (as of the base it was built on).
+			on := result.base
+			if on == "" {
+				on = base
+			}
+			out = outcome{state: store.MergeLanded, commit: on, detail: "already on " + target}
+			if err := q.wt.MarkLanded(rctx, m.e.TaskID, on, m.tip); err != nil {
+				q.log.Error("recording a landing", "task_id", m.e.TaskID, "err", err)
+			}
 		case err != nil:
 			out = outcome{state: store.MergeParked, detail: err.Error()}
 		case m.deferred || m.badBuild || result.requeue != "":
@@ -160,11 +170,6 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 			}
 			q.requeue(m.e, why)
 			continue
-		case m.already:
-			out = outcome{state: store.MergeLanded, commit: result.base, detail: "already on " + target}
-			if err := q.wt.MarkLanded(rctx, m.e.TaskID, result.base, m.tip); err != nil {
-				q.log.Error("recording a landing", "task_id", m.e.TaskID, "err", err)
-			}
 		case result.waiting != nil:
 			out = *result.waiting
 			out.quiet = m.retry && out.detail == m.waitedFor
