@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +86,14 @@ func newWorld(t *testing.T) *world {
 	w.git(t, w.repo, "worktree", "add", "-q", "-b", branchB, w.wtB)
 	w.git(t, w.wtB, "commit", "-q", "--allow-empty", "-m", "t2's work")
 	w.git(t, w.repo, "branch", branchC, branchB)
+	// Loose objects in the shared store, as any repository has: t2's
+	// commit above, and a blob.
+	write(t, filepath.Join(root, "blob.txt"), "a loose blob")
+	w.git(t, w.repo, "hash-object", "-w", filepath.Join(root, "blob.txt"))
+	// Task t1 has its own object directory, as provisioning makes it.
+	if _, err := sandbox.ProvideObjects(filepath.Join(w.repo, ".git"), "t1"); err != nil {
+		t.Fatal(err)
+	}
 	tmp, err := sandbox.TempDir(filepath.Dir(w.tmp), "t1")
 	if err != nil || tmp != w.tmp {
 		t.Fatalf("TempDir: %q, %v", tmp, err)
@@ -295,8 +304,9 @@ func TestEscapes(t *testing.T) {
 		{name: "repoint .git at the repository, then write there", before: `printf 'gitdir: %s\n' "$REPO/.git" > .git`, cmd: `echo pwned > "$REPO/.git/config"`},
 		{name: "HEAD on main, then commit", before: `echo 'ref: refs/heads/main' > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
 		{name: "HEAD on another task's branch, then commit", before: `echo "ref: refs/heads/$B" > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
-		// The shared object store: loose objects may be written, the
-		// packed history may be neither removed nor changed.
+		// The shared object store, packs and loose objects alike, may be
+		// neither removed nor changed: the task writes objects in its own
+		// directory (objectCases).
 		{name: "rm a pack", cmd: `rm -f "$REPO"/.git/objects/pack/*`},
 		{name: "rm the pack directory", cmd: `rm -rf "$REPO/.git/objects/pack"`},
 		{name: "move the pack directory away", cmd: `mv "$REPO/.git/objects/pack" "$REPO/.git/objects/00/pack"`},
@@ -311,7 +321,7 @@ func TestEscapes(t *testing.T) {
 		{name: "copy a key in", cmd: `cp ~/.ssh/id_ed25519 ./stolen`},
 		{name: "read the run directory", cmd: `ls "$TMPDIR/../.."/* >/dev/null && cat "$REPO/../run/secret"`},
 	}
-	for _, c := range otherBranchCases {
+	for _, c := range slices.Concat(otherBranchCases, objectCases) {
 		cases = append(cases, struct{ name, cmd, before, needs string }{name: c.name, cmd: c.cmd})
 	}
 	for _, tc := range cases {
@@ -323,7 +333,7 @@ func TestEscapes(t *testing.T) {
 			}
 			write(t, filepath.Join(w.root, "run", "secret"), "SECRET RUN")
 			before := snapshot(t, w.home, w.outside, filepath.Join(w.root, "run", "secret"))
-			packs := contents(snapshot(t, filepath.Join(w.repo, ".git", "objects", "pack")))
+			store := w.store(t)
 			main := w.git(t, w.repo, "rev-parse", "main")
 			branches := w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
 			others := w.others(t)
@@ -353,8 +363,8 @@ func TestEscapes(t *testing.T) {
 			if d := diff(before, snapshot(t, w.home, w.outside, filepath.Join(w.root, "run", "secret"))); len(d) > 0 {
 				t.Errorf("%s: the outside changed: %v", tc.cmd, d)
 			}
-			if d := diff(packs, contents(snapshot(t, filepath.Join(w.repo, ".git", "objects", "pack")))); len(d) > 0 {
-				t.Errorf("%s: the packs changed: %v", tc.cmd, d)
+			if d := diff(store, w.store(t)); len(d) > 0 {
+				t.Errorf("%s: the shared object store changed: %v", tc.cmd, d)
 			}
 			if got := w.git(t, w.repo, "rev-parse", "main"); got != main {
 				t.Errorf("%s: main moved from %s to %s", tc.cmd, main, got)
