@@ -159,6 +159,11 @@ func GitWrites(dir, repo, refDir string) (write []string, objects string) {
 	return out, filepath.Join(common, "objects")
 }
 
+// CommonDir returns the common git directory of the repository holding
+// dir, resolved, or "": found from the file system alone, without running
+// git.
+func CommonDir(dir string) string { return commonDir(dir) }
+
 // commonDir returns the common git directory of the repository holding
 // dir, resolved, or "".
 func commonDir(dir string) string {

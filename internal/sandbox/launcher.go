@@ -148,12 +148,17 @@ func (l *Launcher) TaskObjects(t Task) string {
 	return dir
 }
 
-// EnvObjects is the variable that points git at a task's object directory.
-const EnvObjects = "GIT_OBJECT_DIRECTORY"
+// The variables that point git at a task's object directory, and at the
+// shared store it reads from.
+const (
+	EnvObjects    = "GIT_OBJECT_DIRECTORY"
+	EnvAlternates = "GIT_ALTERNATE_OBJECT_DIRECTORIES"
+)
 
-// withObjects returns c with its git writing objects in own (c's
-// environment, or the caller's when c has none, with GIT_OBJECT_DIRECTORY
-// set), or c as it is when own is "".
+// withObjects returns c with its git writing objects in own and reading the
+// shared store beside it (c's environment, or the caller's when c has none,
+// with GIT_OBJECT_DIRECTORY and GIT_ALTERNATE_OBJECT_DIRECTORIES set), or
+// c as it is when own is "".
 func withObjects(c proc.Cmd, own string) proc.Cmd {
 	if own == "" {
 		return c
@@ -162,8 +167,12 @@ func withObjects(c proc.Cmd, own string) proc.Cmd {
 	if env == nil {
 		env = os.Environ()
 	}
-	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, EnvObjects+"=") })
-	c.Env = append(env, EnvObjects+"="+own)
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, EnvObjects+"=") || strings.HasPrefix(kv, EnvAlternates+"=")
+	})
+	// own is <common>/neuraphage/objects/<id>.
+	shared := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(own))), "objects")
+	c.Env = append(env, EnvObjects+"="+own, EnvAlternates+"="+shared)
 	return c
 }
 

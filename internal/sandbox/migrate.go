@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,8 +22,8 @@ import (
 // the object directory to, leaving from as it is: each loose object that to
 // lacks is hard linked there (copied where a link cannot be made), once its
 // content is checked against its name; then packs, each with its index
-// last (git finds a pack by its index). Every object moved is synced, and
-// each directory that gained one, before it returns: from may be deleted
+// last (git finds a pack by its index). Everything moved is synced, with
+// the directories that gained it, before it returns: from may be deleted
 // then. It can be run again after an interruption: what to holds already is
 // kept as it is.
 func MigrateObjects(from, to string) (Moved, error) {
@@ -31,6 +32,7 @@ func MigrateObjects(from, to string) (Moved, error) {
 	if err != nil {
 		return m, err
 	}
+	var placed []string
 	dirty := map[string]bool{}
 	for _, e := range entries {
 		if !e.IsDir() || len(e.Name()) != 2 || !isHex(e.Name()) {
@@ -48,7 +50,11 @@ func MigrateObjects(from, to string) (Moved, error) {
 			src := filepath.Join(from, e.Name(), name)
 			dst := filepath.Join(to, e.Name(), name)
 			if _, err := os.Lstat(dst); err == nil {
+				// Held already, or placed by a run cut short before it
+				// synced: synced again below.
 				m.Present++
+				placed = append(placed, dst)
+				dirty[filepath.Dir(dst)] = true
 				continue
 			}
 			if err := checkLoose(src, e.Name()+name); err != nil {
@@ -64,27 +70,25 @@ func MigrateObjects(from, to string) (Moved, error) {
 			}
 			if moved {
 				m.Objects++
-				dirty[filepath.Dir(dst)] = true
 			} else {
 				m.Present++
 			}
+			placed = append(placed, dst)
+			dirty[filepath.Dir(dst)] = true
+		}
+	}
+	// The loose objects are made durable before any pack: a pack's index
+	// is synced on its own, after the pack, so it never names what a crash
+	// could lose.
+	if len(placed) > 0 {
+		if err := syncMoved(to, placed, slices.Sorted(maps.Keys(dirty))); err != nil {
+			return m, fmt.Errorf("syncing the moved objects: %w", err)
 		}
 	}
 	packs, err := migratePacks(filepath.Join(from, "pack"), filepath.Join(to, "pack"))
 	m.Packs = packs
 	if err != nil {
 		return m, err
-	}
-	for _, d := range slices.Sorted(func(yield func(string) bool) {
-		for d := range dirty {
-			if !yield(d) {
-				return
-			}
-		}
-	}) {
-		if err := syncDir(d); err != nil {
-			return m, fmt.Errorf("syncing %s: %w", d, err)
-		}
 	}
 	return m, nil
 }
@@ -126,6 +130,9 @@ func migratePacks(from, to string) (int, error) {
 			if _, err := place(filepath.Join(from, f), filepath.Join(to, f)); err != nil {
 				return n, fmt.Errorf("moving %s: %w", f, err)
 			}
+			if err := syncFile(filepath.Join(to, f)); err != nil {
+				return n, err
+			}
 		}
 		if err := syncDir(to); err != nil {
 			return n, err
@@ -135,15 +142,15 @@ func migratePacks(from, to string) (int, error) {
 	return n, nil
 }
 
-// place makes dst hold src's content and syncs it: a hard link, or a copy
-// written beside dst and linked in where a link across file systems (or on
-// this file system) cannot be made. dst is never replaced: it reports false
-// when dst exists already.
+// place makes dst hold src's content: a hard link, or a copy written beside
+// dst and linked in where a link cannot be made (across file
+// systems). dst is never replaced: it reports false when dst exists
+// already. The caller syncs what was placed (syncMoved).
 func place(src, dst string) (bool, error) {
 	err := os.Link(src, dst)
 	switch {
 	case err == nil:
-		return true, syncFile(dst)
+		return true, nil
 	case errors.Is(err, fs.ErrExist):
 		return false, nil
 	case !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EMLINK):
@@ -161,10 +168,6 @@ func place(src, dst string) (bool, error) {
 	}
 	defer os.Remove(tmp)
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return false, err
-	}
-	if err := out.Sync(); err != nil {
 		out.Close()
 		return false, err
 	}

@@ -17,9 +17,9 @@ import (
 //
 // A task's git writes its objects in a directory of its own,
 // <common>/neuraphage/objects/<id> (GIT_OBJECT_DIRECTORY, set by
-// [Launcher.Wrap]), whose info/alternates names the shared object store, so
-// everything stays readable; the shared store, loose objects included, is
-// read-only to the task. While the task lives its directory is listed in the
+// [Launcher.Wrap], with GIT_ALTERNATE_OBJECT_DIRECTORIES naming the shared
+// object store, so everything stays readable); the shared store, loose
+// objects included, is read-only to the task. While the task lives its directory is listed in the
 // shared store's info/alternates, so every other git process (the daemon's
 // on the task's branch, the user's `git log --all`, `git gc`, `git fsck`)
 // finds the objects its branch points at. Before the directory goes, its
@@ -52,16 +52,12 @@ func ProvideObjects(common, id string) (string, error) {
 		return "", fmt.Errorf("task id %q cannot name an object directory", id)
 	}
 	dir := ObjectDir(common, id)
-	if err := os.MkdirAll(filepath.Join(dir, "info"), 0o755); err != nil {
+	// The directory alone: its commands reach the shared store through
+	// GIT_ALTERNATE_OBJECT_DIRECTORIES (withObjects), not an alternates
+	// file of its own, which every git of the repository would open and
+	// resolve once per task (see BenchmarkGitWithAlternates).
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("making the task's object directory: %w", err)
-	}
-	// The task's directory reaches the shared store, relative so that a
-	// repository moved keeps working.
-	alt := filepath.Join(dir, "info", "alternates")
-	if b, err := os.ReadFile(alt); err != nil || string(b) != "../../../objects\n" {
-		if err := writeFileSynced(alt, []byte("../../../objects\n")); err != nil {
-			return "", fmt.Errorf("writing the task's alternates: %w", err)
-		}
 	}
 	if err := editAlternates(common, func(lines []string) []string {
 		if slices.Contains(lines, altPrefix+id) {

@@ -18,7 +18,8 @@ import (
 // object store's loose objects, or widen what its git reads, run in
 // TestEscapes: each must fail and leave the store (w.store) as it was.
 // $GIT_OBJECT_DIRECTORY is the task's own object directory, as the launcher
-// sets it.
+// sets it. The commits' messages are new: an object the task wrote before
+// (a commit refused a ref, say) would be found and not written again.
 var objectCases = []struct{ name, cmd string }{
 	{"rm a loose object", `rm -f "$REPO"/.git/objects/??/*`},
 	{"rm the loose directories", `rm -rf "$REPO"/.git/objects/??`},
@@ -28,11 +29,11 @@ var objectCases = []struct{ name, cmd string }{
 	{"move a file over a loose object", `for f in "$REPO"/.git/objects/??/*; do echo x > "$TMPDIR/o" && mv -f "$TMPDIR/o" "$f" || exit 1; done`},
 	{"add a file to a loose directory", `for d in "$REPO"/.git/objects/??; do echo x > "$d/00000000000000000000000000000000000000" || exit 1; done`},
 	{"hard link a loose object into the task's directory, then write it", `for f in "$REPO"/.git/objects/??/*; do n=$(basename "$(dirname "$f")")/$(basename "$f"); ln "$f" "$GIT_OBJECT_DIRECTORY/$n" && chmod u+w "$GIT_OBJECT_DIRECTORY/$n" && echo x >> "$GIT_OBJECT_DIRECTORY/$n" || exit 1; done`},
-	{"commit into the shared store", `env -u GIT_OBJECT_DIRECTORY git commit -q --allow-empty -m evil`},
-	{"commit with the shared store named", `GIT_OBJECT_DIRECTORY="$REPO/.git/objects" git commit -q --allow-empty -m evil`},
+	{"commit into the shared store", `env -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git commit -q --allow-empty -m "new $(date +%N)"`},
+	{"commit with the shared store named", `GIT_OBJECT_DIRECTORY="$REPO/.git/objects" git commit -q --allow-empty -m "new $(date +%N)"`},
 	{"write the shared alternates", `echo "$OUT" >> "$REPO/.git/objects/info/alternates"`},
-	{"write the task's alternates", `echo "$OUT" > "$GIT_OBJECT_DIRECTORY/info/alternates"`},
-	{"remove the task's alternates", `rm -f "$GIT_OBJECT_DIRECTORY/info/alternates"`},
+	{"give the task's directory alternates", `mkdir -p "$GIT_OBJECT_DIRECTORY/info" && echo "$OUT" > "$GIT_OBJECT_DIRECTORY/info/alternates"`},
+	{"write a pack in the task's directory", `mkdir -p "$GIT_OBJECT_DIRECTORY/pack" && echo x > "$GIT_OBJECT_DIRECTORY/pack/pack-0.pack"`},
 	{"write another task's object directory", `mkdir -p "$REPO/.git/neuraphage/objects/t2/00" && echo x > "$REPO/.git/neuraphage/objects/t2/00/x"`},
 	{"git gc --prune=now, then the loose objects", `git gc -q --prune=now; rm -f "$REPO"/.git/objects/??/*`},
 }
@@ -232,11 +233,11 @@ func TestWrapSetsObjectDirectory(t *testing.T) {
 		"confined":     {Exe: os.Args[0], Status: sandbox.Status{ABI: 1}, BranchDir: "neuraphage"},
 		"not confined": {Status: sandbox.Status{Reason: "kernel lacks Landlock"}, BranchDir: "neuraphage"},
 	} {
-		c, err := l.Wrap(proc.Cmd{Shell: "true", Env: []string{"A=1", "GIT_OBJECT_DIRECTORY=/elsewhere"}}, task)
+		c, err := l.Wrap(proc.Cmd{Shell: "true", Env: []string{"A=1", "GIT_OBJECT_DIRECTORY=/elsewhere", "GIT_ALTERNATE_OBJECT_DIRECTORIES=/else"}}, task)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"A=1", "GIT_OBJECT_DIRECTORY=" + w.own()}
+		want := []string{"A=1", "GIT_OBJECT_DIRECTORY=" + w.own(), "GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(w.common(), "objects")}
 		if !slices.Equal(c.Env, want) {
 			t.Errorf("%s: env %q, want %q", name, c.Env, want)
 		}

@@ -169,7 +169,10 @@ func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, e
 	w, err := m.st.GetWorktree(ctx, t.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return m.create(ctx, t)
+		if w, err = m.create(ctx, t); err == nil {
+			err = m.provideObjects(w)
+		}
+		return w, err
 	case err != nil:
 		return store.Worktree{}, err
 	}
@@ -198,6 +201,9 @@ func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, e
 		if err := m.bootstrap(ctx, &w); err != nil {
 			return store.Worktree{}, err
 		}
+	}
+	if err := m.provideObjects(w); err != nil {
+		return store.Worktree{}, err
 	}
 	m.holdPort(w)
 	return w, nil
