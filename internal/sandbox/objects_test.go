@@ -303,3 +303,26 @@ func TestProvideConcurrently(t *testing.T) {
 		t.Errorf("ObjectDirs: %d %v, want t1 and 16 tasks", len(ids), err)
 	}
 }
+
+// TestStashRefused: git stash cannot save in the sandbox (refs/stash is in
+// the repository's own git directory, shared by every worktree), and the
+// failure loses nothing of the worktree; the bash tool's deny-list refuses
+// it first with the reason (internal/agent/tool).
+func TestStashRefused(t *testing.T) {
+	w := newWorld(t)
+	l := w.launcher(t)
+	res := w.sh(t, l, `echo work > staged.txt && git add staged.txt && echo more >> README.md && git stash`)
+	if res.ExitCode == 0 {
+		t.Fatalf("git stash succeeded in the sandbox: %s", res.Output)
+	}
+	t.Logf("git stash: exit %d: %s", res.ExitCode, res.Output)
+	if exists(filepath.Join(w.common(), "refs", "stash")) {
+		t.Errorf("refs/stash was written")
+	}
+	if b, err := os.ReadFile(filepath.Join(w.wt, "staged.txt")); err != nil || string(b) != "work\n" {
+		t.Errorf("the staged file after the failed stash: %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.wt, "README.md")); string(b) != "hellomore\n" {
+		t.Errorf("the changed file after the failed stash: %q", b)
+	}
+}
