@@ -193,12 +193,15 @@ func editAlternates(common string, edit func([]string) []string) error {
 
 // lockObjects takes the lock of the task object directories' bookkeeping
 // in the repository, for this process and others; it returns the unlock.
+// The file stays; the lock (flock) goes with the process holding it, so a
+// killed daemon leaves nothing to clean up (and the name does not end in
+// .lock, which git's own lock files do).
 func lockObjects(common string) (func(), error) {
 	home := filepath.Join(common, filepath.FromSlash(objectsHome))
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return nil, fmt.Errorf("making the task object directories' home: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(home, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(home, ".flock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening the alternates lock: %w", err)
 	}

@@ -2,13 +2,16 @@ package worktree_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
+	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
@@ -163,5 +166,48 @@ func TestTaskObjectsRecoveredAtStart(t *testing.T) {
 	wtClean(t, repo, "after Reconcile")
 	if got := wtGit(t, repo, "log", "--format=%s", "-1", worktree.Branch(live.ID)); got != "live's work" {
 		t.Errorf("the live task's branch shows %q", got)
+	}
+}
+
+// TestSetupConfined: the setup command is run in the form Confine gives it,
+// with the task's object directory made first; a Confine that refuses fails
+// the setup with its reason, the worktree kept.
+func TestSetupConfined(t *testing.T) {
+	t.Parallel()
+	repo := wtRepo(t, "main", map[string]string{".gitignore": ".setup-*\n"})
+	var got store.Worktree
+	var sawObjects bool
+	refuse := false
+	e := wtNewEnv(t, worktree.Config{
+		Bootstrap: func(string) worktree.Bootstrap { return worktree.Bootstrap{Setup: `echo plain > .setup-out`} },
+		Confine: func(_ context.Context, c proc.Cmd, w store.Worktree) (proc.Cmd, error) {
+			got = w
+			_, err := os.Stat(sandbox.ObjectDir(filepath.Join(w.Repo, ".git"), string(w.TaskID)))
+			sawObjects = err == nil
+			if refuse {
+				return c, errors.New("sandbox.require is set and commands cannot be confined")
+			}
+			c.Shell = `echo confined > .setup-out`
+			return c, nil
+		},
+	})
+	tk := e.task(repo)
+	w := e.provision(tk)
+	if got.TaskID != tk.ID || got.Path != w.Path || got.Branch != w.Branch || got.Repo != repo {
+		t.Errorf("Confine got %+v, want the task's worktree %+v", got, w)
+	}
+	if !sawObjects {
+		t.Errorf("the task's object directory was not made before the setup")
+	}
+	if out := wtRead(t, w.Path, ".setup-out"); out != "confined\n" {
+		t.Errorf("the setup ran as %q, want the confined form", out)
+	}
+	refuse = true
+	tk2 := e.task(repo)
+	if _, err := e.m.Provision(context.Background(), tk2); err == nil || !strings.Contains(err.Error(), "sandbox.require") {
+		t.Errorf("Provision with a refusing Confine: %v, want the refusal", err)
+	}
+	if rec := e.record(tk2.ID); !strings.Contains(rec.Note, "sandbox.require") {
+		t.Errorf("note %q, want the refusal", rec.Note)
 	}
 }

@@ -36,6 +36,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -86,6 +87,9 @@ type Config struct {
 	PortEnv string
 	// Bootstrap returns the bootstrap of a repository (nil: none).
 	Bootstrap func(repo string) Bootstrap
+	// Confine turns a worktree's setup command into its sandboxed form,
+	// as the task's own commands run (nil: run as it is).
+	Confine func(ctx context.Context, c proc.Cmd, w store.Worktree) (proc.Cmd, error)
 	// IgnoredSkip is the build output not kept when a worktree is removed
 	// (nil: DefaultIgnoredSkip); every other ignored file created or
 	// changed since provisioning is kept in the task's archive.
