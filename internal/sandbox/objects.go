@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -151,8 +152,57 @@ func DropStaleAlternates(common string) error {
 // lines, under a lock (provisions and removals run concurrently, in this
 // process and another). The file is replaced whole (written beside,
 // synced, renamed), so a git reading it meanwhile sees the old lines or the
-// new ones.
+// new ones. Edits asked for at once in this process are applied together,
+// in one rewrite: each rewrite waits for the disk, the lines do not.
 func editAlternates(common string, edit func([]string) []string) error {
+	r := &altEdit{edit: edit, done: make(chan error, 1)}
+	altBatches.mu.Lock()
+	b := altBatches.by[common]
+	if b == nil {
+		b = &altBatch{}
+		altBatches.by[common] = b
+	}
+	b.queue = append(b.queue, r)
+	altBatches.mu.Unlock()
+
+	b.writer.Lock()
+	altBatches.mu.Lock()
+	q := b.queue
+	b.queue = nil
+	altBatches.mu.Unlock()
+	if len(q) > 0 {
+		err := rewriteAlternates(common, q)
+		for _, e := range q {
+			e.done <- err
+		}
+	}
+	b.writer.Unlock()
+	// Applied by this call, or by the one that held the writer before.
+	return <-r.done
+}
+
+// altEdit is one edit of a repository's alternates waiting to be written.
+type altEdit struct {
+	edit func([]string) []string
+	done chan error
+}
+
+// altBatch is a repository's edits waiting, and the writer's turn.
+type altBatch struct {
+	writer sync.Mutex
+	queue  []*altEdit // under altBatches.mu
+}
+
+// altBatches holds the waiting edits of each repository (by common git
+// directory) of this process.
+var altBatches = struct {
+	mu sync.Mutex
+	by map[string]*altBatch
+}{by: map[string]*altBatch{}}
+
+// rewriteAlternates applies edits, in order, to the shared store's
+// alternates under the repository's lock, and writes them once.
+func rewriteAlternates(common string, edits []*altEdit) error {
 	lock, err := lockObjects(common)
 	if err != nil {
 		return err
@@ -171,16 +221,16 @@ func editAlternates(common string, edit func([]string) []string) error {
 			lines = append(lines, l)
 		}
 	}
-	out := edit(slices.Clone(lines))
+	out := slices.Clone(lines)
+	for _, e := range edits {
+		out = e.edit(out)
+	}
 	if slices.Equal(out, lines) {
 		return nil
 	}
 	var nb bytes.Buffer
 	for _, l := range out {
 		nb.WriteString(l + "\n")
-	}
-	if len(out) == 0 && errors.Is(err, fs.ErrNotExist) {
-		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

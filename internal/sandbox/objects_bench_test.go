@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -140,4 +141,54 @@ func BenchmarkGitWithAlternates(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkProvideObjects measures making one task's object directory and
+// listing it in the shared alternates (rewritten whole and synced under the
+// lock), the alternates growing by one line per op, and releasing it again.
+func BenchmarkProvideObjects(b *testing.B) {
+	common := filepath.Join(b.TempDir(), ".git")
+	if err := os.MkdirAll(filepath.Join(common, "objects"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	b.Run("provide", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sandbox.ProvideObjects(common, fmt.Sprintf("t-%06d", i)); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("release", func(b *testing.B) {
+		for b.Loop() {
+			i--
+			if i < 0 {
+				b.Skip("nothing left to release")
+			}
+			if _, err := sandbox.ReleaseObjects(common, fmt.Sprintf("t-%06d", i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkProvideObjectsParallel: provisions running at once (as the
+// daemon's parallel provisioning runs them) share each rewrite of the
+// alternates.
+func BenchmarkProvideObjectsParallel(b *testing.B) {
+	common := filepath.Join(b.TempDir(), ".git")
+	if err := os.MkdirAll(filepath.Join(common, "objects"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	var n atomic.Int64
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := sandbox.ProvideObjects(common, fmt.Sprintf("t-%06d", n.Add(1))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
