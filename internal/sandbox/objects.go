@@ -20,10 +20,10 @@ import (
 // <common>/neuraphage/objects/<id> (GIT_OBJECT_DIRECTORY, set by
 // [Launcher.Wrap], with GIT_ALTERNATE_OBJECT_DIRECTORIES naming the shared
 // object store, so everything stays readable); the shared store, loose
-// objects included, is read-only to the task. While the task lives its directory is listed in the
-// shared store's info/alternates, so every other git process (the daemon's
-// on the task's branch, the user's `git log --all`, `git gc`, `git fsck`)
-// finds the objects its branch points at. Before the directory goes, its
+// objects included, is read-only to the task. While the task lives its
+// directory is listed in the shared store's info/alternates, so every other
+// git process (the daemon's on the task's branch, the user's `git log
+// --all`, `git gc`, `git fsck`) finds the objects its branch points at. Before the directory goes, its
 // objects are moved into the shared store ([ReleaseObjects]).
 
 // objectsHome is where the task object directories are, under the common
