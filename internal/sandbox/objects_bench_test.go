@@ -116,13 +116,35 @@ func BenchmarkGitWithAlternates(b *testing.B) {
 	run(b, "gc", "-q")
 	common := filepath.Join(repo, ".git")
 	made := 0
+	// The first task's directory is provided as the daemon does; the
+	// others are made alike, their lines written at once (quicker than a
+	// synced rewrite each).
+	alt := filepath.Join(common, "objects", "info", "alternates")
 	for _, n := range []int{0, 200, 1000} {
+		var lines strings.Builder
 		for ; made < n; made++ {
-			dir, err := sandbox.ProvideObjects(common, fmt.Sprintf("t-%04d", made))
-			if err != nil {
-				b.Fatal(err)
+			id := fmt.Sprintf("t-%04d", made)
+			dir := sandbox.ObjectDir(common, id)
+			if made == 0 {
+				if _, err := sandbox.ProvideObjects(common, id); err != nil {
+					b.Fatal(err)
+				}
+			} else {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					b.Fatal(err)
+				}
+				lines.WriteString("../neuraphage/objects/" + id + "\n")
 			}
 			looseObjects(b, dir, 3, 100)
+		}
+		f, err := os.OpenFile(alt, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.WriteString(lines.String())
+		f.Close()
+		if have, _ := os.ReadFile(alt); strings.Count(string(have), "\n") != n {
+			b.Fatalf("alternates hold %d lines, want %d", strings.Count(string(have), "\n"), n)
 		}
 		for _, cmd := range [][]string{
 			{"rev-parse", "HEAD"},
