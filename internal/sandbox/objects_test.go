@@ -28,7 +28,7 @@ var objectCases = []struct{ name, cmd string }{
 	{"replace a loose object by a symlink", `for f in "$REPO"/.git/objects/??/*; do ln -sf "$OUT/victim.txt" "$f" || exit 1; done`},
 	{"move a file over a loose object", `for f in "$REPO"/.git/objects/??/*; do echo x > "$TMPDIR/o" && mv -f "$TMPDIR/o" "$f" || exit 1; done`},
 	{"add a file to a loose directory", `for d in "$REPO"/.git/objects/??; do echo x > "$d/00000000000000000000000000000000000000" || exit 1; done`},
-	{"hard link a loose object into the task's directory, then write it", `for f in "$REPO"/.git/objects/??/*; do n=$(basename "$(dirname "$f")")/$(basename "$f"); ln "$f" "$GIT_OBJECT_DIRECTORY/$n" && chmod u+w "$GIT_OBJECT_DIRECTORY/$n" && echo x >> "$GIT_OBJECT_DIRECTORY/$n" || exit 1; done`},
+	{"hard link a loose object into the task's directory, then write it", `for f in "$REPO"/.git/objects/??/*; do n=$(basename "$(dirname "$f")")/$(basename "$f"); mkdir -p "$GIT_OBJECT_DIRECTORY/${n%/*}"; ln "$f" "$GIT_OBJECT_DIRECTORY/$n" && chmod u+w "$GIT_OBJECT_DIRECTORY/$n" && echo x >> "$GIT_OBJECT_DIRECTORY/$n" || exit 1; done`},
 	{"commit into the shared store", `env -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git commit -q --allow-empty -m "new $(date +%N)"`},
 	{"commit with the shared store named", `GIT_OBJECT_DIRECTORY="$REPO/.git/objects" git commit -q --allow-empty -m "new $(date +%N)"`},
 	{"write the shared alternates", `echo "$OUT" >> "$REPO/.git/objects/info/alternates"`},
@@ -38,17 +38,45 @@ var objectCases = []struct{ name, cmd string }{
 	{"git gc --prune=now, then the loose objects", `git gc -q --prune=now; rm -f "$REPO"/.git/objects/??/*`},
 }
 
-// store records the content of every file of the shared object store and
-// of task t1's alternates (modes dropped: Landlock does not control chmod).
+// store records the content of every file of the shared object store, of
+// the other tasks' object directories, and of task t1's alternates (modes
+// dropped: Landlock does not control chmod).
 func (w *world) store(t *testing.T) map[string]string {
 	t.Helper()
-	s := contents(snapshot(t, filepath.Join(w.repo, ".git", "objects")))
+	s := contents(snapshot(t, filepath.Join(w.repo, ".git", "objects"), filepath.Join(w.common(), "neuraphage", "objects")))
+	for p := range s {
+		// The task's own loose objects are its to change; the rest of its
+		// directory (no packs, no alternates) is not.
+		if rel, err := filepath.Rel(w.own(), p); err == nil && len(rel) >= 2 && !strings.HasPrefix(rel, "..") && (len(rel) == 2 || rel[2] == filepath.Separator) {
+			delete(s, p)
+		}
+	}
 	b, err := os.ReadFile(filepath.Join(w.own(), "info", "alternates"))
 	s["task alternates"] = fmt.Sprint(string(b), err)
 	if len(s) < 4 {
 		t.Fatalf("the shared store holds almost nothing: %v", s)
 	}
 	return s
+}
+
+// TestObjectCasesUnconfined: without the sandbox each case of objectCases
+// does change the shared store (or another task's objects, or what the
+// task's git reads), so its failure in TestEscapes is the sandbox's doing.
+func TestObjectCasesUnconfined(t *testing.T) {
+	for _, tc := range objectCases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			before := w.store(t)
+			env := append(slices.Clone(w.env), "GIT_OBJECT_DIRECTORY="+w.own(), "GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(w.common(), "objects"))
+			res, err := proc.Run(context.Background(), proc.Cmd{Dir: w.wt, Shell: tc.cmd, Env: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := diff(before, w.store(t)); len(d) == 0 {
+				t.Errorf("%s: exit %d, the store did not change: %s", tc.cmd, res.ExitCode, res.Output)
+			}
+		})
+	}
 }
 
 func (w *world) common() string { return filepath.Join(w.repo, ".git") }
