@@ -11,6 +11,7 @@ import (
 const (
 	ProviderAnthropic = "anthropic"
 	ProviderOpenAI    = "openai"
+	ProviderGemini    = "gemini"
 )
 
 // Providers lists the provider names accepted in configuration.
