@@ -131,3 +131,25 @@ func TestGeminiErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterMatchesASteerBeforeAnyReply: Codex sends a message steered into
+// a turn before the first reply as one more user message, which the
+// Responses format merges into the first; After still finds it there, but
+// not in the prompt itself.
+func TestAfterMatchesASteerBeforeAnyReply(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, &llmtest.Script{Conversations: []llmtest.Conversation{
+		{Name: "steered", Match: llmtest.Match{After: "STEER"}, Steps: []llmtest.Step{{Text: "saw it"}}},
+		{Name: "plain", Steps: []llmtest.Step{{Text: "plain"}}},
+	}})
+	for body, want := range map[string]string{
+		`{"model":"m","input":[{"role":"user","content":"<env/>"},{"role":"user","content":"do it"},{"role":"user","content":"STEER: hello"}]}`: "steered",
+		`{"model":"m","input":[{"role":"user","content":"STEER in the prompt is not a steer"}]}`:                                                "plain",
+	} {
+		post(t, srv.OpenAIBaseURL()+"/responses", body)
+		reqs := srv.Requests()
+		if got := reqs[len(reqs)-1].Conversation; got != want {
+			t.Errorf("%s answered by %q, want %q", body, got, want)
+		}
+	}
+}
