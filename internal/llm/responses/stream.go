@@ -216,16 +216,25 @@ func (a *accumulator) add(sev sse.Event, h func(llm.Event)) error {
 		}
 		if ev.Type == "response.output_item.done" {
 			it.complete = true
-			if it.kind == "function_call" {
+			switch it.kind {
+			case "function_call":
 				// The done item holds the whole arguments: they win over
 				// the deltas.
 				it.args = []byte(ev.Item.Arguments)
+			case "message":
+				if len(it.text) == 0 {
+					// Some proxies send a message whole, without deltas.
+					a.wholeText(it, ev.Item, h)
+				}
 			}
 		}
 	case "response.output_text.delta", "response.refusal.delta":
 		it, err := a.item(&ev)
 		if err != nil {
 			return err
+		}
+		if it.kind != "" && it.kind != "message" {
+			return malformed("text delta for output item %d, a %s", *ev.OutputIndex, it.kind)
 		}
 		if ev.Type == "response.refusal.delta" {
 			it.refusal = true
@@ -254,6 +263,24 @@ func (a *accumulator) add(sev sse.Event, h func(llm.Event)) error {
 		return failure(&wireError{Code: ev.Code, Message: ev.Message})
 	}
 	return nil
+}
+
+// wholeText takes a message item's text from its done event, streaming it
+// as one delta.
+func (a *accumulator) wholeText(it *streamItem, item *wireItem, h func(llm.Event)) {
+	for _, c := range item.Content {
+		text := c.Text
+		if c.Refusal != "" {
+			it.refusal, text = true, c.Refusal
+		}
+		if text == "" {
+			continue
+		}
+		it.text = append(it.text, text...)
+		if h != nil {
+			h(llm.Event{Kind: llm.EventText, Text: text})
+		}
+	}
 }
 
 // response checks the stream was complete and returns the reply.

@@ -57,3 +57,33 @@ func FuzzAccumulator(f *testing.F) {
 		}
 	})
 }
+
+func TestMessageWithoutDeltas(t *testing.T) {
+	t.Parallel()
+	var acc accumulator
+	var streamed []byte
+	h := func(ev llm.Event) { streamed = append(streamed, ev.Text...) }
+	for _, line := range []string{
+		`{"type":"response.output_item.added","output_index":0,"item":{"type":"message"}}`,
+		`{"type":"response.output_item.done","output_index":0,"item":{"type":"message","content":[{"type":"output_text","text":"whole"}]}}`,
+		`{"type":"response.completed","response":{"status":"completed"}}`,
+	} {
+		if err := acc.add(sse.Event{Data: []byte(line)}, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := acc.response()
+	if err != nil || resp.Message.Text() != "whole" || string(streamed) != "whole" {
+		t.Fatalf("response %+v streamed %q err %v, want the whole text once", resp, streamed, err)
+	}
+}
+
+func TestTextDeltaForACall(t *testing.T) {
+	t.Parallel()
+	var acc accumulator
+	_ = acc.add(sse.Event{Data: []byte(`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f"}}`)}, nil)
+	err := acc.add(sse.Event{Data: []byte(`{"type":"response.output_text.delta","output_index":0,"delta":"x"}`)}, nil)
+	if llm.ClassOf(err) != llm.ClassMalformed {
+		t.Fatalf("text delta for a call = %v, want malformed", err)
+	}
+}
