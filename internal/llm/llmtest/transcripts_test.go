@@ -39,74 +39,68 @@ func readTranscript(t *testing.T, name string) []transcriptLine {
 	return out
 }
 
-// resultOf returns the result of the request sent with method.
-func resultOf(lines []transcriptLine, method string) json.RawMessage {
-	id := -1
+// resultsOf returns the results of the requests sent with method, in order.
+func resultsOf(lines []transcriptLine, method string) []json.RawMessage {
+	ids := map[int]bool{}
+	var out []json.RawMessage
 	for _, l := range lines {
-		if l.Dir == "send" && l.Msg.Method == method && l.Msg.ID != nil {
-			id = *l.Msg.ID
-		}
-		if l.Dir == "recv" && l.Msg.Method == "" && l.Msg.ID != nil && *l.Msg.ID == id {
-			return l.Msg.Result
+		switch {
+		case l.Dir == "send" && l.Msg.Method == method && l.Msg.ID != nil:
+			ids[*l.Msg.ID] = true
+		case l.Dir == "recv" && l.Msg.Method == "" && l.Msg.ID != nil && ids[*l.Msg.ID]:
+			out = append(out, l.Msg.Result)
 		}
 	}
-	return nil
+	return out
 }
 
 // TestRecordedProtocolFacts pins what docs/engines-wire.md says of the
-// recorded Codex app-server and Gemini ACP sessions, so a re-recording
-// with another CLI version shows what changed.
+// Codex app-server and Gemini ACP sessions TestCodexAppServer and
+// TestGeminiACP recorded, so a re-recording with another CLI version shows
+// what changed. It runs offline.
 func TestRecordedProtocolFacts(t *testing.T) {
 	t.Parallel()
-	lastTurn := func(lines []transcriptLine) (status string) {
-		for _, l := range lines {
-			if l.Msg.Method == "turn/completed" {
-				var p struct {
-					Turn struct{ Status string } `json:"turn"`
-				}
-				_ = json.Unmarshal(l.Msg.Params, &p)
-				status = p.Turn.Status
-			}
+	codex := readTranscript(t, "codex-app-server-"+codexVersion+".jsonl")
+	var turns []string
+	for _, r := range resultsOf(codex, "turn/start") {
+		var v struct {
+			Turn struct{ ID, Status string } `json:"turn"`
 		}
-		return status
+		_ = json.Unmarshal(r, &v)
+		if v.Turn.Status != "inProgress" {
+			t.Errorf("turn/start answered status %q, want inProgress at once", v.Turn.Status)
+		}
+		turns = append(turns, v.Turn.ID)
 	}
-	basic := readTranscript(t, "codex-app-server-0.169.0-basic.jsonl")
-	if got := lastTurn(basic); got != "completed" {
-		t.Errorf("codex basic: last turn %q, want completed", got)
-	}
-	steer := readTranscript(t, "codex-app-server-0.169.0-steer.jsonl")
-	var started struct {
-		Turn struct{ ID string } `json:"turn"`
-	}
-	_ = json.Unmarshal(resultOf(steer, "turn/start"), &started)
+	steers := resultsOf(codex, "turn/steer")
 	var steered struct {
 		TurnID string `json:"turnId"`
 	}
-	_ = json.Unmarshal(resultOf(steer, "turn/steer"), &steered)
-	if started.Turn.ID == "" || steered.TurnID != started.Turn.ID {
-		t.Errorf("codex steer: turn/steer answered turn %q, want the running turn %q", steered.TurnID, started.Turn.ID)
+	if len(steers) != 1 || json.Unmarshal(steers[0], &steered) != nil || len(turns) != 3 || steered.TurnID != turns[0] {
+		t.Errorf("turn/steer answered %s; want the id of the running turn (turns %q)", steers, turns)
 	}
-	interrupt := readTranscript(t, "codex-app-server-0.169.0-interrupt.jsonl")
-	statuses := []string{}
-	for _, l := range interrupt {
+	var ended []string
+	for _, l := range codex {
 		if l.Msg.Method == "turn/completed" {
 			var p struct {
-				Turn struct{ Status string } `json:"turn"`
+				Turn struct{ ID, Status string } `json:"turn"`
 			}
 			_ = json.Unmarshal(l.Msg.Params, &p)
-			statuses = append(statuses, p.Turn.Status)
+			ended = append(ended, p.Turn.Status)
 		}
 	}
-	if strings.Join(statuses, ",") != "interrupted,completed" {
-		t.Errorf("codex interrupt: turns ended %q, want interrupted then a new turn completed", statuses)
+	if strings.Join(ended, ",") != "completed,interrupted,completed" {
+		t.Errorf("codex turns ended %q, want the steered turn completed, the next interrupted, the third completed", ended)
 	}
-	for name, want := range map[string]string{"gemini-acp-0.61.0-basic.jsonl": "end_turn", "gemini-acp-0.61.0-cancel.jsonl": "cancelled"} {
-		var r struct {
+	var stops []string
+	for _, r := range resultsOf(readTranscript(t, "gemini-acp-"+geminiVersion+".jsonl"), "session/prompt") {
+		var v struct {
 			StopReason string `json:"stopReason"`
 		}
-		_ = json.Unmarshal(resultOf(readTranscript(t, name), "session/prompt"), &r)
-		if r.StopReason != want {
-			t.Errorf("%s: session/prompt stopped %q, want %q", name, r.StopReason, want)
-		}
+		_ = json.Unmarshal(r, &v)
+		stops = append(stops, v.StopReason)
+	}
+	if strings.Join(stops, ",") != "end_turn,cancelled" {
+		t.Errorf("ACP prompts stopped %q, want end_turn then cancelled", stops)
 	}
 }
