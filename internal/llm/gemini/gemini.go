@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -64,6 +65,9 @@ type Client struct {
 	opts Options
 	hc   *http.Client
 	base string
+	// calls numbers the calls made, for tool-call ids when a reply has no
+	// responseId.
+	calls atomic.Uint64
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -119,7 +123,7 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 	if err != nil {
 		return nil, classify(ctx, ctx, "reading gemini reply", err)
 	}
-	acc := accumulator{model: model}
+	acc := c.accumulator(model)
 	if err := acc.add(raw, nil); err != nil {
 		return nil, classify(ctx, ctx, "reading gemini reply", err)
 	}
@@ -148,7 +152,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request, h func(llm.Event)
 	}
 	defer resp.Body.Close()
 	rd := sse.NewReader(resp.Body, maxEvent)
-	acc := accumulator{model: model}
+	acc := c.accumulator(model)
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -172,6 +176,10 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request, h func(llm.Event)
 		}
 	}
 	return out, nil
+}
+
+func (c *Client) accumulator(model string) accumulator {
+	return accumulator{model: model, callSeq: c.calls.Add(1)}
 }
 
 func (c *Client) post(ctx context.Context, u string, body []byte) (*http.Response, error) {

@@ -98,8 +98,10 @@ type chunk struct {
 
 // accumulator builds a response from chunks (one for generateContent).
 type accumulator struct {
-	model    string
-	respID   string
+	model  string
+	respID string
+	// callSeq stands in for the responseId in call ids when there is none.
+	callSeq  uint64
 	text     []byte
 	calls    []llm.ToolCall
 	finish   string
@@ -166,7 +168,11 @@ func (a *accumulator) call(id, name string, args json.RawMessage) error {
 	}
 	if id == "" {
 		// The API gives calls no ids; make one unique in the conversation.
-		id = fmt.Sprintf("gemini_%s_%d", a.respID, len(a.calls))
+		reply := a.respID
+		if reply == "" {
+			reply = fmt.Sprintf("call%d", a.callSeq)
+		}
+		id = fmt.Sprintf("gemini_%s_%d", reply, len(a.calls))
 	}
 	input, err := llm.ParseToolInput(args)
 	if err != nil {
