@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -51,9 +52,14 @@ const (
 type member struct {
 	e     store.MergeEntry
 	t     task.Task
-	env   []string // the gate's extra environment (the task's port)
-	tip   string   // its branch tip
-	start time.Time
+	env   []string      // the gate's extra environment (the task's port)
+	tip   string        // its branch tip
+	ready chan struct{} // closed once prepared (nil: prepared)
+	bad   bool          // preparing found it cannot go in a batch
+	// cs are its branch's commits not on csBase, read when prepared.
+	cs     []git.RangeCommit
+	csBase string
+	start  time.Time
 
 	retry     bool
 	waitedFor string
@@ -94,27 +100,21 @@ func (q *Queue) readyEntries(open []store.MergeEntry) []store.MergeEntry {
 // whether it took the first entry up (false: nothing was changed, the
 // one-at-a-time path takes it) and whether the queue may go on.
 func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []store.MergeEntry) (took, goOn bool) {
-	var ms []*member
-	for i, e := range entries {
-		m, ok := q.prepare(ctx, e)
-		if !ok {
-			if i == 0 {
-				return false, true
-			}
-			continue
-		}
-		ms = append(ms, m)
-	}
-	if len(ms) < 2 || ctx.Err() != nil {
-		return false, true
-	}
-	env := q.identity(ctx, repo)
 	base, err := git.RevParse(ctx, repo, "refs/heads/"+target)
 	if err != nil {
 		return false, true
 	}
+	// Entries are prepared a few at a time while the chain is built in
+	// order behind them.
+	ms, wait := q.prepareAll(ctx, repo, base, entries)
+	defer wait()
+	if <-ms[0].ready; ms[0].bad {
+		return false, true
+	}
+	env := q.identity(ctx, repo)
 	built, err := q.build(ctx, repo, base, base, ms, env)
-	if err != nil || ms[0].badBuild || ms[0].deferred {
+	wait()
+	if err != nil || ms[0].badBuild || ms[0].deferred || ctx.Err() != nil {
 		if err != nil && ctx.Err() == nil {
 			q.log.Warn("building a batch; landing one at a time", "target", target, "err", err)
 		}
@@ -122,9 +122,12 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 	}
 	var live []*member
 	for _, m := range ms {
-		if !m.deferred && !m.badBuild {
+		if !m.bad && !m.deferred && !m.badBuild {
 			live = append(live, m)
 		}
+	}
+	if len(live) < 2 {
+		return false, true
 	}
 	q.startMembers(ctx, live)
 	defer func() {
@@ -197,32 +200,69 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 	return true, goOn
 }
 
+// prepareParallel bounds the entries prepared at once: each runs git in
+// its own worktree.
+const prepareParallel = 4
+
+// prepareAll prepares entries, a few at a time, and reads each one's
+// commits not on base. It returns at once a member per entry, whose ready
+// is closed once it is prepared (bad: it cannot go in a batch), and wait,
+// which joins the work.
+func (q *Queue) prepareAll(ctx context.Context, repo, base string, entries []store.MergeEntry) ([]*member, func()) {
+	ms := make([]*member, len(entries))
+	for i, e := range entries {
+		ms[i] = &member{e: e, ready: make(chan struct{})}
+	}
+	sem := make(chan struct{}, prepareParallel)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, m := range ms {
+			sem <- struct{}{} // in order: the chain is built in order
+			wg.Go(func() {
+				defer func() { <-sem }()
+				defer close(m.ready)
+				if !q.prepare(ctx, m) {
+					m.bad = true
+					return
+				}
+				if cs, err := git.RangeCommits(ctx, repo, base, m.tip); err == nil {
+					m.cs, m.csBase = cs, base
+				}
+			})
+		}
+	})
+	return ms, wg.Wait
+}
+
 // prepare reads an entry's task and worktree and commits work left
 // uncommitted there, as the one-at-a-time path does; false leaves the
 // entry to that path (its task is not in a state to land, its worktree is
 // not there).
-func (q *Queue) prepare(ctx context.Context, e store.MergeEntry) (*member, bool) {
+func (q *Queue) prepare(ctx context.Context, m *member) bool {
+	e := m.e
 	if e.Step != "" {
-		return nil, false
+		return false
 	}
 	t, err := q.st.GetTask(ctx, e.TaskID)
 	if err != nil {
-		return nil, false
+		return false
 	}
 	switch t.Status {
 	case task.Merging, task.Completed, task.Failed:
 	default:
-		return nil, false
+		return false
 	}
 	w, err := q.wt.Get(ctx, e.TaskID)
 	if err != nil || w.State != store.WorktreeActive {
-		return nil, false
+		return false
 	}
 	tip, _, err := q.wt.Commit(ctx, e.TaskID, commitMessage(e.TaskID, "uncommitted work found at merge time"))
 	if err != nil {
-		return nil, false
+		return false
 	}
-	return &member{e: e, t: t, env: q.wt.Env(w), tip: tip, start: q.now(), retry: e.State == store.MergeWaiting, waitedFor: e.Detail}, true
+	m.t, m.env, m.tip, m.start = t, q.wt.Env(w), tip, q.now()
+	m.retry, m.waitedFor = e.State == store.MergeWaiting, e.Detail
+	return true
 }
 
 // startMembers moves the members' entries to running, as process does for
@@ -430,13 +470,23 @@ func (q *Queue) build(ctx context.Context, repo, target, base string, ms []*memb
 	chain := base
 	chainTree := ""
 	for _, m := range ms {
-		if m.out != nil || m.deferred || m.closed || m.badBuild {
+		if m.ready != nil {
+			select {
+			case <-m.ready:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		if m.bad || m.out != nil || m.deferred || m.closed || m.badBuild {
 			continue
 		}
 		m.commit, m.already = "", false
-		cs, err := git.RangeCommits(ctx, repo, base, m.tip)
-		if err != nil {
-			return "", err
+		cs := m.cs
+		if m.csBase != base {
+			var err error
+			if cs, err = git.RangeCommits(ctx, repo, base, m.tip); err != nil {
+				return "", err
+			}
 		}
 		if len(cs) == 0 {
 			m.already = base == target
