@@ -179,5 +179,10 @@ type Stop struct {
 
 func (s *Stop) Error() string { return fmt.Sprintf("%s: %s", s.Status, s.Reason) }
 
+// ErrUnavailable is wrapped by an engine's Ready error when the engine
+// cannot run at all as installed (its CLI is missing or too old): a task
+// naming it is refused at creation, with the error's hint.
+var ErrUnavailable = errors.New("engine unavailable")
+
 // ErrNoModel is wrapped by errors that say the engine has no model to call.
 var ErrNoModel = errors.New("no model is configured")

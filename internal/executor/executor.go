@@ -576,3 +576,27 @@ func dayStart(t time.Time) time.Time {
 
 // Engines returns the names of the engines tasks may name, sorted.
 func (e *Executor) Engines() []string { return e.engineNames() }
+
+// EngineStatus is one engine's readiness: nil, or what to set up.
+type EngineStatus struct {
+	Name string
+	Err  error
+}
+
+// EngineStatuses asks every engine whether it is ready, in name order.
+func (e *Executor) EngineStatuses() []EngineStatus {
+	var out []EngineStatus
+	for _, n := range e.engineNames() {
+		out = append(out, EngineStatus{Name: n, Err: e.engines[n].Ready()})
+	}
+	return out
+}
+
+// EngineReady is the named engine's Ready (nil for an engine it does not
+// know: Engines says which it knows).
+func (e *Executor) EngineReady(name string) error {
+	if en, ok := e.engines[name]; ok {
+		return en.Ready()
+	}
+	return nil
+}
