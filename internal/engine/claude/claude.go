@@ -34,6 +34,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -187,10 +188,14 @@ func (e *Engine) env(t task.Task, dir string, taskEnv []string) []string {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_AUTOUPDATER=1",
-		// The key stays with the CLI: its Bash tool, hooks and MCP
-		// servers get an environment without it.
-		"CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1",
 	)
+	if e.o.APIKey != "" && scrubbable() {
+		// The key stays with the CLI: its Bash tool, hooks and MCP
+		// servers get an environment without it. Claude Code does that
+		// with bubblewrap and refuses to start without it; where it is
+		// missing the CLI's tools can read the key (docs/engines.md).
+		vars = append(vars, "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1")
+	}
 	if e.o.BaseURL != "" {
 		vars = append(vars, "ANTHROPIC_BASE_URL="+e.o.BaseURL)
 	}
@@ -198,6 +203,13 @@ func (e *Engine) env(t task.Task, dir string, taskEnv []string) []string {
 		vars = append(vars, "ANTHROPIC_API_KEY="+e.o.APIKey)
 	}
 	return extproc.Environ(e.o.Environ(), e.o.EnvAllow, vars)
+}
+
+// scrubbable reports whether Claude Code can scrub its tools' environment
+// here (it needs bubblewrap).
+func scrubbable() bool {
+	_, err := proc.LookPath("bwrap")
+	return err == nil
 }
 
 // linkLogin lets a task's CLI use the user's own Claude Code login when

@@ -112,11 +112,11 @@ type pendingCall struct {
 
 // run is one run of one task.
 type run struct {
-	e   *Engine
-	r   engine.Run
-	h   engine.Host
-	p   *extproc.Proc
-	log *slog.Logger
+	e       *Engine
+	r       engine.Run
+	h       engine.Host
+	p       *extproc.Proc
+	log     *slog.Logger
 	lines   chan line
 	readErr chan error
 
