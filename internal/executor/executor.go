@@ -179,6 +179,9 @@ type run struct {
 	id         task.ID
 	cancel     context.CancelCauseFunc
 	interrupts chan struct{}
+	// arrivals is signalled for every message stored for the task while
+	// it runs (Host.Arrivals).
+	arrivals chan struct{}
 	// loud holds the IDs of the messages that arrived for the task while
 	// the run was registered and that wake a waiting task (not quiet);
 	// guarded by the executor's mu. A run that ends waiting wakes the
@@ -497,7 +500,7 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 	}
 	// The commands the run starts are recorded as the task's.
 	runCtx, cancel := context.WithCancelCause(proc.WithOwner(context.WithoutCancel(ctx), e.procs, string(t.ID)))
-	r := &run{id: t.ID, cancel: cancel, interrupts: make(chan struct{}, 1)}
+	r := &run{id: t.ID, cancel: cancel, interrupts: make(chan struct{}, 1), arrivals: make(chan struct{}, 1)}
 	e.runs[t.ID] = r
 	e.wg.Add(1)
 	e.mu.Unlock()

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,7 +80,7 @@ func (x *e2e) task(desc string) task.Task {
 }
 
 // run runs the task in the background; the outcome arrives on the channel.
-func (x *e2e) run(ctx context.Context, t task.Task, h *fakeHost) <-chan engine.Outcome {
+func (x *e2e) run(ctx context.Context, t task.Task, h engine.Host) <-chan engine.Outcome {
 	out := make(chan engine.Outcome, 1)
 	go func() { out <- x.eng.Run(ctx, engine.Run{Task: t, Dir: x.dir, Host: h}) }()
 	return out
@@ -160,11 +161,23 @@ func (x *e2e) flag() {
 	}
 }
 
+// TestRealNudgeMidTool: a nudge sent while the CLI's tool runs reaches the
+// model in the same turn, signalled (engine.Arrivals) or polled.
 func TestRealNudgeMidTool(t *testing.T) {
+	for _, polled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("polled=%v", polled), func(t *testing.T) { testNudgeMidTool(t, polled) })
+	}
+}
+
+func testNudgeMidTool(t *testing.T, polled bool) {
 	x := newE2E(t)
 	tk := x.task("wait task: wait for the flag")
 	h := newFakeHost(tk)
-	done := x.run(context.Background(), tk, h)
+	var host engine.Host = h
+	if polled {
+		host = pollingHost{h}
+	}
+	done := x.run(context.Background(), tk, host)
 	x.waitTool(h)
 	id := h.inject(inject.Nudge, "You seem stuck: nudge-7731", false)
 	testkit.WaitFor(t, "the nudge's receipt", func() bool { return h.delivered(id) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
@@ -16,6 +17,7 @@ import (
 // fakeHost is an executor's side of a run, in memory: an injection queue,
 // the stored conversation, the committed steps and emitted events.
 type fakeHost struct {
+	tb     testing.TB // for helpers that wait; nil in most tests
 	mu     sync.Mutex
 	t      task.Task
 	queue  []inject.Injection
@@ -24,9 +26,13 @@ type fakeHost struct {
 	steps  []engine.Step
 	events []event.Payload
 	intr   chan struct{}
+	arr    chan struct{}
 }
 
-func newFakeHost(t task.Task) *fakeHost { return &fakeHost{t: t, intr: make(chan struct{}, 1)} }
+// pollingHost hides Arrivals: the engine polls the inbox instead.
+type pollingHost struct{ engine.Host }
+
+func newFakeHost(t task.Task) *fakeHost { return &fakeHost{t: t, intr: make(chan struct{}, 1), arr: make(chan struct{}, 1)} }
 
 func (h *fakeHost) Emit(ps ...event.Payload) {
 	h.mu.Lock()
@@ -71,6 +77,8 @@ func (h *fakeHost) Inbox(context.Context) ([]inject.Injection, error) {
 
 func (h *fakeHost) Interrupts() <-chan struct{} { return h.intr }
 
+func (h *fakeHost) Arrivals() <-chan struct{} { return h.arr }
+
 func (h *fakeHost) UrgentWaiting(context.Context) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -95,6 +103,10 @@ func (h *fakeHost) inject(kind inject.Kind, text string, urgent bool) int64 {
 		case h.intr <- struct{}{}:
 		default:
 		}
+	}
+	select {
+	case h.arr <- struct{}{}:
+	default:
 	}
 	return id
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,8 +30,9 @@ const finalTimeout = 10 * time.Second
 const stderrTail = 600
 
 // midTurnPoll is how often the inbox is read while one of the CLI's tools
-// runs: a message that arrives then reaches the model in the same turn.
-const midTurnPoll = 500 * time.Millisecond
+// runs, under a Host that does not signal arrivals (engine.Arrivals): a
+// message that arrives then reaches the model in the same turn.
+const midTurnPoll = time.Second
 
 // Run implements engine.Engine.
 func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
@@ -135,6 +137,7 @@ type run struct {
 	cut       bool    // the turn was interrupted
 	last      line    // the last result
 	reqs      int
+	waiting   bool // a message may wait undelivered (an arrival since the inbox was read)
 
 	snap      git.Snapshot    // the worktree at the last turn end
 	snapTaken bool            // snap is usable
@@ -208,6 +211,7 @@ func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, se
 		ru.latest = t
 	}
 	drain(ru.h.Interrupts())
+	ru.waiting = false
 	inbox, err := ru.h.Inbox(ctx)
 	if err != nil {
 		return ru.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), false, true
@@ -217,7 +221,7 @@ func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, se
 		switch {
 		case inj.Kind == inject.Pause:
 			pauses = append(pauses, inj)
-		case first && ru.resumed && strings.Contains(ru.seen, marker([]inject.Injection{inj})):
+		case first && ru.resumed && delivered(ru.seen, inj.ID):
 			// The CLI took it before the daemon stopped; only its
 			// receipt was lost.
 			taken = append(taken, inj)
@@ -288,13 +292,14 @@ func (ru *run) send(ctx context.Context, intro string, injs []inject.Injection) 
 }
 
 // marker is the delivery marker of a line carrying injs: found in the
-// session's transcript, it says the CLI took them.
+// session's transcript, it says the CLI took them. It holds no character
+// a JSON encoder escapes, so it reads the same in the transcript's JSON.
 func marker(injs []inject.Injection) string {
 	ids := make([]string, len(injs))
 	for i, inj := range injs {
 		ids[i] = strconv.FormatInt(inj.ID, 10)
 	}
-	return "<neuraphage-delivery ids=\"" + strings.Join(ids, " ") + "\"/>"
+	return "[neuraphage-delivery:" + strings.Join(ids, ",") + "]"
 }
 
 // crashErr is the CLI gone while the run needed it.
@@ -326,8 +331,15 @@ func (ru *run) crashed(cause error) error {
 func (ru *run) await(ctx context.Context) (engine.Outcome, bool) {
 	ru.cut = false
 	ru.sentMid = false
-	poll := time.NewTicker(midTurnPoll)
-	defer poll.Stop()
+	var arrivals <-chan struct{}
+	var tick <-chan time.Time
+	if a, ok := ru.h.(engine.Arrivals); ok {
+		arrivals = a.Arrivals()
+	} else {
+		poll := time.NewTicker(midTurnPoll)
+		defer poll.Stop()
+		tick = poll.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -340,11 +352,15 @@ func (ru *run) await(ctx context.Context) (engine.Outcome, bool) {
 					return ru.stopOrPause(ctx, ru.crashed(err)), true
 				}
 			}
-		case <-poll.C:
-			if len(ru.calls) > 0 && ru.interrupt == "" {
-				if err := ru.deliverMidTurn(ctx); err != nil {
-					return ru.stopOrPause(ctx, err), true
-				}
+		case <-arrivals:
+			ru.waiting = true
+			if err := ru.midTurn(ctx); err != nil {
+				return ru.stopOrPause(ctx, err), true
+			}
+		case <-tick:
+			ru.waiting = true
+			if err := ru.midTurn(ctx); err != nil {
+				return ru.stopOrPause(ctx, err), true
 			}
 		case l, ok := <-ru.lines:
 			if !ok {
@@ -353,6 +369,9 @@ func (ru *run) await(ctx context.Context) (engine.Outcome, bool) {
 				return ru.stopOrPause(ctx, ru.crashed(err)), true
 			}
 			done, err := ru.handle(ctx, l)
+			if err == nil && !done {
+				err = ru.midTurn(ctx) // a tool may have started
+			}
 			if err != nil {
 				return ru.stopOrPause(ctx, err), true
 			}
@@ -361,6 +380,16 @@ func (ru *run) await(ctx context.Context) (engine.Outcome, bool) {
 			}
 		}
 	}
+}
+
+// midTurn hands waiting messages to the CLI when one may be waiting and
+// one of the CLI's tools runs.
+func (ru *run) midTurn(ctx context.Context) error {
+	if !ru.waiting || len(ru.calls) == 0 || ru.interrupt != "" {
+		return nil
+	}
+	ru.waiting = false
+	return ru.deliverMidTurn(ctx)
 }
 
 // deliverMidTurn sends the messages waiting (no pause, no request the
@@ -452,4 +481,24 @@ func taskPrompt(t task.Task) string {
 	}
 	b.WriteString("\nWork in the current directory (a git worktree of your own). When the task is done, reply with a short summary of what you did and stop.")
 	return b.String()
+}
+
+// delivered reports whether the transcript holds a delivery marker naming
+// injection id.
+func delivered(transcript string, id int64) bool {
+	want := strconv.FormatInt(id, 10)
+	for rest := transcript; ; {
+		_, after, ok := strings.Cut(rest, "[neuraphage-delivery:")
+		if !ok {
+			return false
+		}
+		ids, tail, ok := strings.Cut(after, "]")
+		if !ok {
+			return false
+		}
+		if slices.Contains(strings.Split(ids, ","), want) {
+			return true
+		}
+		rest = tail
+	}
 }
