@@ -176,4 +176,3 @@ func TestReadyRefusesOldOrMissing(t *testing.T) {
 		t.Error("Older compares versions wrongly")
 	}
 }
-

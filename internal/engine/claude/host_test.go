@@ -32,7 +32,9 @@ type fakeHost struct {
 // pollingHost hides Arrivals: the engine polls the inbox instead.
 type pollingHost struct{ engine.Host }
 
-func newFakeHost(t task.Task) *fakeHost { return &fakeHost{t: t, intr: make(chan struct{}, 1), arr: make(chan struct{}, 1)} }
+func newFakeHost(t task.Task) *fakeHost {
+	return &fakeHost{t: t, intr: make(chan struct{}, 1), arr: make(chan struct{}, 1)}
+}
 
 func (h *fakeHost) Emit(ps ...event.Payload) {
 	h.mu.Lock()
