@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/claude/claudetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -60,7 +61,7 @@ type e2e struct {
 
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
-	cli := realCLI(t)
+	cli := claudetest.CLI(t)
 	script, err := llmtest.ParseScript("e2e.yaml", []byte(e2eScript))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/claude/claudetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -171,6 +172,9 @@ func TestReadyRefusesOldOrMissing(t *testing.T) {
 	exe, _ := os.Executable()
 	if err := New(Options{Command: exe}).Ready(); err != nil {
 		t.Fatalf("Ready of the fake at %s = %v", MinVersion, err)
+	}
+	if claudetest.PinnedVersion != MinVersion {
+		t.Errorf("the tests pin Claude Code %s, the engine wants %s", claudetest.PinnedVersion, MinVersion)
 	}
 	if !Older("2.1.197", MinVersion) || Older(MinVersion, MinVersion) || Older("2.2.0", MinVersion) {
 		t.Error("Older compares versions wrongly")

@@ -1,9 +1,14 @@
-package claude
+// Package claudetest installs the real Claude Code for end-to-end tests:
+// the pinned version, once, with npm, into a cache directory outside the
+// repository, under a file lock so that test packages running in parallel
+// do not race.
+package claudetest
 
 import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -12,8 +17,9 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 )
 
-// PinnedVersion is the Claude Code the end-to-end tests install.
-const PinnedVersion = MinVersion
+// PinnedVersion is the Claude Code the end-to-end tests install (the
+// claude engine's MinVersion; its tests check the two agree).
+const PinnedVersion = "2.1.332"
 
 var (
 	cliOnce sync.Once
@@ -21,18 +27,25 @@ var (
 	cliErr  string
 )
 
-// realCLI returns the real Claude Code, installed once with npm into a
+// CLI returns the real Claude Code, installed once with npm into a
 // cache directory outside the repository (NEURAPHAGE_TEST_NPM, else the
 // user's cache dir), under a file lock so that test packages running in
 // parallel do not race. It skips the test, saying why, only when npm cannot
 // install it (no npm, no registry).
-func realCLI(t *testing.T) string {
+func CLI(t testing.TB) string {
 	t.Helper()
-	cliOnce.Do(func() { cliPath, cliErr = installCLI() })
-	if cliErr != "" {
-		t.Skipf("the real Claude Code is not available: %s", cliErr)
+	path, why := Install()
+	if why != "" {
+		t.Skipf("the real Claude Code is not available: %s", why)
 	}
-	return cliPath
+	return path
+}
+
+// Install installs the CLI when missing and returns its path, or why it
+// cannot.
+func Install() (path, why string) {
+	cliOnce.Do(func() { cliPath, cliErr = installCLI() })
+	return cliPath, cliErr
 }
 
 func installCLI() (string, string) {
@@ -57,7 +70,7 @@ func installCLI() (string, string) {
 		return "", err.Error()
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, v, err := probe(bin); err == nil && v == PinnedVersion {
+	if version(bin) == PinnedVersion {
 		return bin, ""
 	}
 	npm, err := proc.LookPath("npm")
@@ -70,8 +83,23 @@ func installCLI() (string, string) {
 	if err != nil || res.ExitCode != 0 {
 		return "", "npm could not install @anthropic-ai/claude-code@" + PinnedVersion + ": " + res.Output
 	}
-	if _, _, err := probe(bin); err != nil {
-		return "", err.Error()
+	if v := version(bin); v != PinnedVersion {
+		return "", bin + " --version does not say " + PinnedVersion + " but " + v
 	}
 	return bin, ""
+}
+
+// version is what bin --version says, "" when it does not run.
+func version(bin string) string {
+	if _, err := os.Stat(bin); err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := proc.Run(ctx, proc.Cmd{Args: []string{bin, "--version"}, SeparateStderr: true})
+	if err != nil || res.ExitCode != 0 {
+		return ""
+	}
+	v, _, _ := strings.Cut(strings.TrimSpace(res.Output), " ")
+	return v
 }
