@@ -19,6 +19,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/neuraphage/neuraphage-go/internal/engine/claude/claudetest"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 )
@@ -53,10 +54,19 @@ func TestScripts(t *testing.T) {
 			})
 			return nil
 		},
-		// [landlock]: the kernel can confine task commands.
+		// [landlock]: the kernel can confine task commands. [claude]: the
+		// real Claude Code is installed (claudetest.Install).
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" {
 				return sandbox.Probe().Available(), nil
+			}
+			if cond == "claude" {
+				// The real Claude Code can be installed with npm.
+				_, why := claudetest.Install()
+				if why != "" {
+					fmt.Fprintln(os.Stderr, "the claude engine's scripts skip: "+why)
+				}
+				return why == "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -70,6 +80,7 @@ func TestScripts(t *testing.T) {
 			"waitgone":      cmdWaitGone,
 			"alive":         cmdAlive,
 			"exitcode":      cmdExitCode,
+			"claudecli":     cmdClaudeCLI,
 		},
 	})
 }
@@ -95,6 +106,19 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// claudecli sets CLAUDE_CLI to the real Claude Code, installed (pinned,
+// once per test process, outside the repository) by the [claude] condition.
+func cmdClaudeCLI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: claudecli")
+	}
+	path, why := claudetest.Install()
+	if why != "" {
+		ts.Fatalf("the real Claude Code is not available: %s (guard the script with [!claude] skip)", why)
+	}
+	ts.Setenv("CLAUDE_CLI", path)
 }
 
 // envfile VAR FILE sets VAR to the first line of FILE.

@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/agent"
@@ -248,11 +250,12 @@ func newNative(cfg config.Config, set *providers.Set, setErr error, ps *tasks.Pe
 // temporary directories.
 func newClaude(cfg config.Config, getenv func(string) string, set *persona.Set, sb *taskSandbox, log *slog.Logger) *claude.Engine {
 	c := cfg.Engines.Claude
+	// As the model layer resolves them (llm.Resolve): the config's base
+	// URL, else ANTHROPIC_BASE_URL; the key from api_key_env, else
+	// ANTHROPIC_API_KEY.
 	an := cfg.LLM.Providers.Anthropic
-	key := ""
-	if an.APIKeyEnv != "" {
-		key = getenv(an.APIKeyEnv)
-	}
+	base := cmp.Or(an.BaseURL, strings.TrimSpace(getenv("ANTHROPIC_BASE_URL")))
+	key := strings.TrimSpace(getenv(cmp.Or(an.APIKeyEnv, "ANTHROPIC_API_KEY")))
 	return claude.New(claude.Options{
 		Command: c.Command, Args: c.Args, PermissionMode: c.PermissionMode, AllowedTools: c.AllowedTools,
 		Model: func(t task.Task) string {
@@ -265,7 +268,7 @@ func newClaude(cfg config.Config, getenv func(string) string, set *persona.Set, 
 			return ""
 		},
 		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "claude"),
-		BaseURL:  an.BaseURL, APIKey: key,
+		BaseURL:  base, APIKey: key,
 		Launcher: sb.launcher, Logger: log,
 	})
 }

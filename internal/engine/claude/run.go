@@ -39,6 +39,21 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if err := e.Ready(); err != nil {
 		return engine.Outcome{Status: engine.Paused, Reason: err.Error()}
 	}
+	// The stored conversation: the Host commits after it, and the turns
+	// count on from it.
+	msgs, err := r.Host.Conversation(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return engine.Outcome{Status: engine.Stopped}
+		}
+		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("claude engine: loading the conversation: %v", err)}
+	}
+	turns := 0
+	for _, m := range msgs {
+		if m.Role == llm.RoleAssistant {
+			turns++
+		}
+	}
 	cfgDir := e.ConfigDir(r.Task.ID)
 	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
 		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("making the CLI's config directory: %v", err)}
@@ -62,7 +77,7 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("starting Claude Code: %v", err)}
 	}
 	defer p.Stop()
-	ru := &run{e: e, r: r, h: r.Host, p: p, log: e.log.With("task_id", r.Task.ID), resumed: resume, latest: r.Task,
+	ru := &run{e: e, r: r, h: r.Host, p: p, log: e.log.With("task_id", r.Task.ID), resumed: resume, latest: r.Task, turn: turns,
 		lines: make(chan line), readErr: make(chan error, 1), calls: map[string]pendingCall{}}
 	if resume {
 		ru.seen = readFile(transcript)
