@@ -30,6 +30,9 @@ func (ru *run) handle(ctx context.Context, l line) (done bool, err error) {
 	}
 	switch l.Type {
 	case "system":
+		if l.Subtype == "init" && l.Model != "" {
+			ru.cliModel = l.Model
+		}
 		if l.Subtype == "api_retry" {
 			ru.h.Emit(event.ModelRetry{Turn: max(ru.turn, 1), Attempt: l.Attempt + 1, MaxAttempts: l.MaxRetries + 1,
 				Class: string(l.Error), Status: deref(l.ErrorStatus), WaitMs: int64(l.RetryDelayMs)})
@@ -193,6 +196,9 @@ func (ru *run) droppedCalls() []string {
 
 // model is the model the task runs on as far as the engine knows it.
 func (ru *run) model() string {
+	if ru.cliModel != "" {
+		return ru.cliModel
+	}
 	if ru.e.o.Model != nil {
 		if m := ru.e.o.Model(ru.latest); m != "" {
 			return m

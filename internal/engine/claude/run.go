@@ -152,7 +152,8 @@ type run struct {
 	cut       bool    // the turn was interrupted
 	last      line    // the last result
 	reqs      int
-	waiting   bool // a message may wait undelivered (an arrival since the inbox was read)
+	waiting   bool   // a message may wait undelivered (an arrival since the inbox was read)
+	cliModel  string // the model the CLI said it uses (system/init)
 
 	snap      git.Snapshot    // the worktree at the last turn end
 	snapTaken bool            // snap is usable
