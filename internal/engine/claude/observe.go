@@ -176,7 +176,7 @@ func (ru *run) result(ctx context.Context, l line) (bool, error) {
 	}
 	ru.last = l
 	ru.inputs = max(ru.inputs-1, 0)
-	if ru.inputs > 0 && !ru.cut {
+	if (ru.inputs > 0 || l.QueuedTurnCount > 0) && !ru.cut {
 		return false, nil // a line the CLI queued gets its own turn
 	}
 	ru.inputs = 0

@@ -29,7 +29,10 @@ type line struct {
 	StopReason        string            `json:"stop_reason"`
 	TerminalReason    string            `json:"terminal_reason"`
 	PermissionDenials []json.RawMessage `json:"permission_denials"`
-	Errors            []string          `json:"errors"`
+	// QueuedTurnCount is how many user lines the CLI holds for turns of
+	// their own after this one (a line that came too late for this turn).
+	QueuedTurnCount int      `json:"queued_turn_count"`
+	Errors          []string `json:"errors"`
 
 	// system/api_retry
 	Attempt      int      `json:"attempt"`
