@@ -23,6 +23,10 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
+// resumeNote is the first line of a resumed session when no message waits.
+const resumeNote = "This session was stopped and now continues (a pause, or a restart of Neuraphage or of the CLI). " +
+	"Continue the task where you left off; if it is done, say so and stop."
+
 // finalTimeout bounds the commits a run makes after its context ended.
 const finalTimeout = 10 * time.Second
 
@@ -264,7 +268,7 @@ func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, se
 	if first {
 		if ru.resumed {
 			if len(shown) == 0 {
-				intro = engine.Note("Neuraphage restarted this session. Continue the task where you left off; if it is done, say so and stop.")
+				intro = engine.Note(resumeNote)
 			}
 		} else {
 			intro = taskPrompt(ru.r.Task)
