@@ -196,6 +196,11 @@ func (e *Engine) env(t task.Task, dir string, taskEnv []string) []string {
 		// missing the CLI's tools can read the key (docs/engines.md).
 		vars = append(vars, "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1")
 	}
+	if e.o.PermissionMode == "bypassPermissions" && os.Geteuid() == 0 && e.o.Launcher != nil && e.o.Launcher.Status.Available() {
+		// As root Claude Code skips permissions only inside a sandbox
+		// it is told of: the task sandbox confines it.
+		vars = append(vars, "IS_SANDBOX=1")
+	}
 	if e.o.BaseURL != "" {
 		vars = append(vars, "ANTHROPIC_BASE_URL="+e.o.BaseURL)
 	}

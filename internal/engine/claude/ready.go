@@ -14,9 +14,18 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
-// ErrUnavailable is wrapped by Ready's errors: the CLI is missing, too old
-// or does not answer.
+// ErrUnavailable is what Ready's errors match (errors.Is): the CLI is
+// missing, too old or does not answer.
 var ErrUnavailable = engine.ErrUnavailable
+
+// unavailable is a Ready error: its message says what to do, and it
+// matches ErrUnavailable.
+type unavailable string
+
+func (u unavailable) Error() string        { return string(u) }
+func (u unavailable) Is(target error) bool { return target == ErrUnavailable }
+
+func unavailablef(format string, args ...any) error { return unavailable(fmt.Sprintf(format, args...)) }
 
 // Ready implements engine.Engine: the CLI is found and at least
 // MinVersion. The answer is kept for Options.ReadyEvery, so the scheduler
@@ -55,25 +64,25 @@ func probe(command string) (path, version string, err error) {
 	path = command
 	if !strings.Contains(command, "/") {
 		if path, err = proc.LookPath(command); err != nil {
-			return "", "", fmt.Errorf("%w: %q is not in PATH; install Claude Code with `%s`, or set engines.claude.command", ErrUnavailable, command, InstallHint)
+			return "", "", unavailablef("%q is not in PATH; install Claude Code with `%s`, or set engines.claude.command", command, InstallHint)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := proc.Run(ctx, proc.Cmd{Args: []string{path, "--version"}, SeparateStderr: true, Env: proc.WithoutSecrets(os.Environ()), Grace: time.Second})
 	if err != nil {
-		return "", "", fmt.Errorf("%w: running %s --version: %v; install Claude Code with `%s`", ErrUnavailable, path, err, InstallHint)
+		return "", "", unavailablef("Claude Code: running %s --version: %v; install Claude Code with `%s`", path, err, InstallHint)
 	}
 	out := strings.TrimSpace(res.Output)
 	if res.ExitCode != 0 {
-		return "", "", fmt.Errorf("%w: %s --version exited %d: %s", ErrUnavailable, path, res.ExitCode, words.Clip(strings.TrimSpace(out+" "+res.Stderr), 200))
+		return "", "", unavailablef("Claude Code: %s --version exited %d: %s", path, res.ExitCode, words.Clip(strings.TrimSpace(out+" "+res.Stderr), 200))
 	}
 	m := versionRE.FindString(out)
 	if m == "" {
-		return "", "", fmt.Errorf("%w: %s --version said %q, not a version", ErrUnavailable, path, words.Clip(out, 80))
+		return "", "", unavailablef("Claude Code: %s --version said %q, not a version", path, words.Clip(out, 80))
 	}
 	if Older(m, MinVersion) {
-		return path, m, fmt.Errorf("%w: %s is Claude Code %s, older than %s; upgrade with `%s`", ErrUnavailable, path, m, MinVersion, InstallHint)
+		return path, m, unavailablef("%s is Claude Code %s, older than %s; upgrade with `%s`", path, m, MinVersion, InstallHint)
 	}
 	return path, m, nil
 }
