@@ -24,6 +24,7 @@ package claude
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -34,7 +35,6 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -170,6 +170,10 @@ func (e *Engine) args(path string, t task.Task, resume bool) []string {
 			a = append(a, "--model", m)
 		}
 	}
+	if e.o.APIKey != "" {
+		settings, _ := json.Marshal(map[string]string{"apiKeyHelper": "cat " + shellQuote(e.keyFile(t.ID))})
+		a = append(a, "--settings", string(settings))
+	}
 	if resume {
 		a = append(a, "--resume", SessionID(t.ID))
 	} else {
@@ -189,13 +193,6 @@ func (e *Engine) env(t task.Task, dir string, taskEnv []string) []string {
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_AUTOUPDATER=1",
 	)
-	if e.o.APIKey != "" && scrubbable() {
-		// The key stays with the CLI: its Bash tool, hooks and MCP
-		// servers get an environment without it. Claude Code does that
-		// with bubblewrap and refuses to start without it; where it is
-		// missing the CLI's tools can read the key (docs/engines.md).
-		vars = append(vars, "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1")
-	}
 	if e.o.PermissionMode == "bypassPermissions" && os.Geteuid() == 0 && e.o.Launcher != nil && e.o.Launcher.Status.Available() {
 		// As root Claude Code skips permissions only inside a sandbox
 		// it is told of: the task sandbox confines it.
@@ -204,18 +201,28 @@ func (e *Engine) env(t task.Task, dir string, taskEnv []string) []string {
 	if e.o.BaseURL != "" {
 		vars = append(vars, "ANTHROPIC_BASE_URL="+e.o.BaseURL)
 	}
-	if e.o.APIKey != "" {
-		vars = append(vars, "ANTHROPIC_API_KEY="+e.o.APIKey)
-	}
 	return extproc.Environ(e.o.Environ(), e.o.EnvAllow, vars)
 }
 
-// scrubbable reports whether Claude Code can scrub its tools' environment
-// here (it needs bubblewrap).
-func scrubbable() bool {
-	_, err := proc.LookPath("bwrap")
-	return err == nil
+// keyFile is where the key for task id's CLI is kept (0600, in its
+// config directory): the CLI reads it through its apiKeyHelper setting, so
+// the key is in no process's environment, where /proc/<pid>/environ would
+// show it to every process of the user.
+func (e *Engine) keyFile(id task.ID) string { return filepath.Join(e.ConfigDir(id), "api-key") }
+
+// writeKey stores the key for task id's CLI, when Neuraphage has one.
+func (e *Engine) writeKey(id task.ID) error {
+	if e.o.APIKey == "" {
+		return nil
+	}
+	if err := os.WriteFile(e.keyFile(id), []byte(e.o.APIKey), 0o600); err != nil {
+		return fmt.Errorf("storing the key for the CLI: %w", err)
+	}
+	return os.Chmod(e.keyFile(id), 0o600)
 }
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // linkLogin lets a task's CLI use the user's own Claude Code login when
 // Neuraphage hands it no key: the per-task config directory gets a link to

@@ -63,6 +63,9 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("making the CLI's config directory: %v", err)}
 	}
 	e.linkLogin(cfgDir)
+	if err := e.writeKey(r.Task.ID); err != nil {
+		return engine.Outcome{Status: engine.Paused, Reason: "claude engine: " + err.Error()}
+	}
 	transcript := e.transcript(r.Task.ID)
 	resume := transcript != ""
 	launcher := e.o.Launcher
