@@ -2,6 +2,7 @@ package claude
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -114,9 +115,11 @@ func TestRealCompletes(t *testing.T) {
 	for _, e := range evs {
 		switch p := e.(type) {
 		case event.ToolCall:
-			call = call || p.Name == "Bash"
+			var args map[string]any
+			_ = json.Unmarshal(p.Args, &args)
+			call = call || p.Name == "bash" && len(args) == 1 && args["command"] == "echo hi > made.txt && env"
 		case event.ToolResult:
-			result = result || p.Name == "Bash" && !p.Error
+			result = result || p.Name == "bash" && !p.Error
 		case event.FileChanged:
 			file = file || p.Path == "made.txt"
 		case event.Usage:

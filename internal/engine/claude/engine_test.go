@@ -180,3 +180,19 @@ func TestReadyRefusesOldOrMissing(t *testing.T) {
 		t.Error("Older compares versions wrongly")
 	}
 }
+
+func TestObservedCallsInOurVocabulary(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, in, wantName, wantArgs string }{
+		{"Bash", `{"description":"list","command":"ls -la"}`, "bash", `{"command":"ls -la"}`},
+		{"Read", `{"file_path":"/w/a.go","limit":20}`, "read_file", `{"limit":20,"path":"/w/a.go"}`},
+		{"Edit", `{"file_path":"a.go","old_string":"x","new_string":"y","replace_all":false}`, "edit_file", `{"new":"y","old":"x","path":"a.go"}`},
+		{"Write", `{"file_path":"b.go","content":"package b"}`, "write_file", `{"content":"package b","path":"b.go"}`},
+		{"WebFetch", `{"url":"https://example.com", "prompt":"p"}`, "webfetch", `{"prompt":"p","url":"https://example.com"}`},
+	} {
+		name, args := observedCall(c.name, []byte(c.in))
+		if name != c.wantName || string(args) != c.wantArgs {
+			t.Errorf("%s %s = %s %s, want %s %s", c.name, c.in, name, args, c.wantName, c.wantArgs)
+		}
+	}
+}

@@ -79,7 +79,8 @@ func (ru *run) assistant(ctx context.Context, l line) error {
 			}
 		case "tool_use":
 			ru.calls[b.ID] = pendingCall{name: b.Name, input: b.Input, start: ru.h.Now()}
-			evs = append(evs, event.ToolCall{Turn: ru.turn, CallID: b.ID, Name: b.Name, Args: canonical(b.Input)})
+			name, args := observedCall(b.Name, b.Input)
+			evs = append(evs, event.ToolCall{Turn: ru.turn, CallID: b.ID, Name: name, Args: args})
 			msg.Parts = append(msg.Parts, llm.ToolCallPart(llm.ToolCall{ID: b.ID, Name: b.Name, Input: b.Input}))
 		}
 	}
@@ -107,7 +108,7 @@ func (ru *run) toolResults(ctx context.Context, l line) error {
 		c, ok := ru.calls[b.ToolUseID]
 		delete(ru.calls, b.ToolUseID)
 		content := string(b.Content)
-		r := event.ToolResult{Turn: ru.turn, CallID: b.ToolUseID, Name: c.name, Error: b.IsError, Size: len(content),
+		r := event.ToolResult{Turn: ru.turn, CallID: b.ToolUseID, Name: observedTool(c.name), Error: b.IsError, Size: len(content),
 			Preview: event.ResultPreview(content), Tail: event.ResultTail(content), Hash: event.ContentHash(content)}
 		if ok {
 			r.DurationMs = ru.h.Now().Sub(c.start).Milliseconds()
@@ -119,7 +120,7 @@ func (ru *run) toolResults(ctx context.Context, l line) error {
 				if c.name == "Write" && strings.Contains(content, "created") {
 					op = "created"
 				}
-				evs = append(evs, event.FileChanged{Turn: ru.turn, Path: path, Op: op, Tool: c.name})
+				evs = append(evs, event.FileChanged{Turn: ru.turn, Path: path, Op: op, Tool: observedTool(c.name)})
 				ru.reported(path)
 			}
 		}
