@@ -28,12 +28,17 @@ func (u unavailable) Is(target error) bool { return target == ErrUnavailable }
 func unavailablef(format string, args ...any) error { return unavailable(fmt.Sprintf(format, args...)) }
 
 // Ready implements engine.Engine: the CLI is found and at least
-// MinVersion. The answer is kept for Options.ReadyEvery, so the scheduler
-// may ask as often as it likes.
+// MinVersion. A yes is kept for Options.ReadyEvery, a no for at most
+// retryUnready (the user may be installing the CLI), so the scheduler may
+// ask as often as it likes.
 func (e *Engine) Ready() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.readyAt.IsZero() && time.Since(e.readyAt) < e.o.ReadyEvery {
+	every := e.o.ReadyEvery
+	if e.ready != nil {
+		every = min(every, retryUnready)
+	}
+	if !e.readyAt.IsZero() && time.Since(e.readyAt) < every {
 		return e.ready
 	}
 	e.path, e.version, e.ready = probe(e.o.Command)
@@ -56,6 +61,9 @@ func (e *Engine) resolved() string {
 	}
 	return e.path
 }
+
+// retryUnready bounds how long a failed readiness check is kept.
+const retryUnready = 5 * time.Second
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
 
