@@ -176,6 +176,11 @@ func (ru *run) result(ctx context.Context, l line) (bool, error) {
 		return false, err
 	}
 	ru.last = l
+	if len(l.PermissionDenials) > 0 {
+		// Recovering from them (widening the task's manifest) is the
+		// lifecycle's; the engine reports them.
+		ru.log.Info("Claude Code was denied tool calls", "count", len(l.PermissionDenials), "first", words.Clip(string(l.PermissionDenials[0]), 200))
+	}
 	ru.inputs = max(ru.inputs-1, 0)
 	if (ru.inputs > 0 || l.QueuedTurnCount > 0) && !ru.cut {
 		return false, nil // a line the CLI queued gets its own turn
