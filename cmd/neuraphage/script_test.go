@@ -62,11 +62,11 @@ func TestScripts(t *testing.T) {
 			}
 			if cond == "claude" {
 				// The real Claude Code can be installed with npm.
-				_, why := claudetest.Install()
-				if why != "" {
-					fmt.Fprintln(os.Stderr, "the claude engine's scripts skip: "+why)
+				_, skip, err := claudetest.Install()
+				if skip != "" {
+					fmt.Fprintln(os.Stderr, "the claude engine's scripts skip: "+skip)
 				}
-				return why == "", nil
+				return skip == "" && err == nil, err
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -114,9 +114,9 @@ func cmdClaudeCLI(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: claudecli")
 	}
-	path, why := claudetest.Install()
-	if why != "" {
-		ts.Fatalf("the real Claude Code is not available: %s (guard the script with [!claude] skip)", why)
+	path, skip, err := claudetest.Install()
+	if skip != "" || err != nil {
+		ts.Fatalf("the real Claude Code is not available: %s%v (guard the script with [!claude] skip)", skip, err)
 	}
 	ts.Setenv("CLAUDE_CLI", path)
 }
