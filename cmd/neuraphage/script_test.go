@@ -19,9 +19,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/neuraphage/neuraphage-go/internal/engine/claude/claudetest"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
 )
 
 func TestMain(m *testing.M) {
@@ -55,14 +55,14 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		// [landlock]: the kernel can confine task commands. [claude]: the
-		// real Claude Code is installed (claudetest.Install).
+		// real Claude Code is installed (claudecli.Install).
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" {
 				return sandbox.Probe().Available(), nil
 			}
 			if cond == "claude" {
 				// The real Claude Code can be installed with npm.
-				_, skip, err := claudetest.Install()
+				_, skip, err := claudecli.Install()
 				if skip != "" {
 					fmt.Fprintln(os.Stderr, "the claude engine's scripts skip: "+skip)
 				}
@@ -114,7 +114,7 @@ func cmdClaudeCLI(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: claudecli")
 	}
-	path, skip, err := claudetest.Install()
+	path, skip, err := claudecli.Install()
 	if skip != "" || err != nil {
 		ts.Fatalf("the real Claude Code is not available: %s%v (guard the script with [!claude] skip)", skip, err)
 	}

@@ -10,18 +10,18 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
-	"github.com/neuraphage/neuraphage-go/internal/engine/claude/claudetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
 )
 
 // benchEnv is the real CLI against the scripted model server.
 func benchEnv(b *testing.B) (*Engine, *llmtest.Server) {
 	b.Helper()
-	cli := claudetest.CLI(b)
+	cli := claudecli.CLI(b)
 	script, err := llmtest.ParseScript("bench.yaml", []byte(e2eScript))
 	if err != nil {
 		b.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
-	"github.com/neuraphage/neuraphage-go/internal/engine/claude/claudetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -20,6 +19,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
 )
 
 // e2eScript drives the real CLI: "make" tasks write a file and finish;
@@ -62,7 +62,7 @@ type e2e struct {
 
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
-	cli := claudetest.CLI(t)
+	cli := claudecli.CLI(t)
 	script, err := llmtest.ParseScript("e2e.yaml", []byte(e2eScript))
 	if err != nil {
 		t.Fatal(err)

@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
-	"github.com/neuraphage/neuraphage-go/internal/engine/claude/claudetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
 )
 
 func TestFakeCompletes(t *testing.T) {
@@ -173,8 +173,8 @@ func TestReadyRefusesOldOrMissing(t *testing.T) {
 	if err := New(Options{Command: exe}).Ready(); err != nil {
 		t.Fatalf("Ready of the fake at %s = %v", MinVersion, err)
 	}
-	if claudetest.PinnedVersion != MinVersion {
-		t.Errorf("the tests pin Claude Code %s, the engine wants %s", claudetest.PinnedVersion, MinVersion)
+	if claudecli.PinnedVersion != MinVersion {
+		t.Errorf("the tests pin Claude Code %s, the engine wants %s", claudecli.PinnedVersion, MinVersion)
 	}
 	if !Older("2.1.197", MinVersion) || Older(MinVersion, MinVersion) || Older("2.2.0", MinVersion) {
 		t.Error("Older compares versions wrongly")

@@ -1,4 +1,4 @@
-package claudetest
+package claudecli
 
 import "testing"
 

@@ -1,7 +1,7 @@
-// Package claudetest gives end-to-end tests the real Claude Code, pinned,
+// Package claudecli gives end-to-end tests the real Claude Code, pinned,
 // installed once per machine with npm into a cache directory outside the
 // repository (package testkit/npmcli).
-package claudetest
+package claudecli
 
 import (
 	"context"
