@@ -85,7 +85,7 @@ llm:
 					Executor: Executor{MaxConcurrent: 16},
 					Agent: Agent{MaxIterations: 50, MaxToolFailures: 3, NoProgressSecs: 60, BashTimeoutSecs: 30, MaxBashTimeoutSecs: 60,
 						MaxToolOutputBytes: 4096, DenyCommands: []string{`\bterraform\s+destroy\b`}, EnvAllow: []string{"GOPATH", "CARGO_HOME"}},
-					Budget:  Budget{TaskUSD: 2.5, DailyUSD: 20, FleetUSD: 100},
+					Budget: Budget{TaskUSD: 2.5, DailyUSD: 20, FleetUSD: 100},
 					Sandbox: Sandbox{Enabled: true, Require: true, Write: []string{"~/.cache/go-build"}, DenyRead: []string{"/srv/keys"}, Network: Network{Ports: []int{443}},
 						Tools: []string{"Read", "Bash"}, ModelPass: true, Recovery: "interactive", MaxEscalations: 1, IdleTimeoutSecs: 60, TotalTimeoutSecs: 600},
 					Worktree: Worktree{Root: "/srv/worktrees", Base: "develop", IgnoredSkip: DefaultIgnoredSkip, Bootstrap: []Bootstrap{
