@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -44,15 +46,72 @@ func writeManifest(out io.Writer, m *task.Manifest) {
 	}
 }
 
-// secs renders a timeout in seconds: "15m", "2h", "off".
+// secs renders a timeout in seconds: "15m", "2h", "7m30s", "off".
 func secs(n int) string {
-	switch {
-	case n <= 0:
+	if n <= 0 {
 		return "off"
-	case n%3600 == 0:
-		return fmt.Sprintf("%dh", n/3600)
-	case n%60 == 0:
-		return fmt.Sprintf("%dm", n/60)
 	}
-	return fmt.Sprintf("%ds", n)
+	var b strings.Builder
+	for _, u := range []struct {
+		n    int
+		unit string
+	}{{n / 3600, "h"}, {n % 3600 / 60, "m"}, {n % 60, "s"}} {
+		if u.n > 0 {
+			fmt.Fprintf(&b, "%d%s", u.n, u.unit)
+		}
+	}
+	return b.String()
+}
+
+// describeLifecycle renders the lifecycle's events (event/lifecycle.go).
+func describeLifecycle(p event.Payload) (string, bool) {
+	switch p := p.(type) {
+	case event.SandboxCreated:
+		s := fmt.Sprintf("sandbox manifest (%s): %s complexity, tools %s, writes %s, timeouts idle %s, total %s",
+			p.Source, p.Complexity, strings.Join(p.Tools, ","), strings.Join(p.Writable, ","), secs(p.IdleSecs), secs(p.TotalSecs))
+		if p.Note != "" {
+			s += "; " + truncate(p.Note, 80)
+		}
+		return s, true
+	case event.EngineStarted:
+		s := "engine " + p.Engine + " started in " + p.Dir
+		if p.Resumed {
+			s = "engine " + p.Engine + " resumed in " + p.Dir
+		}
+		return s, true
+	case event.Progress:
+		return fmt.Sprintf("progress at turn %d: %d file(s) read, %d written, %d commit(s), %d output line(s), %d error(s), %d denial(s), %s in",
+			p.Turn, p.FilesRead, p.FilesWritten, p.Commits, p.OutputLines, p.Errors, p.Denials, time.Duration(p.ElapsedMs)*time.Millisecond), true
+	case event.Timeout:
+		if p.Which == "idle" {
+			return fmt.Sprintf("stopped by the idle timeout: nothing reported for %s", secs(p.LimitSecs)), true
+		}
+		return fmt.Sprintf("stopped by the total timeout: the run lasted %s", secs(p.LimitSecs)), true
+	case event.PermissionDenied:
+		what := p.Tool
+		switch {
+		case p.Command != "":
+			what += ": " + truncate(p.Command, 60)
+		case p.Path != "" && p.Write:
+			what += ": write " + p.Path
+		case p.Path != "":
+			what += ": read " + p.Path
+		}
+		return "permission denied: " + what, true
+	case event.PermissionError:
+		if p.Fix == "" {
+			return "permission error, no fix: " + truncate(p.Reason, 100), true
+		}
+		return "permission error, fix: " + p.Fix, true
+	case event.RecoveryAttempt:
+		s := fmt.Sprintf("recovery (%s): %s", p.Strategy, strings.ReplaceAll(p.Action, "_", " "))
+		if p.Fix != "" {
+			s += ": " + p.Fix
+		}
+		if p.Escalation > 0 {
+			s += fmt.Sprintf(" (escalation %d)", p.Escalation)
+		}
+		return s, true
+	}
+	return "", false
 }

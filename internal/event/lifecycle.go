@@ -108,7 +108,8 @@ func (PermissionError) EventKind() Kind { return KindPermissionError }
 
 // RecoveryAttempt: the recovery strategy acted on a denial. Action is
 // "retry" (the manifest widened by Fix, the session resumed), "ask" (the
-// task waits for its user's answer) or "give_up".
+// task waits for its user's answer), "give_up", or, for the user's
+// answer, "declined" (a "retry" when they allowed it).
 type RecoveryAttempt struct {
 	Strategy   string `json:"strategy"`
 	Action     string `json:"action"`

@@ -152,3 +152,36 @@ func TestNoTimeoutsWithoutThem(t *testing.T) {
 		e.stop()
 	})
 }
+
+// An engine recovering from a permission denial stores the widened
+// manifest with the step that records the denial and the recovery.
+func TestRecoveredManifestIsStoredWithTheStep(t *testing.T) {
+	t.Parallel()
+	policy := lifecycle.Policy{Tools: []string{"Read", "Edit", "Bash"}, Recovery: lifecycle.Moderate, MaxEscalations: 1}
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		m := *r.Task.Manifest
+		denial := event.PermissionDenied{Turn: 1, Tool: "Edit", Path: "main.go", Write: true}
+		r.Host.Emit(denial)
+		dec := lifecycle.Recoverer{Policy: policy}.Decide(m, denial)
+		if dec.Action != lifecycle.Retry {
+			return engine.Outcome{Status: engine.Failed, Reason: "no retry: " + dec.Reason}
+		}
+		if _, err := r.Host.Commit(ctx, engine.Step{Turn: 1, Events: dec.Events, Manifest: &dec.Manifest}); err != nil {
+			return engine.Outcome{Status: engine.Stopped}
+		}
+		return engine.Outcome{Status: engine.Completed, Reason: "edited after all"}
+	})
+	e.ex.manifest = manifestOf(600, 3600)
+	tk := e.create("edit", 1)
+	e.start()
+	got := e.waitStatus(tk.ID, task.Completed)
+	if m := got.Manifest; m == nil || m.Escalations != 1 || m.Source != "default+recovered" || m.Tools[len(m.Tools)-1] != "Edit" {
+		t.Fatalf("stored manifest %+v, want Edit added by one escalation", got.Manifest)
+	}
+	kinds := strings.Join(kindsOf(t, e, tk.ID), " ")
+	for _, k := range []string{"agent.permission_denied", "lifecycle.permission_error", "lifecycle.recovery_attempt"} {
+		if !strings.Contains(kinds, k) {
+			t.Errorf("events %s lack %s", kinds, k)
+		}
+	}
+}

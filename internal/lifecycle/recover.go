@@ -31,8 +31,9 @@ type Action string
 const (
 	// Retry: apply Decision.Manifest and resume the session.
 	Retry Action = "retry"
-	// Ask: end the run waiting, with Decision.Question for the user; an
-	// answer Approves applies Decision.Manifest.
+	// Ask: store Decision.Manifest (the fix pending in it) and end the
+	// run waiting, with Decision.Question for the user; Answer applies
+	// their reply.
 	Ask Action = "ask"
 	// GiveUp: leave the manifest as it is; the agent is told it may not.
 	GiveUp Action = "give_up"
@@ -189,7 +190,8 @@ type Recoverer struct {
 // Decision is the recovery strategy's answer to one denial.
 type Decision struct {
 	Action Action
-	// Manifest is the widened manifest (Retry; Ask once approved).
+	// Manifest is the manifest to store: widened (Retry), with the fix
+	// pending (Ask), or as it was (GiveUp).
 	Manifest task.Manifest
 	Fix      Fix
 	// Question is what to ask the user (Ask); Reason why nothing can be
@@ -221,11 +223,35 @@ func (r Recoverer) Decide(m task.Manifest, d event.PermissionDenied) Decision {
 	widened := fix.Apply(m)
 	dec := Decision{Action: Retry, Manifest: widened, Fix: fix}
 	if strategy == Interactive {
-		dec.Action = Ask
+		// Nothing is widened until the user says so: the fix waits in the
+		// manifest, stored with the task, for their answer (Answer).
+		asked := m
+		g := task.Grant(fix)
+		asked.Pending = &g
+		dec.Action, dec.Manifest = Ask, asked
 		dec.Question = fmt.Sprintf("The agent was refused %s. Allow it (%s)? Reply \"allow\" to widen its sandbox manifest and continue, anything else to keep it as it is.", denied(d), fix)
 	}
 	dec.Events = []event.Payload{perm, event.RecoveryAttempt{Strategy: string(strategy), Action: string(dec.Action), Fix: fix.String(), Escalation: widened.Escalations}}
 	return dec
+}
+
+// Answer applies the user's reply to m's pending widening (the
+// interactive strategy's question): approved (Approves), the widening is
+// made, kept within p again; otherwise it is dropped. Either way Pending
+// is cleared. It reports whether the manifest was widened, and the event
+// that records the answer. A manifest with nothing pending is returned as
+// it is.
+func Answer(m task.Manifest, reply string, p Policy) (task.Manifest, bool, event.Payload) {
+	if m.Pending == nil {
+		return m, false, nil
+	}
+	fix := Fix(*m.Pending)
+	m.Pending = nil
+	if !Approves(reply) {
+		return m, false, event.RecoveryAttempt{Strategy: string(Interactive), Action: "declined", Fix: fix.String(), Escalation: m.Escalations}
+	}
+	widened, _ := Clamp(fix.Apply(m), p)
+	return widened, true, event.RecoveryAttempt{Strategy: string(Interactive), Action: string(Retry), Fix: fix.String(), Escalation: widened.Escalations}
 }
 
 func denied(d event.PermissionDenied) string {

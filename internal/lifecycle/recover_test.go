@@ -117,8 +117,27 @@ func TestInteractiveAsks(t *testing.T) {
 	if dec.Action != Ask || !strings.Contains(dec.Question, "writing docs/x.md") || !strings.Contains(dec.Question, "make docs/x.md writable") {
 		t.Fatalf("decision %+v, want a question about writing docs/x.md", dec)
 	}
-	if dec.Manifest.Escalations != 1 || dec.Manifest.Writable[len(dec.Manifest.Writable)-1] != "docs/x.md" {
-		t.Errorf("manifest to apply once approved: %+v", dec.Manifest)
+	// Nothing is widened before the answer: the fix waits in the manifest.
+	if dec.Manifest.Escalations != 0 || len(dec.Manifest.Writable) != 1 || dec.Manifest.Pending == nil || dec.Manifest.Pending.Writable != "docs/x.md" {
+		t.Fatalf("manifest to store while asking: %+v", dec.Manifest)
+	}
+	p := recoverPolicy(Interactive)
+	yes, widened, ev := Answer(dec.Manifest, "allow", p)
+	if !widened || yes.Pending != nil || yes.Escalations != 1 || yes.Writable[len(yes.Writable)-1] != "docs/x.md" {
+		t.Errorf("approved: %+v, %t", yes, widened)
+	}
+	if at, ok := ev.(event.RecoveryAttempt); !ok || at.Action != "retry" {
+		t.Errorf("approved: event %+v", ev)
+	}
+	no, widened, ev := Answer(dec.Manifest, "no, leave the docs alone", p)
+	if widened || no.Pending != nil || no.Escalations != 0 || len(no.Writable) != 1 {
+		t.Errorf("declined: %+v, %t", no, widened)
+	}
+	if at, ok := ev.(event.RecoveryAttempt); !ok || at.Action != "declined" {
+		t.Errorf("declined: event %+v", ev)
+	}
+	if same, widened, ev := Answer(readOnly(), "allow", p); widened || ev != nil || same.Pending != nil {
+		t.Errorf("nothing pending: %+v, %t, %v", same, widened, ev)
 	}
 	for reply, want := range map[string]bool{"allow": true, "Yes, go ahead": true, "ok.": true, "no": false, "": false, "don't allow": false} {
 		if Approves(reply) != want {

@@ -36,6 +36,18 @@ type Manifest struct {
 	// Escalations counts the widenings made by recovering from permission
 	// denials.
 	Escalations int `json:"escalations,omitempty"`
+	// Pending is a widening the user was asked about (the interactive
+	// recovery strategy): their answer applies or drops it.
+	Pending *Grant `json:"pending,omitempty"`
+}
+
+// Grant is a widening of a manifest: a tool, a writable or readable path,
+// a command prefix (any of them may be empty).
+type Grant struct {
+	Tool     string `json:"tool,omitempty"`
+	Writable string `json:"writable,omitempty"`
+	Readable string `json:"readable,omitempty"`
+	Command  string `json:"command,omitempty"`
 }
 
 // Complexity is a task's assessed complexity, which sets its timeouts.
