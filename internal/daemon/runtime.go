@@ -140,6 +140,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
 			TaskUSD:       cfg.Budget.TaskUSD, DailyUSD: cfg.Budget.DailyUSD, FleetUSD: cfg.Budget.FleetUSD,
+			ToolTimeout: time.Duration(cfg.Agent.MaxBashTimeoutSecs) * time.Second,
 		},
 		Workspace: func(ctx context.Context, t task.Task) (executor.Workspace, error) {
 			t, err := rt.wf.WorkTask(ctx, t) // a phase works in its workflow's worktree

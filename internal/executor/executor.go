@@ -48,6 +48,10 @@ type Config struct {
 	// FleetUSD cap all tasks per UTC day and over the whole ledger. Zero
 	// means no cap.
 	TaskUSD, DailyUSD, FleetUSD float64
+	// ToolTimeout is the longest a tool call may run by its own timeout
+	// (agent.max_bash_timeout_secs): while one runs, a run's idle
+	// timeout waits at least that long (lifecycle.go).
+	ToolTimeout time.Duration
 }
 
 // Tasks is what the executor reads and changes of tasks: the task table,

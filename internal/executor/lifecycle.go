@@ -23,8 +23,8 @@ import (
 // it returns the task as stored. A failure to store leaves t as it was:
 // the run goes on, without timeouts, and the next start tries again.
 func (e *Executor) evaluate(ctx context.Context, t task.Task, ws Workspace) task.Task {
-	if e.manifest == nil || t.Manifest != nil {
-		return t
+	if e.manifest == nil || t.Manifest != nil || len(t.Workflow) > 0 {
+		return t // a workflow task runs no agent of its own
 	}
 	ev := e.manifest(ctx, t, ws.Env)
 	if ctx.Err() != nil {
@@ -79,7 +79,14 @@ func (e *Executor) startMonitor(ctx context.Context, cancel context.CancelCauseF
 	mon := &monitor{progress: lifecycle.NewProgress(now)}
 	h.Emit(event.EngineStarted{Engine: name, Dir: ws.Dir, Resumed: t.Usage.Iterations > 0})
 	if m := t.Manifest; m != nil && (m.IdleTimeoutSecs > 0 || m.TotalTimeoutSecs > 0) {
-		mon.dog = lifecycle.NewWatchdog(time.Duration(m.IdleTimeoutSecs)*time.Second, time.Duration(m.TotalTimeoutSecs)*time.Second)
+		// While a tool call runs, the run may stay silent as long as the
+		// tool's own timeout lets it (a build that prints nothing), and a
+		// minute more for its result to be reported.
+		busy := time.Duration(0)
+		if e.cfg.ToolTimeout > 0 {
+			busy = e.cfg.ToolTimeout + time.Minute
+		}
+		mon.dog = lifecycle.NewWatchdog(time.Duration(m.IdleTimeoutSecs)*time.Second, busy, time.Duration(m.TotalTimeoutSecs)*time.Second)
 		wctx, stop := context.WithCancel(ctx)
 		mon.stop = stop
 		mon.wg.Go(func() {
@@ -161,13 +168,15 @@ func (h *monitoredHost) observe(ps []event.Payload) []event.Payload {
 		return nil
 	}
 	now := h.e.now()
-	h.mon.touch()
 	var snaps []event.Payload
 	for _, p := range ps {
 		h.mon.progress.Observe(p, now)
 		if _, ok := p.(event.TurnEnded); ok {
 			snaps = append(snaps, h.mon.progress.Snapshot(now))
 		}
+	}
+	if h.mon.dog != nil {
+		h.mon.dog.Busy(h.mon.progress.ToolRunning())
 	}
 	return snaps
 }

@@ -29,11 +29,13 @@ type Progress struct {
 	// commitCalls are the shell calls running git commit, by call id,
 	// until their result says whether a commit was made.
 	commitCalls map[string]bool
+	// inFlight are the tool calls without a result yet.
+	inFlight map[string]bool
 }
 
 // NewProgress starts tracking a run that began at start.
 func NewProgress(start time.Time) *Progress {
-	return &Progress{started: start, last: start, read: map[string]bool{}, written: map[string]bool{}, commitCalls: map[string]bool{}}
+	return &Progress{started: start, last: start, read: map[string]bool{}, written: map[string]bool{}, commitCalls: map[string]bool{}, inFlight: map[string]bool{}}
 }
 
 // maxErrors bounds the errors kept (the latest ones).
@@ -49,9 +51,13 @@ func (p *Progress) Observe(pl event.Payload, now time.Time) {
 	switch o := pl.(type) {
 	case event.TurnStarted:
 		p.turn = max(p.turn, o.Turn)
+		clear(p.inFlight)
+	case event.TurnEnded, event.Interrupted:
+		clear(p.inFlight) // calls cut short leave no result
 	case event.Text:
 		p.lines += strings.Count(strings.TrimRight(o.Text, "\n"), "\n") + 1
 	case event.ToolCall:
+		p.inFlight[o.CallID] = true
 		args := toolArgs(o.Args)
 		if isRead(o.Name) && args.path() != "" {
 			p.read[args.path()] = true
@@ -60,6 +66,7 @@ func (p *Progress) Observe(pl event.Payload, now time.Time) {
 			p.commitCalls[o.CallID] = true
 		}
 	case event.ToolResult:
+		delete(p.inFlight, o.CallID)
 		p.lines++
 		if o.Error {
 			p.addError(fmt.Sprintf("%s failed", o.Name))
@@ -86,6 +93,14 @@ func (p *Progress) addError(s string) {
 	if len(p.errors) > maxErrors {
 		p.errors = slices.Delete(p.errors, 0, len(p.errors)-maxErrors)
 	}
+}
+
+// ToolRunning reports whether a tool call is in flight: called, with no
+// result yet.
+func (p *Progress) ToolRunning() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.inFlight) > 0
 }
 
 // LastActivity is when the run last reported anything.
@@ -198,25 +213,37 @@ func (e *TimeoutError) Event() event.Timeout {
 // own: a run that reports nothing is stopped when the idle timer fires,
 // whether or not output ever arrives (the earlier implementation checked
 // only when output arrived, so a silent hung agent was never stopped).
-// Touch records activity; Run waits for a timer or the end.
+// Touch records activity; Busy says a tool call is in flight, during which
+// the idle limit is the longer of idle and busyIdle (a tool may run that
+// long by its own timeout: a build that prints nothing is not a hang);
+// Run waits for a timer or the end.
 type Watchdog struct {
-	idle, total time.Duration
-	touch       chan struct{}
-	now         func() time.Time
+	idle, busyIdle, total time.Duration
+	touch                 chan struct{}
+	now                   func() time.Time
 
 	mu   sync.Mutex
 	last time.Time // guarded by mu
+	busy bool      // guarded by mu
 }
 
 // NewWatchdog returns a watchdog for the limits (zero: none of that kind).
-func NewWatchdog(idle, total time.Duration) *Watchdog {
-	return &Watchdog{idle: idle, total: total, touch: make(chan struct{}, 1), now: time.Now, last: time.Now()}
+func NewWatchdog(idle, busyIdle, total time.Duration) *Watchdog {
+	return &Watchdog{idle: idle, busyIdle: max(idle, busyIdle), total: total, touch: make(chan struct{}, 1), now: time.Now, last: time.Now()}
 }
 
 // Touch records activity now. It never blocks.
-func (w *Watchdog) Touch() {
+func (w *Watchdog) Touch() { w.set(nil) }
+
+// Busy records activity now and whether a tool call is in flight.
+func (w *Watchdog) Busy(busy bool) { w.set(&busy) }
+
+func (w *Watchdog) set(busy *bool) {
 	w.mu.Lock()
 	w.last = w.now()
+	if busy != nil {
+		w.busy = *busy
+	}
 	w.mu.Unlock()
 	select {
 	case w.touch <- struct{}{}:
@@ -224,8 +251,18 @@ func (w *Watchdog) Touch() {
 	}
 }
 
+// limit is the idle limit now.
+func (w *Watchdog) limit() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.busy {
+		return w.busyIdle
+	}
+	return w.idle
+}
+
 // Run waits until ctx ends (nil) or a timeout passes (its *TimeoutError).
-// The idle timer restarts at every Touch.
+// The idle timer restarts at every Touch or Busy.
 func (w *Watchdog) Run(ctx context.Context) *TimeoutError {
 	var idleC, totalC <-chan time.Time
 	var idleT *time.Timer
@@ -245,10 +282,10 @@ func (w *Watchdog) Run(ctx context.Context) *TimeoutError {
 			return nil
 		case <-w.touch:
 			if idleT != nil {
-				idleT.Reset(w.idle)
+				idleT.Reset(w.limit())
 			}
 		case <-idleC:
-			return &TimeoutError{Which: "idle", Limit: w.idle, Idle: w.silent()}
+			return &TimeoutError{Which: "idle", Limit: w.limit(), Idle: w.silent()}
 		case <-totalC:
 			return &TimeoutError{Which: "total", Limit: w.total, Idle: w.silent()}
 		}

@@ -56,7 +56,7 @@ func TestProgressFromObservations(t *testing.T) {
 func TestWatchdogStopsASilentRun(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		w := NewWatchdog(10*time.Minute, time.Hour)
+		w := NewWatchdog(10*time.Minute, 0, time.Hour)
 		start := time.Now()
 		te := w.Run(context.Background())
 		if te == nil || te.Which != "idle" {
@@ -74,7 +74,7 @@ func TestWatchdogStopsASilentRun(t *testing.T) {
 func TestWatchdogActivityPostponesIdleNotTotal(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		w := NewWatchdog(10*time.Minute, 25*time.Minute)
+		w := NewWatchdog(10*time.Minute, 0, 25*time.Minute)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan *TimeoutError, 1)
@@ -106,7 +106,7 @@ func TestWatchdogActivityPostponesIdleNotTotal(t *testing.T) {
 func TestWatchdogIdleAfterLastTouch(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		w := NewWatchdog(time.Minute, 0)
+		w := NewWatchdog(time.Minute, 0, 0)
 		done := make(chan *TimeoutError, 1)
 		go func() { done <- w.Run(context.Background()) }()
 		time.Sleep(50 * time.Second)
@@ -122,7 +122,7 @@ func TestWatchdogIdleAfterLastTouch(t *testing.T) {
 func TestWatchdogEndsWithItsContext(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		w := NewWatchdog(0, 0) // no limits: only the context ends it
+		w := NewWatchdog(0, 0, 0) // no limits: only the context ends it
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan *TimeoutError, 1)
 		go func() { done <- w.Run(ctx) }()
@@ -130,6 +130,55 @@ func TestWatchdogEndsWithItsContext(t *testing.T) {
 		cancel()
 		if te := <-done; te != nil {
 			t.Errorf("Run = %v, want nil", te)
+		}
+	})
+}
+
+// While a tool call runs, the idle limit is the tool's: a build that
+// prints nothing for 20 minutes is not a hang; once its result is in, the
+// ordinary limit applies again.
+func TestWatchdogWaitsForARunningTool(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		w := NewWatchdog(10*time.Minute, 31*time.Minute, 0)
+		p := NewProgress(time.Now())
+		observe := func(pl event.Payload) {
+			p.Observe(pl, time.Now())
+			w.Busy(p.ToolRunning())
+		}
+		done := make(chan *TimeoutError, 1)
+		var stoppedAt time.Time
+		go func() {
+			te := w.Run(context.Background())
+			stoppedAt = time.Now()
+			done <- te
+		}()
+		start := time.Now()
+		observe(event.ToolCall{Turn: 1, CallID: "a", Name: "bash", Args: json.RawMessage(`{"command":"make all"}`)})
+		time.Sleep(20 * time.Minute)
+		synctest.Wait()
+		select {
+		case te := <-done:
+			t.Fatalf("stopped during the tool call: %v", te)
+		default:
+		}
+		observe(event.ToolResult{Turn: 1, CallID: "a", Name: "bash"})
+		te := <-done
+		if te.Which != "idle" || te.Limit != 10*time.Minute || stoppedAt.Sub(start) != 30*time.Minute {
+			t.Errorf("stopped at %s by %v, want the ordinary idle limit 10m after the result (30m)", stoppedAt.Sub(start), te)
+		}
+	})
+}
+
+func TestWatchdogStopsAToolPastItsOwnTimeout(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		w := NewWatchdog(10*time.Minute, 31*time.Minute, 0)
+		w.Busy(true)
+		start := time.Now()
+		te := w.Run(context.Background())
+		if te.Which != "idle" || time.Since(start) != 31*time.Minute {
+			t.Errorf("stopped after %s by %v, want 31m", time.Since(start), te)
 		}
 	})
 }
