@@ -114,11 +114,13 @@ func (m *monitor) touch() {
 }
 
 // timedOut turns the outcome of a run its watchdog stopped into a pause
-// with the reason, and records the timeout; any other outcome is returned
-// as it is.
+// with the reason, and records the timeout. A run that ended stopped, or
+// failed (an external CLI killed by the cancel may read as a crash), is
+// the timeout's; one that completed or waits for its user as the timer
+// fired keeps its outcome, as does any run not stopped by a timer.
 func (e *Executor) timedOut(id task.ID, out engine.Outcome, cause error) engine.Outcome {
 	var te *lifecycle.TimeoutError
-	if !errors.As(cause, &te) || out.Status != engine.Stopped {
+	if !errors.As(cause, &te) || (out.Status != engine.Stopped && out.Status != engine.Failed) {
 		return out
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
@@ -153,6 +155,14 @@ func (h *monitoredHost) Commit(ctx context.Context, s engine.Step) (task.Task, e
 		h.host.Emit(snaps...)
 	}
 	return t, err
+}
+
+// Prepare implements engine.Host: the boundary's work (a blocking rebase,
+// say) is activity, before and after.
+func (h *monitoredHost) Prepare(ctx context.Context) (task.Task, error) {
+	h.mon.touch()
+	defer h.mon.touch()
+	return h.host.Prepare(ctx)
 }
 
 // Allow implements engine.Host: a model call about to start is activity.

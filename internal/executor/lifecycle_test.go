@@ -185,3 +185,26 @@ func TestRecoveredManifestIsStoredWithTheStep(t *testing.T) {
 		}
 	}
 }
+
+// An engine whose run reads as failed when its timer cancelled it (an
+// external CLI killed by the cancel reads as a crash) still pauses with
+// the timeout's reason.
+func TestTimeoutOfAnEngineThatFailsOnCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newExecEnv(t, Config{ToolTimeout: 30 * time.Minute}, func(ctx context.Context, r engine.Run) engine.Outcome {
+			r.Host.Emit(event.ToolCall{Turn: 1, CallID: "a", Name: "bash", Args: []byte(`{"command":"sleep infinity"}`)})
+			<-ctx.Done()
+			return engine.Outcome{Status: engine.Failed, Reason: "the CLI exited with signal: killed"}
+		})
+		e.ex.manifest = manifestOf(60, 0)
+		tk := e.create("hang in a tool", 1)
+		start := time.Now()
+		e.start()
+		got := waitFake(t, e, tk.ID, task.Paused)
+		// The tool's own timeout (30m) and a minute, not the idle 1m.
+		if took := time.Since(start); took < 31*time.Minute || !strings.Contains(got.CloseReason, "idle timeout: nothing reported for 31m0s") {
+			t.Errorf("paused after %s: %q", took, got.CloseReason)
+		}
+		e.stop()
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -66,7 +67,8 @@ type Reporter struct {
 }
 
 // Report builds task id's report. The changes are read from git: a live
-// branch against the merge base with its base branch; a squash or merge
+// branch against the merge base with its base branch (with what its work
+// tree holds uncommitted, while the task is not finished); a squash or merge
 // landing as the landing commit against its first parent; a fast-forward
 // landing from the commit the task started from. A repository or branch
 // gone leaves no files and a note, not an error.
@@ -125,10 +127,33 @@ func (r Reporter) Report(ctx context.Context, id task.ID) (Report, error) {
 		return rep, nil
 	}
 	rep.Range = from + ".." + to
+	if tree := liveTree(ctx, t, w); tree != "" {
+		// A task still at work: what its work tree holds now, committed
+		// or not.
+		to, rep.Range = tree, from+"..(its work tree)"
+	}
 	if rep.Files, err = numstat(ctx, w.Repo, from, to); err != nil {
 		rep.Note = "its changes cannot be counted: " + err.Error()
 	}
 	return rep, nil
+}
+
+// liveTree photographs the work tree of a task not yet finished whose
+// worktree is there (git.WorkTreeTree: the real index and the files are
+// not touched), so that its report counts uncommitted work too; "" when
+// there is none to take.
+func liveTree(ctx context.Context, t task.Task, w store.Worktree) string {
+	if t.Status.Terminal() || w.Landed != "" || w.Path == "" {
+		return ""
+	}
+	if fi, err := os.Stat(w.Path); err != nil || !fi.IsDir() {
+		return ""
+	}
+	tree, err := git.WorkTreeTree(ctx, w.Path)
+	if err != nil {
+		return ""
+	}
+	return tree
 }
 
 // changeRange finds the commits the task's changes lie between.

@@ -181,3 +181,55 @@ func FuzzParseNumstat(f *testing.F) {
 		}
 	})
 }
+
+// A task still at work is reported with what its work tree holds,
+// committed or not, and its worktree is left as it was.
+func TestReportOfATaskAtWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testkit.OpenStore(t, sqlite.Options{})
+	dir, base, _ := reportRepo(t)
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := git.Run(ctx, dir, "worktree", "add", "-q", wt, "neuraphage/t-aaaaa/work"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, "auth", "token.go"), []byte("package auth\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, "notes.md"), []byte("a\nb\nc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := git.Run(ctx, wt, "status", "--porcelain")
+	now := time.Now().UTC()
+	tk := task.Task{ID: "t-aaaaa", Description: "at work", Status: task.Running, CreatedAt: now, UpdatedAt: now, StartedAt: &now}
+	if _, err := st.CreateTask(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.PutWorktree(ctx, store.Worktree{TaskID: tk.ID, Repo: dir, Branch: "neuraphage/t-aaaaa/work", Base: "main", BaseCommit: base,
+		Path: wt, State: "active", CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Reporter{Store: st}.Report(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FileChange{
+		{Path: "auth/token.go", Added: 0, Deleted: 3},
+		{Path: "logo.png", Binary: true},
+		{Path: "old name.txt => new name.txt"},
+		{Path: "notes.md", Added: 3},
+		{Path: "tests/`tick`.go", Added: 1},
+	}
+	if diff := cmp.Diff(want, rep.Files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if rep.Range != base+"..(its work tree)" || rep.Summary != "" {
+		t.Errorf("range %q, summary %q", rep.Range, rep.Summary)
+	}
+	if after, _ := git.Run(ctx, wt, "status", "--porcelain"); after != before {
+		t.Errorf("the report changed the worktree's status:\n%s\nwas\n%s", after, before)
+	}
+	if !strings.Contains(Markdown(rep), "### Summary\nNone yet.\n") {
+		t.Errorf("markdown:\n%s", Markdown(rep))
+	}
+}
