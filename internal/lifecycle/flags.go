@@ -57,7 +57,11 @@ var claudeTools = map[string][]string{
 //   - --add-dir: m's absolute readable and writable paths (the worktree,
 //     where the CLI starts, is its own).
 //
-// The result is deterministic: the same manifest gives the same flags.
+// Each flag is one NAME=VALUE argument: the CLI's list flags would take a
+// following prompt as one of their values. The result is deterministic:
+// the same manifest gives the same flags. (Checked against Claude Code
+// 2.1.332: Bash(git:*) lets `git status` run and refuses `ls /`, reported
+// in the result's permission_denials; a disallowed Write is not offered.)
 func ClaudeFlags(m task.Manifest, mode string) []string {
 	has := func(t string) bool { return slices.Contains(m.Tools, t) }
 	if mode == "" {
@@ -86,12 +90,14 @@ func ClaudeFlags(m task.Manifest, mode string) []string {
 			disallowed = append(disallowed, claudeTools[t]...)
 		}
 	}
-	flags := []string{"--permission-mode", mode}
+	// NAME=VALUE, one argument each: the CLI's list flags take every
+	// argument that follows as theirs, a prompt included.
+	flags := []string{"--permission-mode=" + mode}
 	if len(allowed) > 0 {
-		flags = append(flags, "--allowedTools", strings.Join(allowed, ","))
+		flags = append(flags, "--allowedTools="+strings.Join(allowed, ","))
 	}
 	if len(disallowed) > 0 {
-		flags = append(flags, "--disallowedTools", strings.Join(disallowed, ","))
+		flags = append(flags, "--disallowedTools="+strings.Join(disallowed, ","))
 	}
 	var dirs []string
 	for _, p := range append(slices.Clone(m.Writable), m.Readable...) {
@@ -100,7 +106,7 @@ func ClaudeFlags(m task.Manifest, mode string) []string {
 		}
 	}
 	for _, d := range dirs {
-		flags = append(flags, "--add-dir", d)
+		flags = append(flags, "--add-dir="+d)
 	}
 	return flags
 }
