@@ -8,6 +8,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -144,7 +145,10 @@ var _ engine.Host = (*monitoredHost)(nil)
 
 // Emit implements engine.Host.
 func (h *monitoredHost) Emit(ps ...event.Payload) {
-	h.host.Emit(append(ps, h.observe(ps)...)...)
+	if snaps := h.observe(ps); len(snaps) > 0 {
+		ps = slices.Concat(ps, snaps) // never into the caller's array
+	}
+	h.host.Emit(ps...)
 }
 
 // Commit implements engine.Host.
