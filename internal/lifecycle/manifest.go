@@ -87,9 +87,15 @@ func Default(t task.Task, p Policy, env []string) task.Manifest {
 // Timeouts are the idle and total timeouts of a task of complexity c: the
 // policy's for medium, half for low, twice for high.
 func Timeouts(c task.Complexity, p Policy) (idle, total int) {
+	half := func(n int) int {
+		if n > 0 {
+			return max(1, n/2) // a limit halved stays a limit
+		}
+		return 0
+	}
 	switch c {
 	case task.Low:
-		return p.IdleSecs / 2, p.TotalSecs / 2
+		return half(p.IdleSecs), half(p.TotalSecs)
 	case task.High:
 		return p.IdleSecs * 2, p.TotalSecs * 2
 	}
