@@ -84,6 +84,16 @@ func Default(t task.Task, p Policy, env []string) task.Manifest {
 	return m
 }
 
+// Current is t's stored manifest, or Default under p when it has none
+// (a task that started before manifests, or a run the executor gave
+// none): what an engine maps onto its CLI.
+func Current(t task.Task, p Policy) task.Manifest {
+	if t.Manifest != nil {
+		return *t.Manifest
+	}
+	return Default(t, p, nil)
+}
+
 // Timeouts are the idle and total timeouts of a task of complexity c: the
 // policy's for medium, half for low, twice for high.
 func Timeouts(c task.Complexity, p Policy) (idle, total int) {

@@ -108,3 +108,17 @@ func TestTimeoutsOff(t *testing.T) {
 		t.Errorf("Clamp took the idle timeout to %d, want 60", got.IdleTimeoutSecs)
 	}
 }
+
+func TestCurrent(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	bare := task.Task{Description: "fix a typo"}
+	if diff := cmp.Diff(Default(bare, p, nil), Current(bare, p)); diff != "" {
+		t.Errorf("no stored manifest (-want +got):\n%s", diff)
+	}
+	stored := task.Manifest{Tools: []string{"Read"}, Source: "model"}
+	bare.Manifest = &stored
+	if diff := cmp.Diff(stored, Current(bare, p)); diff != "" {
+		t.Errorf("stored manifest (-want +got):\n%s", diff)
+	}
+}
