@@ -16,11 +16,7 @@ import (
 // sandbox.model_pass is set and a router model is configured (else the
 // default, with a note saying why).
 func (rt *runtime) manifest(cfg config.Sandbox, sb *taskSandbox, getenv func(string) string, set *providers.Set, setErr error) func(context.Context, task.Task, []string) lifecycle.Evaluation {
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	ev := lifecycle.Evaluator{Policy: lifecycle.PolicyFrom(cfg, home, sb.launcher.DenyRead)}
+	ev := lifecycle.Evaluator{Policy: taskPolicy(cfg, sb, getenv)}
 	note := ""
 	if cfg.ModelPass {
 		switch {
@@ -43,4 +39,15 @@ func (rt *runtime) manifest(cfg config.Sandbox, sb *taskSandbox, getenv func(str
 		}
 		return out
 	}
+}
+
+// taskPolicy is the user's sandbox policy as manifests see it: the bounds
+// every manifest stays within, and the recovery strategy engines use for
+// permission denials.
+func taskPolicy(cfg config.Sandbox, sb *taskSandbox, getenv func(string) string) lifecycle.Policy {
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return lifecycle.PolicyFrom(cfg, home, sb.launcher.DenyRead)
 }
