@@ -18,6 +18,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/providers"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
@@ -275,6 +276,9 @@ func newClaude(cfg config.Config, getenv func(string) string, set *persona.Set, 
 		},
 		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "claude"),
 		BaseURL:  base, APIKey: key,
+		// Permission denials are recovered from under the user's policy
+		// (sandbox.recovery, docs/lifecycle.md).
+		Recovery: &lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)},
 		Launcher: sb.launcher, Logger: log,
 	})
 }
