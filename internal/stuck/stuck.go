@@ -174,6 +174,10 @@ type Step struct {
 	words []uint64 // wordSet(shape)
 	loose string   // fully masked result (Mask), for Persist
 	exact string   // exact identity (results and texts)
+	// like records which results before this one are the same (results
+	// only): bit k for the k-th before it, of the likeN it was compared with.
+	like  uint64
+	likeN int
 }
 
 // Counters summarize the task since it started (a resume does not reset
@@ -544,7 +548,7 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 	exact := true
 	for i := len(d.steps) - 2; i >= 0 && len(run) < d.cfg.Monologue; i-- {
 		t := d.steps[i]
-		if t.Kind != "text" || !d.similar(t, s) {
+		if t.Kind != "text" || !d.similar(&t, &s) {
 			break
 		}
 		exact = exact && t.exact == s.exact
@@ -570,7 +574,7 @@ func (d *Detector) lastTexts(n int, ok func(Step) bool) []event.Evidence {
 
 // similar reports whether two steps' shapes are near-duplicates (Similar,
 // over the word sets computed when the steps were made).
-func (d *Detector) similar(a, b Step) bool {
+func (d *Detector) similar(a, b *Step) bool {
 	if a.shape == b.shape {
 		return true
 	}
