@@ -119,8 +119,6 @@ func SpaceAt(s string, i int) int {
 	return 0
 }
 
-
-
 // FirstLine returns the first line of s with surrounding space trimmed first,
 // so leading blank lines are skipped.
 func FirstLine(s string) string {
