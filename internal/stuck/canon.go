@@ -18,7 +18,8 @@ import (
 // Numbers, paths and ranges stay: they are what makes two calls two.
 func CanonicalCall(tool string, args json.RawMessage, root string) string {
 	var key string
-	if kvs, ok := flatStrings(args); ok {
+	var buf [6]keyValue
+	if kvs, ok := appendFlatStrings(buf[:0], args); ok {
 		key = canonFlat(tool, kvs, root) // nearly every call: no reflection
 	} else {
 		var v any
@@ -385,12 +386,18 @@ func closeLengths(la, lb int, threshold float64) bool {
 // wordSet returns the hashes of a text's distinct words, sorted: two texts'
 // sets compare by a merge, without maps.
 func wordSet(s string) []uint64 {
-	out := make([]uint64, 0, 16)
+	n := 0 // words, to allocate the set once
+	for i := 0; i < len(s); i++ {
+		if !isWordSep(s[i]) && (i == 0 || isWordSep(s[i-1])) {
+			n++
+		}
+	}
+	out := make([]uint64, 0, n)
 	const offset, prime = 14695981039346656037, 1099511628211
 	h, in := uint64(offset), false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+		if isWordSep(c) {
 			if in {
 				out = append(out, h)
 				h, in = offset, false
@@ -406,6 +413,8 @@ func wordSet(s string) []uint64 {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+func isWordSep(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
 
 // similarSets is Similar over two wordSets: the Jaccard index at least
 // threshold.

@@ -64,7 +64,8 @@ func isRead(tool string, args json.RawMessage) bool {
 // a struct with a Command field; flat string arguments with ASCII keys are
 // read without it.
 func commandArg(args json.RawMessage) (string, bool) {
-	if kvs, ok := flatStrings(args); ok {
+	var buf [6]keyValue
+	if kvs, ok := appendFlatStrings(buf[:0], args); ok {
 		cmd, ascii := "", true
 		for _, kv := range kvs {
 			for k := 0; k < len(kv.k); k++ {
