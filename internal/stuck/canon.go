@@ -227,10 +227,7 @@ func MaskResult(s string) string {
 	if s == "" {
 		return ""
 	}
-	if strings.Contains(s, "/tmp/") || strings.Contains(s, "/var/") || strings.Contains(s, "/private/") {
-		s = maskTemps(s)
-	}
-	if !strings.ContainsAny(s, "0123456789") {
+	if !maskTempsAndSeeDigits(&s) {
 		return words.OneLine(s)
 	}
 	s = maskTimes(s)
@@ -243,16 +240,33 @@ func MaskResult(s string) string {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// maskTempsAndSeeDigits masks the temporary paths of *s and reports
+// whether what is left holds a digit, scanning it once when it holds no
+// path.
+func maskTempsAndSeeDigits(s *string) bool {
+	digit, slash := false, false
+	for i := 0; i < len(*s) && !(digit && slash); i++ {
+		switch c := (*s)[i]; {
+		case isDigit(c):
+			digit = true
+		case c == '/':
+			slash = true
+		}
+	}
+	if slash && (strings.Contains(*s, "/tmp/") || strings.Contains(*s, "/var/") || strings.Contains(*s, "/private/")) {
+		*s = maskTemps(*s)
+		digit = strings.ContainsAny(*s, "0123456789")
+	}
+	return digit
+}
+
 // Mask replaces the volatile parts of a text (temporary paths, times,
 // UUIDs and hex ids, numbers) with placeholders and collapses whitespace.
 func Mask(s string) string {
 	if s == "" {
 		return ""
 	}
-	if strings.Contains(s, "/tmp/") || strings.Contains(s, "/var/") || strings.Contains(s, "/private/") {
-		s = maskTemps(s)
-	}
-	if !strings.ContainsAny(s, "0123456789") {
+	if !maskTempsAndSeeDigits(&s) {
 		return words.OneLine(s) // times, ids, hex and numbers all hold a digit
 	}
 	return maskDigitsOneLine(maskHex(maskUUIDs(maskTimes(s))))

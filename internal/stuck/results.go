@@ -45,14 +45,13 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	s.words = wordSet(s.shape)
 	s.Epoch = d.epoch
 	s.What = words.Clip(key, 100) + " → " + words.Clip(errPrefix(p.Error)+s.shape, 120)
-	// A failure is never progress, and its checks look back only so far;
-	// a success is fresh when no result of the window is the same.
-	look := len(d.rwin.s)
-	if p.Error {
-		look = min(look, max(d.cfg.DenseOf, d.cfg.Repeat))
+	// The checks look back only so far; a success is fresh (progress) when
+	// no result of the whole window is the same, and a failure never is.
+	d.liken(&s, max(d.cfg.DenseOf, d.cfg.Repeat))
+	fresh := !p.Error && s.like == 0
+	for i := len(d.rwin.s) - 1 - s.likeN; fresh && i >= 0; i-- {
+		fresh = !d.same(&d.rwin.s[i], &s)
 	}
-	d.liken(&s, look)
-	fresh := !p.Error && s.like == 0 && !slices.ContainsFunc(d.rwin.s[:len(d.rwin.s)-s.likeN], func(t Step) bool { return d.same(&t, &s) })
 	d.push(s)
 	d.sinceFS++
 	if c.read {

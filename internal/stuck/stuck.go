@@ -270,6 +270,9 @@ type Detector struct {
 	toolStart time.Time
 	busy      time.Duration
 	halted    bool // the task left running; Tick waits for its next start
+	// progressText is the evidence of no-progress, for progressAt.
+	progressAt   time.Time
+	progressText string
 }
 
 // New returns a detector for a task working in root (its worktree, used
@@ -432,9 +435,14 @@ func (d *Detector) Tick(now time.Time) []Finding {
 		return nil
 	}
 	if idle := now.Sub(d.c.LastProgress) - d.busy; idle >= d.cfg.NoProgress {
+		// Found again at every tick while the task stays idle: built
+		// without fmt, the time of the last progress formatted once.
+		if !d.progressAt.Equal(d.c.LastProgress) || d.progressText == "" {
+			d.progressAt, d.progressText = d.c.LastProgress, "last progress at "+d.c.LastProgress.UTC().Format(time.RFC3339)
+		}
 		return []Finding{{Check: NoProgress, Status: "stuck", Step: d.n, Key: string(NoProgress),
-			Diagnosis: fmt.Sprintf("no progress for %s (no file changed, no new tool result)", idle.Round(time.Second)),
-			Evidence:  []event.Evidence{{Step: d.n, Kind: "silence", What: "last progress at " + d.c.LastProgress.UTC().Format(time.RFC3339)}}}}
+			Diagnosis: "no progress for " + idle.Round(time.Second).String() + " (no file changed, no new tool result)",
+			Evidence:  []event.Evidence{{Step: d.n, Kind: "silence", What: d.progressText}}}}
 	}
 	return nil
 }

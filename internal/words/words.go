@@ -54,6 +54,10 @@ func Tail(s string, n int) string {
 func OneLine(s string) string {
 	clean := true // single spaces between words: s itself
 	for i := 0; i < len(s) && clean; {
+		if c := s[i]; c > ' ' && c < utf8.RuneSelf {
+			i++ // the common case, without a call
+			continue
+		}
 		n := SpaceAt(s, i)
 		switch {
 		case n == 0:
