@@ -54,7 +54,6 @@ type Config struct {
 type Tasks interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
-	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
 	ListSummaries(ctx context.Context, opts store.ListOptions) ([]task.Summary, error)
 	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
 	// The injection queue (store.InjectionQueue), but for what the
