@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 )
 
 // A task's object directory is listed in the shared store's alternates only
@@ -110,12 +111,41 @@ func EndObjects(own string) (Moved, error) {
 // its name is removed unmoved, and reported. It may run while the task's
 // commands run (a long-lived agent's turn end): what they write meanwhile
 // is moved at the next call. Packs are moved and kept.
+//
+// Only the loose directories that may have changed since the last call are
+// read (a stat each, where reading one costs ten times more): one is
+// skipped when its modification time is what the last call saw and older
+// than that call's start by more than a second, as git's index does for
+// its "racily clean" files. A file added since changes the time to one no
+// older than the last call's start, whatever the clock's granularity.
 func SettleObjects(own string) (Moved, error) {
 	common, _, err := splitOwn(own)
 	if err != nil {
 		return Moved{}, err
 	}
-	m, done, err := migrate(own, filepath.Join(common, "objects"))
+	st := scanOf(own)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	start := time.Now().UnixNano()
+	var seen [256]int64
+	fans := make([]string, 0, 256)
+	for i := range seen {
+		fan := hexByte(i)
+		fi, err := os.Lstat(filepath.Join(own, fan))
+		if errors.Is(err, fs.ErrNotExist) {
+			seen[i] = -1
+			continue
+		}
+		if err != nil {
+			return Moved{}, err
+		}
+		seen[i] = fi.ModTime().UnixNano()
+		if st.at != 0 && seen[i] == st.mtime[i] && seen[i] < st.at-int64(racyWindow) {
+			continue
+		}
+		fans = append(fans, fan)
+	}
+	m, done, err := migrate(own, filepath.Join(common, "objects"), fans)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil // released meanwhile
 	}
@@ -127,7 +157,53 @@ func SettleObjects(own string) (Moved, error) {
 			return m, fmt.Errorf("removing a moved object from the task's directory: %w", err)
 		}
 	}
+	st.at, st.mtime = start, seen
 	return m, nil
+}
+
+// racyWindow is how much older than the last call's start a loose
+// directory's modification time must be for SettleObjects to trust it.
+const racyWindow = time.Second
+
+// scans holds, per task object directory, what SettleObjects last saw.
+var scans = struct {
+	mu sync.Mutex
+	by map[string]*scanState
+}{by: map[string]*scanState{}}
+
+type scanState struct {
+	mu    sync.Mutex
+	at    int64      // when the last call started (Unix ns); 0: never
+	mtime [256]int64 // each loose directory's modification time then
+}
+
+func scanOf(own string) *scanState {
+	scans.mu.Lock()
+	defer scans.mu.Unlock()
+	s := scans.by[own]
+	if s == nil {
+		s = &scanState{}
+		scans.by[own] = s
+	}
+	return s
+}
+
+// forget drops what this process remembers of own.
+func forget(own string) {
+	scans.mu.Lock()
+	delete(scans.by, own)
+	scans.mu.Unlock()
+	running.mu.Lock()
+	if r := running.by[own]; r != nil && r.n == 0 {
+		delete(running.by, own)
+	}
+	running.mu.Unlock()
+}
+
+// hexByte is the loose directory name of i: "00" … "ff".
+func hexByte(i int) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[i>>4], digits[i&15]})
 }
 
 // DetachObjects settles task id's object directory and removes its line

@@ -29,26 +29,34 @@ import (
 // gained it, before it returns: from may be deleted then. It can be run
 // again after an interruption: what to holds already is kept as it is.
 func MigrateObjects(from, to string) (Moved, error) {
-	m, _, err := migrate(from, to)
+	m, _, err := migrate(from, to, nil)
 	return m, err
 }
 
-// migrate is MigrateObjects; it also returns the loose object files of from
-// that to now holds, durably (those it held already included), and those
-// found corrupt, which may be removed from from.
-func migrate(from, to string) (Moved, []string, error) {
+// migrate is MigrateObjects, of the loose directories of from named in
+// fans (nil: all); it also returns the loose object files of from that to
+// now holds, durably (those it held already included), and those found
+// corrupt, which may be removed from from.
+func migrate(from, to string, fans []string) (Moved, []string, error) {
 	var m Moved
-	entries, err := os.ReadDir(from)
-	if err != nil {
-		return m, nil, err
+	if fans == nil {
+		entries, err := os.ReadDir(from)
+		if err != nil {
+			return m, nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() && len(e.Name()) == 2 && isHex(e.Name()) {
+				fans = append(fans, e.Name())
+			}
+		}
 	}
 	var placed, done []string
 	dirty := map[string]bool{}
-	for _, e := range entries {
-		if !e.IsDir() || len(e.Name()) != 2 || !isHex(e.Name()) {
+	for _, fan := range fans {
+		objs, err := os.ReadDir(filepath.Join(from, fan))
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		objs, err := os.ReadDir(filepath.Join(from, e.Name()))
 		if err != nil {
 			return m, nil, err
 		}
@@ -57,8 +65,8 @@ func migrate(from, to string) (Moved, []string, error) {
 			if !o.Type().IsRegular() || (len(name) != 38 && len(name) != 62) || !isHex(name) {
 				continue // git's temporary files, and anything not an object
 			}
-			src := filepath.Join(from, e.Name(), name)
-			dst := filepath.Join(to, e.Name(), name)
+			src := filepath.Join(from, fan, name)
+			dst := filepath.Join(to, fan, name)
 			if _, err := os.Lstat(dst); err == nil {
 				// Held already, or placed by a run cut short before it
 				// synced: synced again below.
@@ -71,14 +79,14 @@ func migrate(from, to string) (Moved, []string, error) {
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return m, nil, err
 			}
-			moved, err := copyChecked(src, dst, e.Name()+name)
+			moved, err := copyChecked(src, dst, fan+name)
 			if errors.Is(err, errCorrupt) {
-				m.Corrupt = append(m.Corrupt, e.Name()+name)
+				m.Corrupt = append(m.Corrupt, fan+name)
 				done = append(done, src)
 				continue
 			}
 			if err != nil {
-				return m, nil, fmt.Errorf("moving object %s%s: %w", e.Name(), name, err)
+				return m, nil, fmt.Errorf("moving object %s%s: %w", fan, name, err)
 			}
 			if moved {
 				m.Objects++

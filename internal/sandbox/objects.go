@@ -101,6 +101,7 @@ func ReleaseObjects(common, id string) (Moved, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return m, fmt.Errorf("removing the task's object directory: %w", err)
 	}
+	forget(dir)
 	return m, nil
 }
 
@@ -270,6 +271,9 @@ func lockObjects(common string) (func(), error) {
 // reader sees the old content or the new, a crash may keep the old).
 func writeFileSynced(path string, b []byte, durable bool) error {
 	tmp := path + ".tmp"
+	if !durable {
+		return replaceQuick(path, tmp, b)
+	}
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
@@ -278,20 +282,15 @@ func writeFileSynced(path string, b []byte, durable bool) error {
 		f.Close()
 		return err
 	}
-	if durable {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return err
-	}
-	if !durable {
-		return nil
 	}
 	return syncDir(filepath.Dir(path))
 }

@@ -2,6 +2,8 @@
 
 package sandbox
 
+import "os"
+
 // syncMoved makes durable the files and directories a migration placed:
 // each synced.
 func syncMoved(_ string, files, dirs []string) error {
@@ -16,4 +18,13 @@ func syncMoved(_ string, files, dirs []string) error {
 		}
 	}
 	return nil
+}
+
+// replaceQuick replaces path with b, unsynced: written in tmp, renamed
+// over path.
+func replaceQuick(path, tmp string, b []byte) error {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
