@@ -114,10 +114,12 @@ func EndObjects(own string) (Moved, error) {
 //
 // Only the loose directories that may have changed since the last call are
 // read (a stat each, where reading one costs ten times more): one is
-// skipped when its modification time is what the last call saw and older
-// than that call's start by more than a second, as git's index does for
-// its "racily clean" files. A file added since changes the time to one no
-// older than the last call's start, whatever the clock's granularity.
+// skipped when its change time (ctime, which adding or removing a file
+// sets, and which no one can set back, unlike the modification time) is
+// what the last call saw and older than that call's start by more than a
+// second, as git's index does for its "racily clean" files. A file added
+// since sets it to a time no older than the last call's start, whatever
+// the clock's granularity. A call of a new process reads every directory.
 func SettleObjects(own string) (Moved, error) {
 	common, _, err := splitOwn(own)
 	if err != nil {
@@ -139,8 +141,8 @@ func SettleObjects(own string) (Moved, error) {
 		if err != nil {
 			return Moved{}, err
 		}
-		seen[i] = fi.ModTime().UnixNano()
-		if st.at != 0 && seen[i] == st.mtime[i] && seen[i] < st.at-int64(racyWindow) {
+		seen[i] = changeTime(fi)
+		if st.at != 0 && seen[i] > 0 && seen[i] == st.ctime[i] && seen[i] < st.at-int64(racyWindow) {
 			continue
 		}
 		fans = append(fans, fan)
@@ -157,12 +159,12 @@ func SettleObjects(own string) (Moved, error) {
 			return m, fmt.Errorf("removing a moved object from the task's directory: %w", err)
 		}
 	}
-	st.at, st.mtime = start, seen
+	st.at, st.ctime = start, seen
 	return m, nil
 }
 
 // racyWindow is how much older than the last call's start a loose
-// directory's modification time must be for SettleObjects to trust it.
+// directory's change time must be for SettleObjects to trust it.
 const racyWindow = time.Second
 
 // scans holds, per task object directory, what SettleObjects last saw.
@@ -174,7 +176,7 @@ var scans = struct {
 type scanState struct {
 	mu    sync.Mutex
 	at    int64      // when the last call started (Unix ns); 0: never
-	mtime [256]int64 // each loose directory's modification time then
+	ctime [256]int64 // each loose directory's change time then
 }
 
 func scanOf(own string) *scanState {

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"os"
 
+	"syscall"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -45,4 +47,12 @@ func replaceQuick(path, tmp string, b []byte) error {
 	}
 	// No path yet, or a file system without exchange.
 	return os.Rename(tmp, path)
+}
+
+// changeTime is fi's inode change time (ctime), Unix ns.
+func changeTime(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim.Nano()
+	}
+	return fi.ModTime().UnixNano()
 }

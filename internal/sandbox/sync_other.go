@@ -28,3 +28,7 @@ func replaceQuick(path, tmp string, b []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// changeTime stands in for the inode change time: 0, never trusted, so
+// each call reads every loose directory.
+func changeTime(os.FileInfo) int64 { return 0 }
