@@ -91,7 +91,8 @@ func BenchmarkMigrateObject(b *testing.B) {
 
 // BenchmarkGitWithAlternates measures git commands in a checkout whose
 // shared store lists 0, 200 and 1000 task object directories (each with a
-// few loose objects), as with that many live tasks.
+// few loose objects), as with that many tasks' commands running at once
+// (and as with that many live tasks before idle ones were unlisted).
 func BenchmarkGitWithAlternates(b *testing.B) {
 	root := b.TempDir()
 	repo := filepath.Join(root, "repo")
@@ -118,9 +119,9 @@ func BenchmarkGitWithAlternates(b *testing.B) {
 	run(b, "gc", "-q")
 	common := filepath.Join(repo, ".git")
 	made := 0
-	// The first task's directory is provided as the daemon does; the
-	// others are made alike, their lines written at once (quicker than a
-	// synced rewrite each).
+	// The first task's directory is provided and listed as the daemon
+	// does for a running command; the others are made alike, their lines
+	// written at once.
 	alt := filepath.Join(common, "objects", "info", "alternates")
 	for _, n := range []int{0, 200, 1000} {
 		var lines strings.Builder
@@ -129,6 +130,9 @@ func BenchmarkGitWithAlternates(b *testing.B) {
 			dir := sandbox.ObjectDir(common, id)
 			if made == 0 {
 				if _, err := sandbox.ProvideObjects(common, id); err != nil {
+					b.Fatal(err)
+				}
+				if err := sandbox.BeginObjects(dir); err != nil {
 					b.Fatal(err)
 				}
 			} else {
