@@ -24,6 +24,7 @@
 //	POST /v1/tasks/{ref}/messages         SendRequest → Message
 //	POST /v1/tasks/{ref}/dependencies     DependRequest → TaskDetail
 //	GET  /v1/tasks/{ref}/log?from=N       TaskLog: the stored conversation, entries with seq ≥ N
+//	GET  /v1/tasks/{ref}/report           TaskReport: status, duration, PR, changed files, summary, logs
 //	GET  /v1/cost?task=&by=&since=        CostReport: the cost ledger grouped by day, task or model
 //	GET  /v1/events?task=&kind=&after=&since=&limit=   EventList
 //	GET  /v1/watch?task=&kind=&after=     NDJSON stream of event.Event
@@ -70,6 +71,16 @@ type Status struct {
 	Held    string    `json:"held,omitempty"`
 	// Sandbox says how task commands are confined.
 	Sandbox Sandbox `json:"sandbox"`
+	// Engines says which engines can run tasks now, and why not.
+	Engines []EngineStatus `json:"engines,omitempty"`
+}
+
+// EngineStatus is one engine's readiness.
+type EngineStatus struct {
+	Name  string `json:"name"`
+	Ready bool   `json:"ready"`
+	// Reason says what to set up when Ready is false.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Sandbox is the mode task commands run in, probed at daemon start.

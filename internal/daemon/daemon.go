@@ -34,6 +34,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
@@ -244,6 +245,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	srv := &http.Server{
 		Handler: server.RequireToken(server.New(server.Config{
 			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
+			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}), token, tokenFile),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
@@ -356,7 +358,7 @@ func (d *Daemon) Status(ctx context.Context) (api.Status, error) {
 	return api.Status{
 		Health: d.Health(), Socket: p.Socket, DBFile: p.DBFile, ConfigFile: p.ConfigFile, LogFile: p.LogFile,
 		Tasks: c.Tasks, Events: c.Events, LastEventID: c.LastID, PendingMessages: c.Pending, Bus: d.bus.Stats(),
-		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(), Sandbox: d.sandbox,
+		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(), Sandbox: d.sandbox, Engines: d.engineStatuses(),
 	}, nil
 }
 
@@ -451,4 +453,17 @@ func ReadPID(pidFile string) int {
 		return 0
 	}
 	return pid
+}
+
+// engineStatuses is every engine's readiness as `daemon status` shows it.
+func (d *Daemon) engineStatuses() []api.EngineStatus {
+	var out []api.EngineStatus
+	for _, s := range d.executor.EngineStatuses() {
+		es := api.EngineStatus{Name: s.Name, Ready: s.Err == nil}
+		if s.Err != nil {
+			es.Reason = s.Err.Error()
+		}
+		out = append(out, es)
+	}
+	return out
 }

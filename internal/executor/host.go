@@ -87,9 +87,18 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 	}
 	if c := s.Call; c != nil {
 		cp.Charges = []store.Charge{charge(now, c)}
+	}
+	if s.Call != nil || s.Manifest != nil {
+		c, m := s.Call, s.Manifest
 		cp.Mutate = func(t *task.Task) ([]event.Event, error) {
-			t.Usage.Iterations++
-			addUsage(t, c)
+			if c != nil {
+				t.Usage.Iterations++
+				addUsage(t, c)
+			}
+			if m != nil {
+				mc := *m
+				t.Manifest = &mc
+			}
 			t.UpdatedAt = now
 			return nil, nil
 		}
@@ -282,6 +291,9 @@ func (h *host) UrgentWaiting(ctx context.Context) bool {
 
 // Interrupts implements engine.Host.
 func (h *host) Interrupts() <-chan struct{} { return h.r.interrupts }
+
+// Arrivals implements engine.Arrivals.
+func (h *host) Arrivals() <-chan struct{} { return h.r.arrivals }
 
 // Allow implements engine.Host: the task's budgets, then the fleet's.
 func (h *host) Allow(ctx context.Context) *engine.Stop {
