@@ -37,40 +37,28 @@ type Repo struct {
 // Inspect describes the repository dir is in. A directory outside any
 // repository is ErrNotRepo; a bare repository is ErrBare.
 func Inspect(ctx context.Context, dir string) (Repo, error) {
-	out, err := run(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--is-bare-repository", "--git-common-dir", "--git-dir")
+	d, err := locate(ctx, dir)
 	if err != nil {
-		var gerr *Error
-		if errors.As(err, &gerr) && gerr.ExitCode == 128 && strings.Contains(gerr.Stderr, "not a git repository") {
-			return Repo{}, fmt.Errorf("%s: %w", dir, ErrNotRepo)
-		}
 		return Repo{}, err
 	}
-	f := strings.Split(strings.TrimSpace(out), "\n")
-	if len(f) < 3 {
-		return Repo{}, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, out)
-	}
-	if f[0] == "true" {
+	if d.bare {
 		return Repo{}, fmt.Errorf("%s %w", dir, ErrBare)
 	}
-	r := Repo{CommonDir: filepath.Clean(f[1]), GitDir: filepath.Clean(f[2])}
-	top, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel")
-	if err != nil {
-		var gerr *Error
-		if errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "work tree") {
-			return Repo{}, fmt.Errorf("%s: %w", dir, ErrNotRepo)
-		}
+	r := Repo{CommonDir: d.Common, GitDir: d.Own}
+	if r.Top, err = workTreeTop(ctx, dir, d); err != nil {
 		return Repo{}, err
-	}
-	r.Top = filepath.Clean(strings.TrimSpace(top))
-	if r.Top == "." || r.Top == "" {
-		return Repo{}, fmt.Errorf("%s: %w", dir, ErrNotRepo)
 	}
 	r.Main = r.Top
 	if filepath.Base(r.CommonDir) == ".git" {
 		r.Main = filepath.Dir(r.CommonDir)
 	}
 	r.Head, _ = RevParse(ctx, dir, "HEAD")
-	if b, err := run(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && r.Head != "" {
+	if r.Head == "" {
+		return r, nil
+	}
+	if b, ok := headBranch(d.Own); ok {
+		r.Branch = b
+	} else if b, err := run(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
 		r.Branch = strings.TrimSpace(b)
 	}
 	return r, nil
@@ -310,11 +298,11 @@ func WorkStatus(ctx context.Context, dir string) (Status, error) {
 			s.Changed = append(s.Changed, name)
 		}
 	}
-	gitDir, err := run(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-dir")
+	d, err := locate(ctx, dir)
 	if err != nil {
 		return Status{}, err
 	}
-	gd := strings.TrimSpace(gitDir)
+	gd := d.Own
 	for _, p := range []struct{ file, op string }{
 		{"MERGE_HEAD", "merge"}, {"rebase-merge", "rebase"}, {"rebase-apply", "rebase"},
 		{"CHERRY_PICK_HEAD", "cherry-pick"}, {"REVERT_HEAD", "revert"},
