@@ -38,6 +38,9 @@ func GitDirs(ctx context.Context, dir string) (Dirs, error) {
 }
 
 func locate(ctx context.Context, dir string) (Dirs, error) {
+	if d, ok := linkedDirs(dir); ok {
+		return d, nil // read afresh each time: a few small files
+	}
 	dirsMu.Lock()
 	d, ok := dirsCache[dir]
 	dirsMu.Unlock()
@@ -59,13 +62,61 @@ func locate(ctx context.Context, dir string) (Dirs, error) {
 		return Dirs{}, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, out)
 	}
 	d = Dirs{Common: filepath.Clean(f[1]), Own: filepath.Clean(f[2]), bare: f[0] == "true"}
+	remember(dir, d)
+	return d, nil
+}
+
+func remember(dir string, d Dirs) {
 	dirsMu.Lock()
 	if len(dirsCache) >= dirsCacheMax {
 		clear(dirsCache)
 	}
 	dirsCache[dir] = d
 	dirsMu.Unlock()
-	return d, nil
+}
+
+// linkedDirs reads the git directories of the linked worktree whose top is
+// dir from its files, as git finds them: <dir>/.git says "gitdir: <own>",
+// and <own>/commondir names the common directory (relative to <own>). ok
+// is false for anything else (a main work tree, a subdirectory, git
+// directories redirected through the environment): git is asked then.
+func linkedDirs(dir string) (Dirs, bool) {
+	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_COMMON_DIR") != "" || !filepath.IsAbs(dir) {
+		return Dirs{}, false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return Dirs{}, false
+	}
+	own, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || own == "" {
+		return Dirs{}, false
+	}
+	if !filepath.IsAbs(own) {
+		own = filepath.Join(dir, own)
+	}
+	c, err := os.ReadFile(filepath.Join(own, "commondir"))
+	if err != nil {
+		return Dirs{}, false
+	}
+	common := strings.TrimSpace(string(c))
+	if common == "" {
+		return Dirs{}, false
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(own, common)
+	}
+	if _, err := os.Stat(filepath.Join(common, "HEAD")); err != nil {
+		return Dirs{}, false
+	}
+	// git reports the physical paths.
+	if own, err = filepath.EvalSymlinks(own); err != nil {
+		return Dirs{}, false
+	}
+	if common, err = filepath.EvalSymlinks(common); err != nil {
+		return Dirs{}, false
+	}
+	return Dirs{Common: filepath.Clean(common), Own: filepath.Clean(own)}, true
 }
 
 // The tops of the work trees asked about, kept like dirsCache.
@@ -83,7 +134,7 @@ func workTreeTop(ctx context.Context, dir string, d Dirs) (string, error) {
 	out, err := runOnce(ctx, dir, nil, "rev-parse", "--show-toplevel")
 	if err != nil {
 		var gerr *Error
-		if errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "work tree") {
+		if errors.As(err, &gerr) && (strings.Contains(gerr.Stderr, "work tree") || strings.Contains(gerr.Stderr, "not a git repository")) {
 			return "", fmt.Errorf("%s: %w", dir, ErrNotRepo)
 		}
 		return "", err

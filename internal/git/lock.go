@@ -350,3 +350,26 @@ func Locked(ctx context.Context, dir string, fn func(ctx context.Context) error)
 	defer unlockTree()
 	return fn(context.WithValue(ctx, heldKey{d.Common}, true))
 }
+
+// Serialized runs fn holding the in-process lock named name of the
+// repository dir is in: for a sequence on something all its work trees
+// share and git does not keep locked from one command to the next, such
+// as the stash stack (refs/stash: push, read which entry is ours, apply,
+// drop it by position). It may be taken inside Locked; fn's ctx carries it
+// (Serialized again with it runs at once).
+func Serialized(ctx context.Context, dir, name string, fn func(ctx context.Context) error) error {
+	d, err := locate(ctx, dir)
+	if err != nil {
+		return fn(ctx)
+	}
+	key := d.Common + "\x00" + name
+	if holds(ctx, key) {
+		return fn(ctx)
+	}
+	unlock, err := acquireTree(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn(context.WithValue(ctx, heldKey{key}, true))
+}

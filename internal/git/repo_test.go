@@ -978,3 +978,31 @@ func TestStatusDescribe(t *testing.T) {
 		t.Errorf("Describe() = %q, want %q", got, want)
 	}
 }
+
+// TestGitDirsOfALinkedWorktree: the directories read from a linked
+// worktree's files are the ones git reports.
+func TestGitDirsOfALinkedWorktree(t *testing.T) {
+	t.Parallel()
+	dir := repo(t, nil)
+	wt := filepath.Join(t.TempDir(), "wt")
+	mustGit(t, dir, "worktree", "add", "-q", "-b", "wtb", wt)
+	ctx := context.Background()
+	got, err := git.GitDirs(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(mustGit(t, wt, "rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir"))
+	if got.Common != want[0] || got.Own != want[1] {
+		t.Errorf("GitDirs = %+v; git says %q", got, want)
+	}
+	main, err := git.GitDirs(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if main.Common != got.Common || main.Own != got.Common {
+		t.Errorf("GitDirs of the main work tree = %+v; want both %s", main, got.Common)
+	}
+	if _, err := git.GitDirs(ctx, t.TempDir()); !errors.Is(err, git.ErrNotRepo) {
+		t.Errorf("GitDirs outside a repository: %v", err)
+	}
+}
