@@ -449,6 +449,8 @@ func (m *Manager) finishCreate(ctx context.Context, w store.Worktree, start time
 // first asking whether the branch exists: a new task's branch does not,
 // and when it does git refuses the new one and add keeps its work.
 func (m *Manager) addNew(ctx context.Context, w store.Worktree, from string) error {
+	ctx, cancel := toTheEnd(ctx)
+	defer cancel()
 	if err := os.MkdirAll(filepath.Dir(w.Path), 0o755); err != nil {
 		return fmt.Errorf("creating the worktree root: %w", err)
 	}
@@ -471,6 +473,8 @@ func (m *Manager) addNew(ctx context.Context, w store.Worktree, from string) err
 // add does while it checks out; checkout writes them, beside other
 // provisions, and unlocks it.
 func (m *Manager) add(ctx context.Context, w store.Worktree, from string) error {
+	ctx, cancel := toTheEnd(ctx)
+	defer cancel()
 	if err := os.MkdirAll(filepath.Dir(w.Path), 0o755); err != nil {
 		return fmt.Errorf("creating the worktree root: %w", err)
 	}
@@ -504,6 +508,16 @@ func (m *Manager) add(ctx context.Context, w store.Worktree, from string) error 
 		return err
 	}
 	return m.checkout(ctx, w)
+}
+
+// toTheEnd returns ctx without its cancellation (its deadline kept): a
+// worktree begun is made to its end, its checkout and hook included, as
+// git's own add would be even when the daemon stops.
+func toTheEnd(ctx context.Context) (context.Context, context.CancelFunc) {
+	if deadline, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	}
+	return context.WithCancel(context.WithoutCancel(ctx))
 }
 
 // initializing is the reason git's `worktree add` locks a worktree with
