@@ -26,10 +26,13 @@ import (
 //   - The list of worktrees: `git worktree add` reads every other
 //     worktree's administrative directory, and one half written by a
 //     concurrent add makes it die ("failed to read .../commondir"),
-//     leaving its new branch behind. Adds, and the commands that rewrite
-//     the repository as a whole (fetch, gc, pack-refs, prune, config and
-//     remote writes, worktree prune/move/repair), hold the repository
-//     alone.
+//     leaving its new branch behind; so may the other commands that look
+//     at every worktree's HEAD (checkout, switch and rebase of a branch,
+//     branch changes, the worktree commands). An add holds the list alone,
+//     those hold it shared; other commands do not touch it.
+//   - The commands that rewrite the repository as a whole (fetch, gc,
+//     pack-refs, prune, config and remote writes, worktree
+//     prune/move/repair) hold the repository alone.
 //   - Read-only commands (rev-parse, symbolic-ref and config reads,
 //     for-each-ref, merge-base, cat-file, log, status with
 //     GIT_OPTIONAL_LOCKS=0, worktree list, ...) take no lock.
@@ -144,7 +147,7 @@ func scopeOf(args []string) scope {
 		switch sub {
 		case "list":
 			return scopeNone
-		case "add", "prune", "move", "repair":
+		case "prune", "move", "repair":
 			return scopeRepo
 		}
 		return scopeShared
@@ -170,6 +173,28 @@ func scopeOf(args []string) scope {
 		return scopeRepo
 	}
 	return scopeNone
+}
+
+// How a command uses the list of worktrees.
+const (
+	listNone   = iota
+	listShared // reads every worktree's HEAD
+	listAlone  // adds a worktree
+)
+
+// listUse returns how git args use the list of worktrees.
+func listUse(args []string) int {
+	cmd, rest := command(args)
+	switch cmd {
+	case "worktree":
+		if ops := operands(rest); len(ops) > 0 && ops[0] == "add" {
+			return listAlone
+		}
+		return listShared
+	case "branch", "checkout", "switch", "rebase":
+		return listShared
+	}
+	return listNone
 }
 
 // takesLock reports whether git args run a command that takes a lock.
@@ -275,6 +300,12 @@ func acquireRepo(ctx context.Context, key string, alone bool) (func(), error) {
 	return func() { sem.Release(n); done(repoLocks, key) }, nil
 }
 
+// acquireList takes the lock of the list of worktrees of the repository
+// whose common git directory is key, shared or alone.
+func acquireList(ctx context.Context, key string, alone bool) (func(), error) {
+	return acquireRepo(ctx, key+"\x00worktrees", alone)
+}
+
 // acquireTree takes the lock of the work tree whose git directory is key.
 func acquireTree(ctx context.Context, key string) (func(), error) {
 	ch := use(treeLocks, key, func() chan struct{} { return make(chan struct{}, 1) })
@@ -298,22 +329,42 @@ func lockFor(ctx context.Context, dir string, args []string) (func(), error) {
 	if err != nil {
 		return nil, nil // git will fail on its own
 	}
+	var held []func()
+	release := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i]()
+		}
+	}
+	// In order: the repository, the work tree, the list of worktrees
+	// (held briefly, never while waiting for another).
 	if holds(ctx, d.Common) {
 		if sc == scopeRepo {
 			return nil, fmt.Errorf("git %s needs the repository alone and cannot run inside a Locked sequence", strings.Join(args, " "))
 		}
-		return nil, nil
+	} else {
+		unlock, err := acquireRepo(ctx, d.Common, sc == scopeRepo)
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, unlock)
+		if sc == scopeWorkTree {
+			unlock, err := acquireTree(ctx, d.Own)
+			if err != nil {
+				release()
+				return nil, err
+			}
+			held = append(held, unlock)
+		}
 	}
-	unlockRepo, err := acquireRepo(ctx, d.Common, sc == scopeRepo)
-	if err != nil || sc != scopeWorkTree {
-		return unlockRepo, err
+	if use := listUse(args); use != listNone && sc != scopeRepo {
+		unlock, err := acquireList(ctx, d.Common, use == listAlone)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		held = append(held, unlock)
 	}
-	unlockTree, err := acquireTree(ctx, d.Own)
-	if err != nil {
-		unlockRepo()
-		return nil, err
-	}
-	return func() { unlockTree(); unlockRepo() }, nil
+	return release, nil
 }
 
 type heldKey struct{ key string }

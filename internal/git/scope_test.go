@@ -24,7 +24,7 @@ func TestScopeOf(t *testing.T) {
 		{[]string{"status", "--porcelain"}, scopeNone},
 		{[]string{"update-ref", "-d", "refs/heads/x", "abc"}, scopeShared},
 		{[]string{"worktree", "list", "--porcelain"}, scopeNone},
-		{[]string{"worktree", "add", "-b", "b", "/p", "HEAD"}, scopeRepo},
+		{[]string{"worktree", "add", "-b", "b", "/p", "HEAD"}, scopeShared},
 		{[]string{"worktree", "remove", "/p"}, scopeShared},
 		{[]string{"worktree", "prune"}, scopeRepo},
 		{[]string{"-c", "user.name=x", "commit", "-m", "m"}, scopeWorkTree},
@@ -38,6 +38,26 @@ func TestScopeOf(t *testing.T) {
 	} {
 		if got := scopeOf(c.args); got != c.want {
 			t.Errorf("scopeOf(%q) = %d, want %d", c.args, got, c.want)
+		}
+	}
+}
+
+func TestListUse(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"worktree", "add", "--no-checkout", "-b", "b", "/p", "HEAD"}, listAlone},
+		{[]string{"worktree", "remove", "/p"}, listShared},
+		{[]string{"rebase", "-q", "main"}, listShared},
+		{[]string{"branch", "-D", "x"}, listShared},
+		{[]string{"update-ref", "refs/heads/x", "abc"}, listNone},
+		{[]string{"reset", "--hard", "-q"}, listNone},
+		{[]string{"commit", "-m", "m"}, listNone},
+	} {
+		if got := listUse(c.args); got != c.want {
+			t.Errorf("listUse(%q) = %d, want %d", c.args, got, c.want)
 		}
 	}
 }
