@@ -24,7 +24,7 @@ type Worktree struct {
 	IgnoredSkip []string    `yaml:"ignored_skip"`
 	Bootstrap   []Bootstrap `yaml:"bootstrap"`
 	// Parallel is how many worktrees are made at once (their checkouts
-	// and setups); 0 means two per CPU core, at least 4.
+	// and setups); 0 means four per CPU core, at least 8.
 	Parallel int `yaml:"parallel"`
 }
 
@@ -105,7 +105,7 @@ func (w Worktree) Validate() error {
 		return &Error{Key: "port_env", Msg: fmt.Sprintf("want an environment variable name (letters, digits and _, not starting with a digit) or \"\" for none, got %q", w.PortEnv)}
 	}
 	if w.Parallel < 0 || w.Parallel > MaxWorktreeParallel {
-		return &Error{Key: "parallel", Msg: fmt.Sprintf("want 0 (two per CPU core) to %d worktrees made at once, got %d", MaxWorktreeParallel, w.Parallel)}
+		return &Error{Key: "parallel", Msg: fmt.Sprintf("want 0 (four per CPU core) to %d worktrees made at once, got %d", MaxWorktreeParallel, w.Parallel)}
 	}
 	for _, p := range w.IgnoredSkip {
 		if _, err := path.Match(strings.TrimSuffix(p, "/"), ""); err != nil || strings.Trim(p, "/") == "" {
