@@ -26,16 +26,17 @@ import (
 //   - The list of worktrees: `git worktree add` reads every other
 //     worktree's administrative directory, and one half written by a
 //     concurrent add makes it die ("failed to read .../commondir"),
-//     leaving its new branch behind; so may the other commands that look
-//     at every worktree's HEAD (checkout, switch and rebase of a branch,
-//     branch changes, the worktree commands). An add holds the list alone,
-//     those hold it shared; other commands do not touch it.
+//     leaving its new branch behind; so may the other commands that read
+//     every worktree's HEAD (checkout, switch and rebase of a branch,
+//     branch, the worktree commands, worktree list included). An add holds
+//     the list alone, those hold it shared (a read-only one holds nothing
+//     else); other commands do not touch it.
 //   - The commands that rewrite the repository as a whole (fetch, gc,
 //     pack-refs, prune, config and remote writes, worktree
 //     prune/move/repair) hold the repository alone.
 //   - Read-only commands (rev-parse, symbolic-ref and config reads,
 //     for-each-ref, merge-base, cat-file, log, status with
-//     GIT_OPTIONAL_LOCKS=0, worktree list, ...) take no lock.
+//     GIT_OPTIONAL_LOCKS=0, ...) take no lock.
 //
 // The repository lock is first come, first served: a command that needs
 // the repository alone waits for the running ones, and the ones arriving
@@ -197,8 +198,9 @@ func listUse(args []string) int {
 	return listNone
 }
 
-// takesLock reports whether git args run a command that takes a lock.
-func takesLock(args []string) bool { return scopeOf(args) != scopeNone }
+// takesLock reports whether git args run a command that takes a lock (a
+// read of every worktree's HEAD included).
+func takesLock(args []string) bool { return scopeOf(args) != scopeNone || listUse(args) != listNone }
 
 // sequencing reports whether git args run a command that leaves an
 // operation in progress when it stops half way.
@@ -321,8 +323,8 @@ func acquireTree(ctx context.Context, key string) (func(), error) {
 // lockFor takes what git args in dir need serialized. It returns the
 // release (nil when nothing was taken).
 func lockFor(ctx context.Context, dir string, args []string) (func(), error) {
-	sc := scopeOf(args)
-	if sc == scopeNone {
+	sc, use := scopeOf(args), listUse(args)
+	if sc == scopeNone && use == listNone {
 		return nil, nil
 	}
 	d, err := locate(ctx, dir)
@@ -337,11 +339,13 @@ func lockFor(ctx context.Context, dir string, args []string) (func(), error) {
 	}
 	// In order: the repository, the work tree, the list of worktrees
 	// (held briefly, never while waiting for another).
-	if holds(ctx, d.Common) {
+	switch {
+	case sc == scopeNone:
+	case holds(ctx, d.Common):
 		if sc == scopeRepo {
 			return nil, fmt.Errorf("git %s needs the repository alone and cannot run inside a Locked sequence", strings.Join(args, " "))
 		}
-	} else {
+	default:
 		unlock, err := acquireRepo(ctx, d.Common, sc == scopeRepo)
 		if err != nil {
 			return nil, err
@@ -356,7 +360,7 @@ func lockFor(ctx context.Context, dir string, args []string) (func(), error) {
 			held = append(held, unlock)
 		}
 	}
-	if use := listUse(args); use != listNone && sc != scopeRepo {
+	if use != listNone && sc != scopeRepo {
 		unlock, err := acquireList(ctx, d.Common, use == listAlone)
 		if err != nil {
 			release()

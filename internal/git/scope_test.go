@@ -50,6 +50,8 @@ func TestListUse(t *testing.T) {
 	}{
 		{[]string{"worktree", "add", "--no-checkout", "-b", "b", "/p", "HEAD"}, listAlone},
 		{[]string{"worktree", "remove", "/p"}, listShared},
+		{[]string{"worktree", "list", "--porcelain", "-z"}, listShared},
+		{[]string{"branch", "--list"}, listShared},
 		{[]string{"rebase", "-q", "main"}, listShared},
 		{[]string{"branch", "-D", "x"}, listShared},
 		{[]string{"update-ref", "refs/heads/x", "abc"}, listNone},
