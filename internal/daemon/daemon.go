@@ -34,6 +34,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
@@ -357,6 +358,7 @@ func (d *Daemon) Status(ctx context.Context) (api.Status, error) {
 		Health: d.Health(), Socket: p.Socket, DBFile: p.DBFile, ConfigFile: p.ConfigFile, LogFile: p.LogFile,
 		Tasks: c.Tasks, Events: c.Events, LastEventID: c.LastID, PendingMessages: c.Pending, Bus: d.bus.Stats(),
 		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(), Sandbox: d.sandbox,
+		GitProcesses: git.Started(),
 	}, nil
 }
 
