@@ -242,6 +242,8 @@ type Status struct {
 	// InProgress names an operation left half done: "merge", "rebase",
 	// "cherry-pick", "revert" or "".
 	InProgress string
+	// Head is HEAD's commit, "" on an unborn branch.
+	Head string
 }
 
 // Clean reports a work tree with nothing uncommitted, nothing untracked
@@ -277,25 +279,39 @@ func first(names []string, n int) string {
 
 // WorkStatus reads the status of the work tree at dir.
 func WorkStatus(ctx context.Context, dir string) (Status, error) {
-	// --no-renames: a rename is its two paths, each listed once; no record
-	// carries a second path to skip.
-	out, err := run(ctx, dir, nil, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--ignore-submodules=none")
+	// --no-renames: a rename is its two paths, each listed once. --branch
+	// names HEAD's commit in the same process (--no-ahead-behind: without
+	// counting against an upstream).
+	out, err := run(ctx, dir, nil, "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--no-renames", "--untracked-files=all", "--ignore-submodules=none")
 	if err != nil {
 		return Status{}, err
 	}
 	var s Status
-	fields := strings.Split(out, "\x00")
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if len(f) < 4 {
-			continue
-		}
-		code, name := f[:2], f[3:]
+	recs := strings.Split(out, "\x00")
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		// Fields before the path: 8 for a change, 9 for a rename or copy
+		// (its original path is the next record), 10 for a conflict.
+		fields := 0
 		switch {
-		case code == "??":
-			s.Untracked = append(s.Untracked, name)
-		default:
-			s.Changed = append(s.Changed, name)
+		case strings.HasPrefix(rec, "# branch.oid "):
+			if oid := strings.TrimPrefix(rec, "# branch.oid "); oid != "(initial)" {
+				s.Head = oid
+			}
+		case strings.HasPrefix(rec, "? "):
+			s.Untracked = append(s.Untracked, rec[2:])
+		case strings.HasPrefix(rec, "1 "):
+			fields = 8
+		case strings.HasPrefix(rec, "2 "):
+			fields = 9
+			i++
+		case strings.HasPrefix(rec, "u "):
+			fields = 10
+		}
+		if fields > 0 {
+			if parts := strings.SplitN(rec, " ", fields+1); len(parts) == fields+1 {
+				s.Changed = append(s.Changed, parts[fields])
+			}
 		}
 	}
 	d, err := locate(ctx, dir)

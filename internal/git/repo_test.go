@@ -732,6 +732,9 @@ func TestWorkStatus(t *testing.T) {
 		if !s.Clean() || s.Describe() != "clean" || len(s.Changed)+len(s.Untracked) != 0 || s.InProgress != "" {
 			t.Errorf("WorkStatus = %+v (%q), want clean; ignored files must not be listed", s, s.Describe())
 		}
+		if head := rtHead(t, dir); s.Head != head {
+			t.Errorf("Head = %q, want %s", s.Head, head)
+		}
 		// From a subdirectory, too.
 		if s := rtStatus(t, filepath.Join(dir, "sub")); !s.Clean() {
 			t.Errorf("WorkStatus(sub) = %+v, want clean", s)
@@ -742,8 +745,8 @@ func TestWorkStatus(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		mustGit(t, dir, "init", "-q")
-		if s := rtStatus(t, dir); !s.Clean() {
-			t.Errorf("WorkStatus = %+v, want clean", s)
+		if s := rtStatus(t, dir); !s.Clean() || s.Head != "" {
+			t.Errorf("WorkStatus = %+v, want clean, no HEAD", s)
 		}
 		write(t, dir, "new.txt", "n\n")
 		if s := rtStatus(t, dir); s.Clean() || !slices.Equal(s.Untracked, []string{"new.txt"}) {

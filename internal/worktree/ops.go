@@ -42,8 +42,10 @@ func (m *Manager) Commit(ctx context.Context, id task.ID, message string) (strin
 		return "", false, fmt.Errorf("%s has a %s in progress; finish or abort it first", w.Path, st.InProgress)
 	}
 	if len(st.Changed) == 0 && len(st.Untracked) == 0 {
-		tip, err := git.RevParse(ctx, w.Path, "HEAD")
-		return tip, false, err
+		if st.Head == "" {
+			return "", false, fmt.Errorf("%s: HEAD: %w", w.Path, git.ErrNoRef)
+		}
+		return st.Head, false, nil
 	}
 	if strings.TrimSpace(message) == "" {
 		message = "neuraphage: work of " + string(id)
