@@ -348,16 +348,17 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 // bootstrap.
 func (m *Manager) finishCreate(ctx context.Context, w store.Worktree, start time.Time) (store.Worktree, error) {
 	t := task.Task{ID: w.TaskID}
-	if _, _, err := m.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
-		t.Branch, t.Worktree = w.Branch, w.Path
-		return nil, nil
-	}); err != nil {
-		return store.Worktree{}, err
-	}
-	m.emit(ctx, t.ID, event.WorktreeCreated{
+	// The task's record and worktree.created in one commit.
+	created := event.New(m.now(), t.ID, event.WorktreeCreated{
 		Repo: w.Repo, Path: w.Path, Branch: w.Branch, Base: w.Base, BaseCommit: w.BaseCommit, Port: w.Port,
 		DurationMs: m.now().Sub(start).Milliseconds(),
 	})
+	if _, _, err := m.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
+		t.Branch, t.Worktree = w.Branch, w.Path
+		return []event.Event{created}, nil
+	}); err != nil {
+		return store.Worktree{}, err
+	}
 	m.log.Info("worktree created", "task_id", t.ID, "path", w.Path, "branch", w.Branch, "base", w.Base)
 	if err := m.bootstrap(ctx, &w); err != nil {
 		return store.Worktree{}, err
