@@ -78,5 +78,6 @@ func (a *app) hideSecrets(cfg config.Config) error {
 
 // secretNames are the variables named in cfg as holding provider keys.
 func secretNames(cfg config.Config) []string {
-	return []string{cfg.LLM.Providers.Anthropic.APIKeyEnv, cfg.LLM.Providers.OpenAI.APIKeyEnv}
+	p := cfg.LLM.Providers
+	return []string{p.Anthropic.APIKeyEnv, p.OpenAI.APIKeyEnv, p.Gemini.APIKeyEnv}
 }

@@ -20,12 +20,14 @@ func (a *app) newDevFakeLLMCmd() *cobra.Command {
 	var opts fakeLLMOpts
 	cmd := &cobra.Command{
 		Use:   "fake-llm --script FILE [--listen ADDR]",
-		Short: "Serve the scripted model server (Anthropic and OpenAI wire formats) until interrupted",
-		Long: `fake-llm serves the Anthropic Messages API (POST /v1/messages) and OpenAI Chat
-Completions (POST /v1/chat/completions), streaming and not, with replies and
-faults from a YAML script (format: docs/llm.md). Point a provider at it with
-ANTHROPIC_BASE_URL=http://ADDR or OPENAI_BASE_URL=http://ADDR/v1. It logs one
-line per request to stderr.`,
+		Short: "Serve the scripted model server (Anthropic, OpenAI and Gemini wire formats) until interrupted",
+		Long: `fake-llm serves the Anthropic Messages API (POST /v1/messages), OpenAI Chat
+Completions (POST /v1/chat/completions), the OpenAI Responses API (POST
+/v1/responses) and the Gemini API (POST /v1beta/models/M:generateContent and
+:streamGenerateContent?alt=sse), streaming and not, with replies and faults
+from a YAML script (format: docs/llm.md). Point a provider at it with
+ANTHROPIC_BASE_URL=http://ADDR, OPENAI_BASE_URL=http://ADDR/v1 or
+GOOGLE_GEMINI_BASE_URL=http://ADDR. It logs one line per request to stderr.`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
 			return a.runDevFakeLLM(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -49,6 +51,6 @@ func (a *app) runDevFakeLLM(ctx context.Context, opts fakeLLMOpts, out, errOut i
 		return usageErrorf("--listen %s: %v", opts.listen, err)
 	}
 	url := "http://" + ln.Addr().String()
-	fmt.Fprintf(out, "scripted model server on %s\n  ANTHROPIC_BASE_URL=%s\n  OPENAI_BASE_URL=%s/v1\n", url, url, url)
+	fmt.Fprintf(out, "scripted model server on %s\n  ANTHROPIC_BASE_URL=%s\n  OPENAI_BASE_URL=%s/v1\n  GOOGLE_GEMINI_BASE_URL=%s\n", url, url, url, url)
 	return llmtest.ServeListener(ctx, ln, script, errOut)
 }

@@ -48,7 +48,7 @@ func TestLLMLoadErrors(t *testing.T) {
 		{
 			name: "unknown provider for a tier", yaml: "# tiers\nllm:\n  tiers:\n    router: {provider: openai}\n    worker:\n      model: x\n      provider: foo\n",
 			line: 7, key: "llm.tiers.worker.provider", llmCause: true,
-			msg: `unknown provider "foo" (want one of ["anthropic" "openai"])`,
+			msg: `unknown provider "foo" (want one of ["anthropic" "openai" "gemini"])`,
 		},
 		{
 			name: "key absent from the file is reported at its nearest ancestor", yaml: "llm:\n  tiers:\n    expert:\n      model: gpt-5\n",
@@ -58,7 +58,7 @@ func TestLLMLoadErrors(t *testing.T) {
 		{
 			name: "invalid value in a list element", yaml: "llm:\n  models:\n    - name: a\n      provider: openai\n    - name: b\n      provider: bedrock\n",
 			line: 6, key: "llm.models.1.provider", llmCause: true,
-			msg: `unknown provider "bedrock" (want one of ["anthropic" "openai"])`,
+			msg: `unknown provider "bedrock" (want one of ["anthropic" "openai" "gemini"])`,
 		},
 		{
 			name: "invalid URL", yaml: "llm:\n  providers:\n    openai:\n      base_url: localhost:11434\n",
@@ -155,7 +155,7 @@ func TestLLMSetRejects(t *testing.T) {
 		{
 			name: "unknown provider", before: commented,
 			key: "llm.tiers.router.provider", value: "bedrock",
-			wantKey: "llm.tiers.router.provider", wantMsg: `unknown provider "bedrock" (want one of ["anthropic" "openai"])`,
+			wantKey: "llm.tiers.router.provider", wantMsg: `unknown provider "bedrock" (want one of ["anthropic" "openai" "gemini"])`,
 		},
 		{
 			name: "negative limit", before: "llm:\n  providers:\n    openai: {max_concurrent: 2}\n",

@@ -66,7 +66,8 @@ supervision:
 llm:
   providers:
     anthropic: {base_url: "https://a.example", api_key_env: A_KEY, max_concurrent: 0, requests_per_minute: 1, tokens_per_minute: 2, max_output_tokens: 3}
-    openai: {base_url: "http://localhost:11434/v1", api_key_env: "", max_concurrent: 4, requests_per_minute: 5, tokens_per_minute: 6, max_output_tokens: 7}
+    openai: {base_url: "http://localhost:11434/v1", api_key_env: "", api: responses, max_concurrent: 4, requests_per_minute: 5, tokens_per_minute: 6, max_output_tokens: 7}
+    gemini: {base_url: "http://127.0.0.1:9", api_key_env: G_KEY, api: "", max_concurrent: 9, requests_per_minute: 10, tokens_per_minute: 11, max_output_tokens: 12}
   tiers:
     router: {provider: openai, model: llama3.2}
     worker: {provider: anthropic, model: claude-sonnet-4-5}
@@ -106,7 +107,8 @@ llm:
 					LLM: llm.Config{
 						Providers: llm.ProvidersConfig{
 							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},
-							OpenAI:    llm.ProviderConfig{BaseURL: "http://localhost:11434/v1", MaxConcurrent: 4, RequestsPerMinute: 5, TokensPerMinute: 6, MaxOutputTokens: 7},
+							OpenAI:    llm.ProviderConfig{BaseURL: "http://localhost:11434/v1", API: llm.APIResponses, MaxConcurrent: 4, RequestsPerMinute: 5, TokensPerMinute: 6, MaxOutputTokens: 7},
+							Gemini:    llm.ProviderConfig{BaseURL: "http://127.0.0.1:9", APIKeyEnv: "G_KEY", MaxConcurrent: 9, RequestsPerMinute: 10, TokensPerMinute: 11, MaxOutputTokens: 12},
 						},
 						Tiers: llm.TiersConfig{
 							Router: llm.TierConfig{Provider: "openai", Model: "llama3.2"},

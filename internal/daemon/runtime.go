@@ -92,6 +92,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			b := w.BootstrapFor(repo)
 			return worktree.Bootstrap{Copy: b.Copy, Setup: b.Setup, SetupTimeout: b.SetupTimeout()}
 		},
+		Confine: sb.confine,
 	}})
 	rt.mq = merge.New(merge.Options{
 		Store: st, Tasks: svc, Worktrees: rt.wt, Logger: log,

@@ -18,6 +18,11 @@ func DefaultModels() []ModelConfig {
 		{Name: "gpt-5-nano", Provider: ProviderOpenAI, ContextWindow: 400_000, InputPerMTok: 0.05, OutputPerMTok: 0.40, CacheWritePerMTok: 0.05, CacheReadPerMTok: 0.005},
 		{Name: "gpt-4.1", Provider: ProviderOpenAI, ContextWindow: 1_047_576, InputPerMTok: 2, OutputPerMTok: 8, CacheWritePerMTok: 2, CacheReadPerMTok: 0.50},
 		{Name: "gpt-4.1-mini", Provider: ProviderOpenAI, ContextWindow: 1_047_576, InputPerMTok: 0.40, OutputPerMTok: 1.60, CacheWritePerMTok: 0.40, CacheReadPerMTok: 0.10},
+		// Gemini prices are those of prompts up to 200k tokens; implicit
+		// caching has no write charge.
+		{Name: "gemini-2.5-pro", Provider: ProviderGemini, ContextWindow: 1_048_576, InputPerMTok: 1.25, OutputPerMTok: 10, CacheWritePerMTok: 1.25, CacheReadPerMTok: 0.125},
+		{Name: "gemini-2.5-flash", Provider: ProviderGemini, ContextWindow: 1_048_576, InputPerMTok: 0.30, OutputPerMTok: 2.50, CacheWritePerMTok: 0.30, CacheReadPerMTok: 0.03},
+		{Name: "gemini-2.5-flash-lite", Provider: ProviderGemini, ContextWindow: 1_048_576, InputPerMTok: 0.10, OutputPerMTok: 0.40, CacheWritePerMTok: 0.10, CacheReadPerMTok: 0.01},
 	}
 }
 
@@ -39,6 +44,15 @@ func defaultTierModel(provider string, t Tier) string {
 			return "gpt-5-mini"
 		case TierWorker, TierExpert:
 			return "gpt-5"
+		}
+	case ProviderGemini:
+		switch t {
+		case TierRouter:
+			return "gemini-2.5-flash-lite"
+		case TierWorker:
+			return "gemini-2.5-flash"
+		case TierExpert:
+			return "gemini-2.5-pro"
 		}
 	}
 	return ""

@@ -11,10 +11,20 @@ import (
 const (
 	ProviderAnthropic = "anthropic"
 	ProviderOpenAI    = "openai"
+	ProviderGemini    = "gemini"
 )
 
 // Providers lists the provider names accepted in configuration.
-func Providers() []string { return []string{ProviderAnthropic, ProviderOpenAI} }
+func Providers() []string { return []string{ProviderAnthropic, ProviderOpenAI, ProviderGemini} }
+
+// Wire APIs an openai provider may speak (ProviderConfig.API).
+const (
+	// APIChat is Chat Completions, which OpenAI-compatible servers
+	// (Ollama, vLLM, LM Studio, OpenRouter) speak.
+	APIChat = "chat"
+	// APIResponses is the Responses API, OpenAI's newest (and Codex's).
+	APIResponses = "responses"
+)
 
 // Tier is a class of work mapped to a concrete model in configuration.
 type Tier string
@@ -49,17 +59,24 @@ type Config struct {
 type ProvidersConfig struct {
 	Anthropic ProviderConfig `yaml:"anthropic"`
 	OpenAI    ProviderConfig `yaml:"openai"`
+	Gemini    ProviderConfig `yaml:"gemini"`
 }
 
 // ProviderConfig configures one provider endpoint.
 type ProviderConfig struct {
-	// BaseURL overrides the endpoint; empty means the provider's
-	// <PROVIDER>_BASE_URL environment variable, else the public API. For
-	// openai, point it at Ollama, vLLM, LM Studio or OpenRouter.
+	// BaseURL overrides the endpoint; empty means the provider's base-URL
+	// environment variable (ANTHROPIC_BASE_URL, OPENAI_BASE_URL,
+	// GOOGLE_GEMINI_BASE_URL), else the public API. For openai, point it
+	// at Ollama, vLLM, LM Studio or OpenRouter.
 	BaseURL string `yaml:"base_url"`
 	// APIKeyEnv names the environment variable holding the API key; empty
-	// means ANTHROPIC_API_KEY or OPENAI_API_KEY. Keys never live in config.
+	// means ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY. Keys never
+	// live in config.
 	APIKeyEnv string `yaml:"api_key_env"`
+	// API is the wire API of an openai provider: APIChat (empty means
+	// chat) or APIResponses. Other providers speak one API and leave it
+	// empty.
+	API string `yaml:"api"`
 	// MaxConcurrent caps calls in flight to this provider across all tasks;
 	// zero means unlimited.
 	MaxConcurrent int `yaml:"max_concurrent"`
@@ -137,6 +154,7 @@ func DefaultConfig() Config {
 		Providers: ProvidersConfig{
 			Anthropic: ProviderConfig{APIKeyEnv: "ANTHROPIC_API_KEY", MaxConcurrent: 8},
 			OpenAI:    ProviderConfig{APIKeyEnv: "OPENAI_API_KEY", MaxConcurrent: 8},
+			Gemini:    ProviderConfig{APIKeyEnv: "GEMINI_API_KEY", MaxConcurrent: 8},
 		},
 		Retry: RetryConfig{
 			MaxAttempts: DefaultMaxAttempts,
@@ -154,6 +172,8 @@ func (c Config) Provider(name string) (ProviderConfig, bool) {
 		return c.Providers.Anthropic, true
 	case ProviderOpenAI:
 		return c.Providers.OpenAI, true
+	case ProviderGemini:
+		return c.Providers.Gemini, true
 	}
 	return ProviderConfig{}, false
 }
@@ -188,6 +208,12 @@ func (c Config) Validate() error {
 			if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				bad(key+".base_url", "%q is not an http or https URL", p.BaseURL)
 			}
+		}
+		switch {
+		case name == ProviderOpenAI && p.API != "" && p.API != APIChat && p.API != APIResponses:
+			bad(key+".api", "unknown API %q (want %q or %q)", p.API, APIChat, APIResponses)
+		case name != ProviderOpenAI && p.API != "":
+			bad(key+".api", "only the openai provider has a choice of API; leave it empty")
 		}
 		for _, f := range []struct {
 			key string

@@ -63,6 +63,9 @@ func TestImportGraph(t *testing.T) {
 		"internal/llm/limit":      {anthropic, openai},
 		"internal/llm/anthropic":  {openai},
 		"internal/llm/openai":     {anthropic},
+		"internal/llm/responses":  {anthropic, openai},
+		"internal/llm/gemini":     {anthropic, openai},
+		"internal/llm/sse":        {anthropic, openai, sub},
 	}
 	for pkg, bad := range forbidden {
 		if _, ok := graph[pkg]; !ok {

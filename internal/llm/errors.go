@@ -73,7 +73,7 @@ func (c Class) Retryable() bool {
 // Error is a classified failure of a model call.
 type Error struct {
 	Class Class
-	// Provider is "anthropic" or "openai".
+	// Provider is "anthropic", "openai" or "gemini".
 	Provider string
 	// StatusCode is the HTTP status, or zero when none was received.
 	StatusCode int

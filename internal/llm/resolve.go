@@ -60,7 +60,7 @@ func (e *SetupError) Error() string {
 		return fmt.Sprintf("%s: provider %s has no API key: set %s in the daemon's environment (or set llm.providers.%s.api_key_env to the variable that holds it)",
 			e.Key, e.Provider, e.EnvVar, e.Provider)
 	}
-	return "no model provider is configured: set ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY (OpenAI) " +
+	return "no model provider is configured: set ANTHROPIC_API_KEY (Anthropic), OPENAI_API_KEY (OpenAI) or GEMINI_API_KEY (Gemini) " +
 		"in the daemon's environment, or set llm.providers.openai.base_url to an OpenAI-compatible server " +
 		"(for Ollama: http://localhost:11434/v1) and name its models under llm.tiers"
 }
@@ -71,13 +71,14 @@ func (e *SetupError) Error() string {
 // A tier whose provider is empty uses the first available provider:
 // Anthropic when its key variable is set, else OpenAI when its key
 // variable is set or an OpenAI base URL is configured (local servers need
-// no key). A tier whose model is empty uses the provider's default model
+// no key), else Gemini when its key variable is set. A tier whose model is empty uses the provider's default model
 // for the tier. With nothing available, or a tier naming a provider whose
 // key is missing, Resolve returns a *SetupError.
 //
 // Base URLs come from the config, else from ANTHROPIC_BASE_URL /
-// OPENAI_BASE_URL. Keys come only from the environment, from the variable
-// named by api_key_env (default ANTHROPIC_API_KEY / OPENAI_API_KEY).
+// OPENAI_BASE_URL / GOOGLE_GEMINI_BASE_URL (the variable Gemini CLI reads).
+// Keys come only from the environment, from the variable named by
+// api_key_env (default ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY).
 func Resolve(cfg Config, env func(string) string) (Resolution, error) {
 	if err := cfg.Validate(); err != nil {
 		return Resolution{}, err
@@ -85,6 +86,7 @@ func Resolve(cfg Config, env func(string) string) (Resolution, error) {
 	endpoints := map[string]Endpoint{
 		ProviderAnthropic: endpoint(ProviderAnthropic, cfg.Providers.Anthropic, env),
 		ProviderOpenAI:    endpoint(ProviderOpenAI, cfg.Providers.OpenAI, env),
+		ProviderGemini:    endpoint(ProviderGemini, cfg.Providers.Gemini, env),
 	}
 	auto := ""
 	switch {
@@ -92,6 +94,8 @@ func Resolve(cfg Config, env func(string) string) (Resolution, error) {
 		auto = ProviderAnthropic
 	case endpoints[ProviderOpenAI].APIKey != "" || endpoints[ProviderOpenAI].BaseURL != "":
 		auto = ProviderOpenAI
+	case endpoints[ProviderGemini].APIKey != "":
+		auto = ProviderGemini
 	}
 	var res Resolution
 	for _, t := range Tiers() {
@@ -130,9 +134,13 @@ func endpoint(provider string, pc ProviderConfig, env func(string) string) Endpo
 	if keyEnv == "" {
 		keyEnv = prefix + "_API_KEY"
 	}
+	baseEnv := prefix + "_BASE_URL"
+	if provider == ProviderGemini {
+		baseEnv = "GOOGLE_GEMINI_BASE_URL"
+	}
 	base := pc.BaseURL
 	if base == "" {
-		base = strings.TrimSpace(env(prefix + "_BASE_URL"))
+		base = strings.TrimSpace(env(baseEnv))
 	}
 	return Endpoint{
 		Provider:  provider,

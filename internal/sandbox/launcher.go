@@ -70,15 +70,19 @@ var ErrRequired = errors.New("sandbox.require is set and commands cannot be conf
 // launcher requires one. Everything else in c (directory, environment,
 // timeout, output) is kept, so proc runs the launcher as it would run c.
 func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
-	if l == nil || !l.Status.Available() {
-		if l != nil && l.Require {
+	if l == nil {
+		return c, nil
+	}
+	own := l.TaskObjects(t)
+	if !l.Status.Available() {
+		if l.Require {
 			reason := "the sandbox is off"
 			if !l.Status.Off {
 				reason = l.Status.Reason
 			}
 			return proc.Cmd{}, fmt.Errorf("%w: %s", ErrRequired, reason)
 		}
-		return c, nil
+		return withObjects(c, own), nil
 	}
 	if l.Require && !l.Network.Allows() && l.Status.ABI < TCP {
 		return proc.Cmd{}, fmt.Errorf("%w: network %s needs Landlock ABI v%d, the kernel has v%d", ErrRequired, l.Network, TCP, l.Status.ABI)
@@ -90,7 +94,8 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 	if len(argv) == 0 {
 		return proc.Cmd{}, errors.New("sandbox: no command to run")
 	}
-	p := l.Policy(t)
+	p := l.policy(t, own)
+	c = withObjects(c, own)
 	if c.Label == "" {
 		c.Label = cmp.Or(c.Shell, strings.Join(argv, " "))
 	}
@@ -100,9 +105,16 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 }
 
 // Policy is the policy of a command of task t.
-func (l *Launcher) Policy(t Task) Policy {
+func (l *Launcher) Policy(t Task) Policy { return l.policy(t, l.TaskObjects(t)) }
+
+// policy is the policy of a command of task t whose object directory is
+// own ("" for none: its loose objects go to the shared store).
+func (l *Launcher) policy(t Task, own string) Policy {
 	write := []string{t.Dir, t.TempDir}
 	git, objects := GitWrites(t.Dir, t.Repo, l.RefDir(t.Branch))
+	if objects != "" && own != "" {
+		objects = own // the shared store stays read-only
+	}
 	write = append(write, git...)
 	write = append(write, l.Write...)
 	return Policy{
@@ -112,6 +124,56 @@ func (l *Launcher) Policy(t Task) Policy {
 		Network:  l.Network,
 		Degrade:  !l.Require,
 	}
+}
+
+// TaskObjects returns the object directory of task t, where its git writes
+// objects: the one made at provisioning ([ProvideObjects]) in the
+// repository the daemon knows (t.Repo), for the task its branch's
+// directory names (neuraphage/<id>/work: <id>). It is "" for a task
+// provisioned before tasks had one, or on a flat branch (its commands
+// write loose objects in the shared store, as they did), or without git.
+func (l *Launcher) TaskObjects(t Task) string {
+	ref := l.RefDir(t.Branch)
+	if ref == "" || ref == l.BranchDir || t.Repo == "" {
+		return ""
+	}
+	common := commonDir(t.Repo)
+	if common == "" {
+		return ""
+	}
+	dir := ObjectDir(common, path.Base(ref))
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
+}
+
+// The variables that point git at a task's object directory, and at the
+// shared store it reads from.
+const (
+	EnvObjects    = "GIT_OBJECT_DIRECTORY"
+	EnvAlternates = "GIT_ALTERNATE_OBJECT_DIRECTORIES"
+)
+
+// withObjects returns c with its git writing objects in own and reading the
+// shared store beside it (c's environment, or the caller's when c has none,
+// with GIT_OBJECT_DIRECTORY and GIT_ALTERNATE_OBJECT_DIRECTORIES set), or
+// c as it is when own is "".
+func withObjects(c proc.Cmd, own string) proc.Cmd {
+	if own == "" {
+		return c
+	}
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, EnvObjects+"=") || strings.HasPrefix(kv, EnvAlternates+"=")
+	})
+	// own is <common>/neuraphage/objects/<id>.
+	shared := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(own))), "objects")
+	c.Env = append(env, EnvObjects+"="+own, EnvAlternates+"="+shared)
+	return c
 }
 
 // RefDir returns the directory under refs/heads whose refs a task on branch

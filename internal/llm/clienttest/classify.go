@@ -14,6 +14,10 @@ import (
 // as an *llm.Error of the right class, status, Retry-After and provider.
 func (s suite) errorClassification(t *testing.T) {
 	ov := s.h.Overloaded
+	auth := s.h.AuthStatus
+	if auth == 0 {
+		auth = 401
+	}
 	for _, tc := range []struct {
 		fault      llmtest.Fault
 		class      llm.Class
@@ -28,7 +32,7 @@ func (s suite) errorClassification(t *testing.T) {
 		{llmtest.Fault{Kind: llmtest.FaultTruncate}, llm.ClassNetwork, 0, 0},
 		{llmtest.Fault{Kind: llmtest.FaultMalformed}, llm.ClassMalformed, 0, 0},
 		{llmtest.Fault{Kind: llmtest.FaultContextTooLong}, llm.ClassContextTooLong, 400, 0},
-		{llmtest.Fault{Kind: llmtest.FaultAuth}, llm.ClassAuth, 401, 0},
+		{llmtest.Fault{Kind: llmtest.FaultAuth}, llm.ClassAuth, auth, 0},
 	} {
 		t.Run(string(tc.fault.Kind), func(t *testing.T) {
 			t.Parallel()

@@ -31,7 +31,8 @@ type Options struct {
 // Harness builds the client under test.
 type Harness struct {
 	// NewClient returns a client of the provider under test talking to srv
-	// (use srv.URL() or srv.OpenAIBaseURL() as fits the wire format) with
+	// (use srv.URL(), srv.OpenAIBaseURL() or srv.GeminiBaseURL() as fits
+	// the wire format) with
 	// the SDK's retries disabled and any API key.
 	NewClient func(t testing.TB, srv *llmtest.Server, o Options) llm.Client
 	// Provider is the name the provider's errors carry (llm.ProviderAnthropic, …).
@@ -39,6 +40,9 @@ type Harness struct {
 	// Overloaded is how the provider reports overload: its class and HTTP
 	// status (Anthropic: ClassOverloaded, 529; Chat Completions: ClassServer, 503).
 	Overloaded Overload
+	// AuthStatus is the HTTP status of a rejected API key; zero means 401.
+	// (The Gemini API answers 400 with the reason API_KEY_INVALID.)
+	AuthStatus int
 }
 
 // Overload is a provider's way of saying it is overloaded.

@@ -327,11 +327,24 @@ func (c *compiledConv) matches(req *Request, firstUser string) bool {
 }
 
 // afterIndex returns the index of the first message after the first one
-// that matches After, or -1 when none matches.
+// that matches After, or -1 when none matches. The first user message
+// counts from its second text part on: the Responses and Gemini formats
+// merge user messages sent before any reply into it (Codex steers a
+// message into a turn whose first reply has not come), one part each.
 func (c *compiledConv) afterIndex(req *Request) int {
 	for i, m := range req.Messages {
-		if i > 0 && m.Role == llm.RoleUser && c.after.MatchString(m.Text()) {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		if i > 0 && c.after.MatchString(m.Text()) {
 			return i + 1
+		}
+		if i == 0 {
+			for _, p := range m.Parts[min(1, len(m.Parts)):] {
+				if p.Text != "" && c.after.MatchString(p.Text) {
+					return 1
+				}
+			}
 		}
 	}
 	return -1

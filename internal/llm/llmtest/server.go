@@ -98,7 +98,7 @@ func ServeListener(ctx context.Context, ln net.Listener, script *Script, log io.
 		return err
 	}
 	s.url = "http://" + ln.Addr().String()
-	s.logf("llmtest: serving on %s (ANTHROPIC_BASE_URL=%s, OPENAI_BASE_URL=%s)", s.url, s.url, s.OpenAIBaseURL())
+	s.logf("llmtest: serving on %s (ANTHROPIC_BASE_URL=%s, OPENAI_BASE_URL=%s, GOOGLE_GEMINI_BASE_URL=%s)", s.url, s.url, s.OpenAIBaseURL(), s.GeminiBaseURL())
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -125,11 +125,16 @@ func ServeListener(ctx context.Context, ln net.Listener, script *Script, log io.
 }
 
 // URL returns the server's base URL, e.g. "http://127.0.0.1:40123". Use it
-// as the Anthropic base URL, and URL()+"/v1" as the OpenAI one.
+// as the Anthropic and Gemini base URL, and URL()+"/v1" as the OpenAI one.
 func (s *Server) URL() string { return s.url }
 
-// OpenAIBaseURL returns URL()+"/v1", the form OpenAI clients expect.
+// OpenAIBaseURL returns URL()+"/v1", the form OpenAI clients expect (for
+// Chat Completions and the Responses API alike; Codex's base_url).
 func (s *Server) OpenAIBaseURL() string { return s.url + "/v1" }
+
+// GeminiBaseURL returns URL(), the form Gemini clients expect: they add
+// /v1beta/models/… themselves (GOOGLE_GEMINI_BASE_URL for Gemini CLI).
+func (s *Server) GeminiBaseURL() string { return s.url }
 
 // Requests returns a copy of every request received so far, in arrival order.
 func (s *Server) Requests() []Request {
@@ -163,15 +168,40 @@ func (s *Server) logf(format string, args ...any) {
 	fmt.Fprintf(s.log, format+"\n", args...)
 }
 
+// route tells which API a request is for, and for Gemini the model and
+// whether it streams, which its URL carries.
+func route(r *http.Request) (api API, model string, stream bool, ok bool) {
+	if r.Method != http.MethodPost {
+		return "", "", false, false
+	}
+	p := r.URL.Path
+	switch {
+	case strings.HasSuffix(p, "/messages"):
+		return APIAnthropic, "", false, true
+	case strings.HasSuffix(p, "/chat/completions"):
+		return APIOpenAI, "", false, true
+	case strings.HasSuffix(p, "/responses"):
+		return APIResponses, "", false, true
+	}
+	_, rest, found := strings.Cut(p, "/models/")
+	if !found {
+		return "", "", false, false
+	}
+	model, method, found := strings.Cut(rest, ":")
+	switch {
+	case !found || model == "":
+	case method == "generateContent":
+		return APIGemini, model, false, true
+	case method == "streamGenerateContent":
+		return APIGemini, model, true, true
+	}
+	return "", "", false, false
+}
+
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var api API
-	switch {
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
-		api = APIAnthropic
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
-		api = APIOpenAI
-	default:
+	api, model, stream, ok := route(r)
+	if !ok {
 		http.Error(w, "llmtest: unknown endpoint "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 		return
 	}
@@ -180,10 +210,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req *Request
-	if api == APIAnthropic {
+	switch api {
+	case APIAnthropic:
 		req, err = parseAnthropicRequest(body)
-	} else {
+	case APIOpenAI:
 		req, err = parseOpenAIRequest(body)
+	case APIResponses:
+		req, err = parseResponsesRequest(body)
+	case APIGemini:
+		req, err = parseGeminiRequest(body, model, stream)
+		if err == nil && stream && r.URL.Query().Get("alt") != "sse" {
+			err = errors.New("llmtest serves streamGenerateContent only with alt=sse (as the Gemini SDKs ask)")
+		}
 	}
 	if err != nil {
 		writeError(w, api, http.StatusBadRequest, "invalid_request_error", err.Error())
@@ -234,12 +272,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var frames []frame
-	if api == APIAnthropic {
+	switch api {
+	case APIAnthropic:
 		frames = anthropicFrames(rep)
-	} else {
+	case APIOpenAI:
 		frames = openaiFrames(rep, req.IncludeUsage)
+	case APIResponses:
+		frames = responsesFrames(rep)
+	case APIGemini:
+		frames = geminiFrames(rep)
 	}
-	s.stream(w, r, api, frames, step.ChunkDelayMs, fault)
+	s.stream(w, r, api, rep, frames, step.ChunkDelayMs, fault)
 }
 
 // Hold holds every request for step (0 for the first reply, as
@@ -316,8 +359,13 @@ func (s *Server) render(req *Request, c *compiledConv, st Step, seq int) *reply 
 		rep.chunk = 16
 	}
 	prefix, callPrefix := "msg_llmtest_", "toolu_llmtest_"
-	if req.API == APIOpenAI {
+	switch req.API {
+	case APIOpenAI:
 		prefix, callPrefix = "chatcmpl-llmtest-", "call_llmtest_"
+	case APIResponses:
+		prefix, callPrefix = "resp_llmtest_", "call_llmtest_"
+	case APIGemini:
+		prefix, callPrefix = "llmtest-", "llmtest_call_"
 	}
 	rep.id = fmt.Sprintf("%s%d", prefix, seq)
 	out := len(rep.text)
@@ -331,7 +379,7 @@ func (s *Server) render(req *Request, c *compiledConv, st Step, seq int) *reply 
 			input = map[string]any{}
 		}
 		args := mustJSON(input)
-		rep.calls = append(rep.calls, replyCall{id: id, name: tc.Name, args: args})
+		rep.calls = append(rep.calls, replyCall{id: id, name: tc.Name, args: args, scriptedID: tc.ID != ""})
 		out += len(tc.Name) + len(args)
 	}
 	if rep.stop == "" {
@@ -374,11 +422,14 @@ func idSafe(s string) string {
 	}, s)
 }
 
-// requestKey is the API key a request authenticated with (x-api-key, else a
-// bearer token), logged so a test can check which key a client sent; this
-// server is for tests, whose keys are fake.
+// requestKey is the API key a request authenticated with (x-api-key or
+// x-goog-api-key, else a bearer token), logged so a test can check which
+// key a client sent; this server is for tests, whose keys are fake.
 func requestKey(h http.Header) string {
 	if k := h.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	if k := h.Get("X-Goog-Api-Key"); k != "" {
 		return k
 	}
 	return strings.TrimPrefix(h.Get("Authorization"), "Bearer ")

@@ -16,6 +16,12 @@ type API string
 const (
 	APIAnthropic API = "anthropic"
 	APIOpenAI    API = "openai"
+	// APIResponses is the OpenAI Responses API (POST /v1/responses), the
+	// one Codex speaks.
+	APIResponses API = "responses"
+	// APIGemini is the Gemini API's generateContent and
+	// streamGenerateContent, the one Gemini CLI speaks.
+	APIGemini API = "gemini"
 )
 
 // Request is a recorded request, parsed into provider-neutral form.
@@ -25,8 +31,9 @@ type Request struct {
 	System   string
 	Messages []llm.Message
 	Tools    []llm.ToolDef
-	// MaxTokens is max_tokens (Anthropic) or max_completion_tokens /
-	// max_tokens (OpenAI).
+	// MaxTokens is max_tokens (Anthropic), max_completion_tokens /
+	// max_tokens (OpenAI), max_output_tokens (Responses) or
+	// generationConfig.maxOutputTokens (Gemini).
 	MaxTokens int
 	Stream    bool
 	// IncludeUsage is OpenAI's stream_options.include_usage.

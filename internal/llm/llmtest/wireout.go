@@ -20,6 +20,9 @@ type reply struct {
 type replyCall struct {
 	id, name string
 	args     []byte
+	// scriptedID says the script named the id (Gemini replies carry ids
+	// only then).
+	scriptedID bool
 }
 
 // frame is one SSE event. delta marks content deltas, which fault
@@ -175,9 +178,12 @@ func openaiCompletion(r *reply) []byte {
 }
 
 // errorBody renders an error response body in the API's format.
-func errorBody(api API, errType, message string) []byte {
-	if api == APIAnthropic {
+func errorBody(api API, status int, errType, message string) []byte {
+	switch api {
+	case APIAnthropic:
 		return mustJSON(obj{"type": "error", "error": obj{"type": errType, "message": message}})
+	case APIGemini:
+		return geminiErrorBody(status, message)
 	}
 	code := any(nil)
 	if errType == "context_length_exceeded" {

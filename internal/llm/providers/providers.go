@@ -1,8 +1,9 @@
 // Package providers is the composition point of the model layer: it
 // resolves configuration and environment into one llm.Client per tier,
 // each a provider client wrapped in the shared limiter, the retry
-// decorator and pricing. It is the only package that imports both vendor
-// SDK packages; everything else depends on llm.Client.
+// decorator and pricing. It is the only package that imports every
+// provider package (anthropic, openai, responses, gemini); everything
+// else depends on llm.Client.
 package providers
 
 import (
@@ -14,8 +15,10 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/anthropic"
+	"github.com/neuraphage/neuraphage-go/internal/llm/gemini"
 	"github.com/neuraphage/neuraphage-go/internal/llm/limit"
 	"github.com/neuraphage/neuraphage-go/internal/llm/openai"
+	"github.com/neuraphage/neuraphage-go/internal/llm/responses"
 	"github.com/neuraphage/neuraphage-go/internal/llm/retry"
 )
 
@@ -70,7 +73,15 @@ func New(cfg llm.Config, env func(string) string, o Options) (*Set, error) {
 			base, err = anthropic.New(anthropic.Options{BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: target.Model,
 				MaxTokens: pc.MaxOutputTokens, IdleTimeout: idle, HTTPClient: hc})
 		case llm.ProviderOpenAI:
+			if pc.API == llm.APIResponses {
+				base, err = responses.New(responses.Options{BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: target.Model,
+					MaxTokens: pc.MaxOutputTokens, IdleTimeout: idle, HTTPClient: hc})
+				break
+			}
 			base, err = openai.New(openai.Options{BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: target.Model,
+				MaxTokens: pc.MaxOutputTokens, IdleTimeout: idle, HTTPClient: hc})
+		case llm.ProviderGemini:
+			base, err = gemini.New(gemini.Options{BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: target.Model,
 				MaxTokens: pc.MaxOutputTokens, IdleTimeout: idle, HTTPClient: hc})
 		default:
 			err = fmt.Errorf("unknown provider %q", ep.Provider)

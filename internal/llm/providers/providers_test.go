@@ -29,6 +29,7 @@ func TestZeroConfigTiers(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
+		cfg   llm.Config
 		env   func(*llmtest.Server) map[string]string
 		tiers map[llm.Tier]string
 		// cost of 1000 input and 100 output tokens on the worker model
@@ -50,11 +51,28 @@ func TestZeroConfigTiers(t *testing.T) {
 			tiers:      map[llm.Tier]string{llm.TierRouter: "gpt-5-mini", llm.TierWorker: "gpt-5", llm.TierExpert: "gpt-5"},
 			workerCost: (1000*1.25 + 100*10) / 1e6,
 		},
+		{
+			name: "openai responses",
+			cfg:  llm.Config{Providers: llm.ProvidersConfig{OpenAI: llm.ProviderConfig{API: llm.APIResponses}}},
+			env: func(s *llmtest.Server) map[string]string {
+				return map[string]string{"OPENAI_API_KEY": "sk-oa", "OPENAI_BASE_URL": s.OpenAIBaseURL()}
+			},
+			tiers:      map[llm.Tier]string{llm.TierRouter: "gpt-5-mini", llm.TierWorker: "gpt-5", llm.TierExpert: "gpt-5"},
+			workerCost: (1000*1.25 + 100*10) / 1e6,
+		},
+		{
+			name: "gemini",
+			env: func(s *llmtest.Server) map[string]string {
+				return map[string]string{"GEMINI_API_KEY": "gm", "GOOGLE_GEMINI_BASE_URL": s.GeminiBaseURL()}
+			},
+			tiers:      map[llm.Tier]string{llm.TierRouter: "gemini-2.5-flash-lite", llm.TierWorker: "gemini-2.5-flash", llm.TierExpert: "gemini-2.5-pro"},
+			workerCost: (1000*0.30 + 100*2.50) / 1e6,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.NewServer(t, script)
-			set, err := providers.New(llm.Config{}, env(tc.env(srv)), providers.Options{Retry: retry.Options{Sleep: noSleep}})
+			set, err := providers.New(tc.cfg, env(tc.env(srv)), providers.Options{Retry: retry.Options{Sleep: noSleep}})
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
@@ -74,6 +92,9 @@ func TestZeroConfigTiers(t *testing.T) {
 				if resp.Attempts != 2 {
 					t.Errorf("%s took %d attempts, want 2", tier, resp.Attempts)
 				}
+				if api := srv.Requests()[0].API; api != wantAPI[tc.name] {
+					t.Errorf("%s spoke %q, want %q", tier, api, wantAPI[tc.name])
+				}
 				if tier == llm.TierWorker && (resp.CostUSD < tc.workerCost*0.999 || resp.CostUSD > tc.workerCost*1.001) {
 					t.Errorf("worker cost = %v, want %v", resp.CostUSD, tc.workerCost)
 				}
@@ -81,6 +102,9 @@ func TestZeroConfigTiers(t *testing.T) {
 		})
 	}
 }
+
+var wantAPI = map[string]llmtest.API{"anthropic": llmtest.APIAnthropic, "openai": llmtest.APIOpenAI,
+	"openai responses": llmtest.APIResponses, "gemini": llmtest.APIGemini}
 
 func TestNothingConfigured(t *testing.T) {
 	t.Parallel()
