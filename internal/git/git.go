@@ -126,7 +126,7 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 	}
 	for attempt := 0; ; attempt++ {
 		out, err := runOnce(ctx, dir, env, args...)
-		if err == nil || attempt >= lockRetries || !lockBusy(err) {
+		if err == nil || attempt >= lockRetries || !(lockBusy(err) || halfMadeRead(err)) {
 			return out, err
 		}
 		if sequencing(args) && inProgress(ctx, dir) {

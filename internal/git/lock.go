@@ -28,9 +28,11 @@ import (
 //     concurrent add makes it die ("failed to read .../commondir"),
 //     leaving its new branch behind; so may the other commands that read
 //     every worktree's HEAD (checkout, switch and rebase of a branch,
-//     branch, the worktree commands, worktree list included). An add holds
-//     the list alone, those hold it shared (a read-only one holds nothing
-//     else); other commands do not touch it.
+//     branch, the worktree commands). An add holds the list alone, those
+//     hold it shared (a read-only one holds nothing else); `worktree list`
+//     and `worktree remove`, which die before doing anything, are run again
+//     instead, so that a removal deleting a large work tree does not hold
+//     adds up. Other commands do not touch it.
 //   - The commands that rewrite the repository as a whole (fetch, gc,
 //     pack-refs, prune, config and remote writes, worktree
 //     prune/move/repair) hold the repository alone.
@@ -188,8 +190,15 @@ func listUse(args []string) int {
 	cmd, rest := command(args)
 	switch cmd {
 	case "worktree":
-		if ops := operands(rest); len(ops) > 0 && ops[0] == "add" {
+		ops := operands(rest)
+		switch {
+		case len(ops) > 0 && ops[0] == "add":
 			return listAlone
+		case len(ops) > 0 && (ops[0] == "list" || ops[0] == "remove"):
+			// They read the list first and die on a half-made worktree
+			// before doing anything: retried (halfMadeRead) rather than
+			// held up behind adds, a removal for the whole time it deletes.
+			return listNone
 		}
 		return listShared
 	case "branch", "checkout", "switch", "rebase":
@@ -246,6 +255,18 @@ func lockBusy(err error) bool {
 	return strings.Contains(s, ".lock': File exists") ||
 		strings.Contains(s, ".lock': file exists") ||
 		strings.Contains(s, "Another git process seems to be running")
+}
+
+// halfMadeRead reports whether err is git dying on a worktree another
+// process's `git worktree add` has half made ("failed to read
+// .git/worktrees/<name>/commondir"): nothing was done, and a moment later
+// the worktree is whole.
+func halfMadeRead(err error) bool {
+	var gerr *Error
+	if !errors.As(err, &gerr) {
+		return false
+	}
+	return strings.Contains(gerr.Stderr, "failed to read") && strings.Contains(gerr.Stderr, "worktrees")
 }
 
 // exclusive is the weight of the repository lock held alone.

@@ -679,3 +679,54 @@ func TestRepositoryCommandRefusedInsideLocked(t *testing.T) {
 		t.Fatalf("pack-refs inside Locked: %v; want it refused", err)
 	}
 }
+
+// TestWorktreeRemoveAndListBesideAdds: removals and listings run while
+// worktrees are added (not held behind the adds); those that meet a
+// worktree half made by an add are run again, and none fails.
+func TestWorktreeRemoveAndListBesideAdds(t *testing.T) {
+	t.Parallel()
+	dir := repo(t, map[string]string{"a.txt": "a\n"})
+	head := rtHead(t, dir)
+	parent := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const n = 12
+	for i := range n {
+		mustGit(t, dir, "worktree", "add", "-q", "-b", fmt.Sprintf("old%d", i), filepath.Join(parent, fmt.Sprint("old", i)), head)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*n)
+	for i := range n {
+		wg.Go(func() {
+			_, err := git.Run(ctx, dir, "worktree", "add", "-q", "--no-checkout", "-b", fmt.Sprintf("new%d", i), filepath.Join(parent, fmt.Sprint("new", i)), head)
+			errs <- err
+		})
+		wg.Go(func() {
+			_, err := git.Run(ctx, dir, "worktree", "remove", filepath.Join(parent, fmt.Sprint("old", i)))
+			errs <- err
+		})
+		wg.Go(func() {
+			_, err := git.Worktrees(ctx, dir)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	list, err := git.Worktrees(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != n+1 {
+		t.Errorf("%d worktrees, want %d (the new ones and the main one)", len(list), n+1)
+	}
+	for _, wt := range list {
+		if strings.HasPrefix(filepath.Base(wt.Path), "old") {
+			t.Errorf("%s was not removed", wt.Path)
+		}
+	}
+}

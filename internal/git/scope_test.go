@@ -49,8 +49,9 @@ func TestListUse(t *testing.T) {
 		want int
 	}{
 		{[]string{"worktree", "add", "--no-checkout", "-b", "b", "/p", "HEAD"}, listAlone},
-		{[]string{"worktree", "remove", "/p"}, listShared},
-		{[]string{"worktree", "list", "--porcelain", "-z"}, listShared},
+		{[]string{"worktree", "remove", "/p"}, listNone},
+		{[]string{"worktree", "list", "--porcelain", "-z"}, listNone},
+		{[]string{"worktree", "lock", "/p"}, listShared},
 		{[]string{"branch", "--list"}, listShared},
 		{[]string{"rebase", "-q", "main"}, listShared},
 		{[]string{"branch", "-D", "x"}, listShared},
