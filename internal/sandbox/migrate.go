@@ -250,7 +250,9 @@ func migratePacks(from, to string) (int, error) {
 
 // place makes dst hold src's content: a hard link, or a copy written beside
 // dst and linked in where a link cannot be made (across file
-// systems). dst is never replaced: it reports false when dst exists
+// systems). It moves packs, which a task's command cannot make in its
+// directory (it may not make a pack directory there) but a daemon's own
+// git could. dst is never replaced: it reports false when dst exists
 // already. The caller syncs what was placed (syncMoved).
 func place(src, dst string) (bool, error) {
 	err := os.Link(src, dst)

@@ -20,11 +20,13 @@ import (
 // <common>/neuraphage/objects/<id> (GIT_OBJECT_DIRECTORY, set by
 // [Launcher.Wrap], with GIT_ALTERNATE_OBJECT_DIRECTORIES naming the shared
 // object store, so everything stays readable); the shared store, loose
-// objects included, is read-only to the task. While the task lives its
-// directory is listed in the shared store's info/alternates, so every other
-// git process (the daemon's on the task's branch, the user's `git log
-// --all`, `git gc`, `git fsck`) finds the objects its branch points at. Before the directory goes, its
-// objects are moved into the shared store ([ReleaseObjects]).
+// objects included, is read-only to the task. While one of the task's
+// commands runs its directory is listed in the shared store's
+// info/alternates, so every other git process (the daemon's on the task's
+// branch, the user's `git log --all`, `git gc`, `git fsck`) finds the
+// objects its branch points at; when it ends they are moved into the
+// shared store and the line removed (calls.go). Before the directory goes,
+// what is left is moved too ([ReleaseObjects]).
 
 // objectsHome is where the task object directories are, under the common
 // git directory.
@@ -72,15 +74,16 @@ type Moved struct {
 	// Packs counts the packs moved.
 	Packs int
 	// Corrupt lists the loose objects whose content does not match their
-	// name: never moved, dropped with the directory.
+	// name: never moved; SettleObjects removes them, ReleaseObjects drops
+	// them with the directory.
 	Corrupt []string
 }
 
 // ReleaseObjects ends task id's object directory: its objects are moved into
-// the shared store (each hard linked, or copied, and synced), then its line
-// is removed from the shared store's alternates, then the directory is
-// deleted, in that order, so that an interruption between any two steps
-// loses no object and a second call finishes the job. A missing directory
+// the shared store (each copied, checked against its name, and synced),
+// then its line is removed from the shared store's alternates, then the
+// directory is deleted, in that order, so that an interruption between any
+// two steps loses no object and a second call finishes the job. A missing directory
 // only has its line removed.
 func ReleaseObjects(common, id string) (Moved, error) {
 	if !validID(id) {
