@@ -137,7 +137,9 @@ func (e *Engine) Name() string { return Name }
 func (e *Engine) Home(id task.ID) string { return filepath.Join(e.o.StateDir, string(id), "home") }
 
 // ThreadFile holds the id of task id's thread once the CLI started one.
-func (e *Engine) ThreadFile(id task.ID) string { return filepath.Join(e.o.StateDir, string(id), "thread") }
+func (e *Engine) ThreadFile(id task.ID) string {
+	return filepath.Join(e.o.StateDir, string(id), "thread")
+}
 
 // Thread is task id's stored thread id, "" when it has none yet.
 func (e *Engine) Thread(id task.ID) string {
