@@ -17,13 +17,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
-	"github.com/neuraphage/neuraphage-go/internal/testkit/npmcli"
-)
-
-// Package and PinnedVersion are the Codex CLI the tests install.
-const (
-	Package       = "@openai/codex"
-	PinnedVersion = MinVersion
+	"github.com/neuraphage/neuraphage-go/internal/testkit/codexcli"
 )
 
 // e2eScript drives the real CLI. Codex's first user message is its
@@ -70,7 +64,7 @@ func newE2E(t *testing.T) *e2e {
 	if testing.Short() {
 		t.Skip("runs the real Codex CLI")
 	}
-	cli := npmcli.Install(t, Package, PinnedVersion, "codex")
+	cli := codexcli.CLI(t)
 	script, err := llmtest.ParseScript("e2e.yaml", []byte(e2eScript))
 	if err != nil {
 		t.Fatal(err)
@@ -264,5 +258,11 @@ func TestRealRestart(t *testing.T) {
 	}
 	if eng.Thread(tk.ID) != thread {
 		t.Errorf("thread changed from %q to %q", thread, eng.Thread(tk.ID))
+	}
+}
+
+func TestPinnedIsMinVersion(t *testing.T) {
+	if codexcli.PinnedVersion != MinVersion {
+		t.Errorf("tests pin Codex %s, the engine wants %s", codexcli.PinnedVersion, MinVersion)
 	}
 }
