@@ -162,6 +162,9 @@ func (e *Engine) storeThread(id task.ID, thread string) error {
 	return nil
 }
 
+// confined reports whether the task sandbox confines the CLI (Landlock).
+func (e *Engine) confined() bool { return e.o.Launcher != nil && e.o.Launcher.Status.Available() }
+
 // custom reports whether the CLI is pointed at Neuraphage's endpoint.
 func (e *Engine) custom() bool { return e.o.BaseURL != "" || e.o.APIKey != "" }
 
@@ -177,9 +180,14 @@ func (e *Engine) args(path string, t task.Task) []string {
 			"model_providers."+providerName+"={name="+tomlString(providerName)+", base_url="+tomlString(base)+
 				`, wire_api="responses", env_key=`+tomlString(keyEnv)+"}")
 	}
-	if t.Manifest != nil {
+	switch {
+	case e.confined():
+		// The task sandbox confines it; its own sandbox cannot start
+		// inside (sandboxPolicy).
+		a = append(a, "-c", `sandbox_mode="danger-full-access"`, "-c", `approval_policy="never"`)
+	case t.Manifest != nil:
 		a = append(a, lifecycle.Codex{Network: e.o.Network}.Flags(*t.Manifest)...)
-	} else {
+	default:
 		a = append(a, "-c", `sandbox_mode="workspace-write"`, "-c", `approval_policy="never"`)
 	}
 	return append(a, e.o.Args...)

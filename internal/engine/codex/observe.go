@@ -362,8 +362,19 @@ func (ru *run) modelLabel() string {
 
 // sandboxPolicy is the CLI's sandbox for a turn under manifest m (nil
 // when the task has none: the command line's settings hold), as
-// lifecycle.Codex maps it onto the command line.
-func sandboxPolicy(m *task.Manifest, network bool) map[string]any {
+// lifecycle.Codex maps it onto the command line. Inside the task sandbox
+// (external) the CLI's own cannot start (bubblewrap cannot map its user
+// namespace under Landlock: "bwrap: setting up uid map: Permission
+// denied", and the command never runs): the CLI is told that an external
+// sandbox confines it, and the Landlock policy holds it to the manifest.
+func sandboxPolicy(m *task.Manifest, network, external bool) map[string]any {
+	if external {
+		access := "restricted"
+		if network {
+			access = "enabled"
+		}
+		return map[string]any{"type": "externalSandbox", "networkAccess": access}
+	}
 	if m == nil {
 		return nil
 	}

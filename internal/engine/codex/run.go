@@ -353,7 +353,7 @@ func (ru *run) startTurn(ctx context.Context, intro string, injs []inject.Inject
 	ru.turnID, ru.turnDone, ru.turnStatus, ru.turnErr, ru.interrupting = "", false, "", "", false
 	ru.usageTurn = ru.usage
 	params := map[string]any{"threadId": ru.thread, "input": textInput(text)}
-	if sp := sandboxPolicy(ru.latest.Manifest, ru.e.o.Network); sp != nil {
+	if sp := sandboxPolicy(ru.latest.Manifest, ru.e.o.Network, ru.e.confined()); sp != nil {
 		params["sandboxPolicy"] = sp // a manifest widened by recovery holds from this turn on
 	}
 	raw, err := ru.call(ctx, "turn/start", params)
