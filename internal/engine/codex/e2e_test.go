@@ -57,6 +57,7 @@ type e2e struct {
 	cli   string
 	state string
 	dir   string
+	rec   string // where the traffic is recorded, "" when it is not
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -77,10 +78,40 @@ func newE2E(t *testing.T) *e2e {
 	return &e2e{t: t, srv: srv, cli: cli, state: filepath.Join(t.TempDir(), "state"), dir: dir}
 }
 
-// engine is a new engine on the same state: a restarted daemon's.
+// engine is a new engine on the same state: a restarted daemon's. With
+// NEURAPHAGE_RECORD_CODEX=1 the CLI's traffic is recorded (the fake in
+// record mode sits in between) into testdata/<test>-<n>.jsonl, the
+// fixtures of the unit tests.
 func (x *e2e) engine() *Engine {
-	return New(Options{Command: x.cli, StateDir: x.state, BaseURL: x.srv.OpenAIBaseURL(), APIKey: "sk-test-secret-4242",
-		Model: func(task.Task) string { return "gpt-llmtest" }})
+	o := Options{Command: x.cli, StateDir: x.state, BaseURL: x.srv.OpenAIBaseURL(), APIKey: "sk-test-secret-4242",
+		Model: func(task.Task) string { return "gpt-llmtest" }}
+	if os.Getenv("NEURAPHAGE_RECORD_CODEX") == "1" {
+		if x.rec == "" {
+			x.rec = x.t.TempDir()
+			x.t.Setenv("FAKE_CODEX_MODE", "record")
+			x.t.Setenv("FAKE_CODEX_REAL", x.cli)
+			x.t.Setenv("FAKE_CODEX_DIR", x.rec)
+			x.t.Cleanup(x.saveRecordings)
+		}
+		o.Command, o.EnvAllow = os.Args[0], fakeEnv
+	}
+	return New(o)
+}
+
+// saveRecordings copies the recorded traffic into testdata.
+func (x *e2e) saveRecordings() {
+	files, _ := filepath.Glob(filepath.Join(x.rec, "*.jsonl"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			x.t.Error(err)
+			continue
+		}
+		name := strings.ToLower(strings.TrimPrefix(x.t.Name(), "TestReal")) + "-" + filepath.Base(f)
+		if err := os.WriteFile(filepath.Join("testdata", name), b, 0o644); err != nil {
+			x.t.Error(err)
+		}
+	}
 }
 
 func (x *e2e) task(desc string) task.Task {

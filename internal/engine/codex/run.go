@@ -189,6 +189,7 @@ func (ru *run) start(ctx context.Context) engine.Outcome {
 	var res threadResult
 	if id := ru.e.Thread(ru.r.Task.ID); id != "" {
 		params["threadId"] = id
+		params["excludeTurns"] = true // the engine needs none of the history
 		raw, err := ru.call(ctx, "thread/resume", params)
 		if err == nil {
 			err = json.Unmarshal(raw, &res)
@@ -200,6 +201,7 @@ func (ru *run) start(ctx context.Context) engine.Outcome {
 			// starts from the task.
 			ru.log.Warn("the CLI could not resume the task's thread; starting a new one", "thread", id, "err", err)
 			delete(params, "threadId")
+			delete(params, "excludeTurns")
 		case err != nil:
 			return ru.stopOrPause(ctx, err)
 		default:
