@@ -6,12 +6,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
@@ -267,5 +269,54 @@ func TestArgs(t *testing.T) {
 	a = strings.Join(New(Options{}).args("codex", task.Task{ID: "t"}), " ")
 	if strings.Contains(a, "model_provider") {
 		t.Errorf("args %q configure a provider without settings", a)
+	}
+}
+
+func TestUnwrapShell(t *testing.T) {
+	for in, want := range map[string]string{
+		"/bin/bash -lc 'echo hi > made.txt'": "echo hi > made.txt",
+		`bash -lc 'echo '\''it'\'''`:         "echo 'it'",
+		"/bin/bash -lc echo":                 "/bin/bash -lc echo",
+		"/bin/bash -lc 'unterminated":        "/bin/bash -lc 'unterminated",
+		"git status":                         "git status",
+	} {
+		if got := unwrapShell(in); got != want {
+			t.Errorf("unwrapShell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestFakeDeclined: a command Codex declines is a permission denial; the
+// lifecycle's moderate recovery widens the manifest within the policy,
+// stores it, and the next turn runs under it, saying so. (The recording
+// is the completion's with its command marked declined, and a second
+// turn: testdata/declined-crafted.jsonl.)
+func TestFakeDeclined(t *testing.T) {
+	f := newFake(t)
+	rec := &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, MaxEscalations: 3, Recovery: lifecycle.Moderate}}
+	f.eng = New(Options{Command: os.Args[0], StateDir: f.state, EnvAllow: fakeEnv, Recover: rec,
+		Model: func(task.Task) string { return "gpt-llmtest" }})
+	tk := task.Task{ID: "t-6", Description: "make task: create made.txt",
+		Manifest: &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}}
+	h := newFakeHost(tk)
+	o := outcome(t, f.run(context.Background(), "declined-crafted.jsonl", tk, h))
+	if o.Status != engine.Completed {
+		t.Fatalf("outcome = %+v", o)
+	}
+	if !h.has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Command == "echo hi > made.txt" }) {
+		t.Error("no permission denial for the declined command")
+	}
+	if !h.has(event.KindRecoveryAttempt, func(p event.Payload) bool { return p.(event.RecoveryAttempt).Action == string(lifecycle.Retry) }) {
+		t.Error("no recovery attempt")
+	}
+	if m := h.t.Manifest; m == nil || !slices.Contains(m.Commands, "echo") || m.Escalations != 1 {
+		t.Errorf("stored manifest %+v, want echo allowed after one escalation", m)
+	}
+	turns := f.sent("turn/start")
+	if len(turns) != 2 || !strings.Contains(string(turns[1].Params), "try it again") {
+		t.Fatalf("turn/start sent %d times, the second %s", len(turns), turns[len(turns)-1].Params)
+	}
+	if sp, _ := params(t, turns[1])["sandboxPolicy"].(map[string]any); sp["type"] != "workspaceWrite" {
+		t.Errorf("the retry's sandboxPolicy = %v", sp)
 	}
 }

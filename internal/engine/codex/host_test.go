@@ -57,6 +57,10 @@ func (h *fakeHost) Commit(_ context.Context, s engine.Step) (task.Task, error) {
 	for _, d := range s.Delivered {
 		h.queue = slices.DeleteFunc(h.queue, func(q inject.Injection) bool { return q.ID == d.ID })
 	}
+	if s.Manifest != nil {
+		m := *s.Manifest
+		h.t.Manifest = &m
+	}
 	if s.Call != nil {
 		h.t.Usage.CostUSD += s.Call.CostUSD
 		h.t.Usage.InputTokens += s.Call.Usage.InputTokens

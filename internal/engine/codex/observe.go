@@ -126,7 +126,7 @@ func observedCall(it item) (name string, args json.RawMessage, ok bool) {
 	var v any
 	switch it.Type {
 	case "commandExecution":
-		name, v = "bash", map[string]any{"command": it.Command}
+		name, v = "bash", map[string]any{"command": unwrapShell(it.Command)}
 	case "fileChange":
 		paths := make([]string, 0, len(it.Changes))
 		for _, c := range it.Changes {
@@ -143,6 +143,50 @@ func observedCall(it item) (name string, args json.RawMessage, ok bool) {
 	}
 	b, _ := json.Marshal(v) // map keys sorted: canonical
 	return name, b, true
+}
+
+// shells are the wrappers Codex reports its commands in ("/bin/bash -lc
+// 'echo hi'"): the observations carry the command itself, as the model
+// wrote it, so the Watcher and the denial recovery see what ran.
+var shells = []string{"/bin/bash -lc ", "bash -lc ", "/bin/bash -c ", "bash -c ", "/bin/zsh -lc ", "zsh -lc ", "/bin/sh -c ", "sh -c "}
+
+// unwrapShell is cmd without its shell wrapper when it has one whose
+// argument is one single-quoted word.
+func unwrapShell(cmd string) string {
+	for _, sh := range shells {
+		rest, ok := strings.CutPrefix(cmd, sh)
+		if !ok {
+			continue
+		}
+		if w, ok := singleQuoted(rest); ok {
+			return w
+		}
+		return cmd
+	}
+	return cmd
+}
+
+// singleQuoted reads s as one shell word made of single-quoted parts
+// joined by \' (the quoting of 'it'\''s').
+func singleQuoted(s string) (string, bool) {
+	var b strings.Builder
+	for s != "" {
+		switch {
+		case strings.HasPrefix(s, "'"):
+			end := strings.IndexByte(s[1:], '\'')
+			if end < 0 {
+				return "", false
+			}
+			b.WriteString(s[1 : 1+end])
+			s = s[2+end:]
+		case strings.HasPrefix(s, `\'`):
+			b.WriteByte('\'')
+			s = s[2:]
+		default:
+			return "", false
+		}
+	}
+	return b.String(), b.Len() > 0
 }
 
 func (ru *run) itemStarted(ctx context.Context, it item) error {
