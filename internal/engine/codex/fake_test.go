@@ -246,4 +246,3 @@ func splitLines(b []byte) [][]byte {
 	}
 	return out
 }
-

@@ -167,7 +167,7 @@ func unwrapShell(cmd string) string {
 }
 
 // singleQuoted reads s as one shell word made of single-quoted parts
-// joined by \' (the quoting of 'it'\''s').
+// joined by \' (the quoting of 'it'\”s').
 func singleQuoted(s string) (string, bool) {
 	var b strings.Builder
 	for s != "" {
