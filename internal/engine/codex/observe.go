@@ -166,8 +166,9 @@ func unwrapShell(cmd string) string {
 	return cmd
 }
 
-// singleQuoted reads s as one shell word made of single-quoted parts
-// joined by \' (the quoting of 'it'\”s').
+// singleQuoted reads s as one shell word made of single-quoted parts,
+// with an escaped quote (backslash, quote) between two of them standing
+// for a quote.
 func singleQuoted(s string) (string, bool) {
 	var b strings.Builder
 	for s != "" {
