@@ -81,9 +81,9 @@ type Options struct {
 	// Catalogue prices the CLI's usage; nil, or a model it does not
 	// know, records no cost.
 	Catalogue *llm.Catalogue
-	// Recover decides about permission denials (a command the CLI's
-	// sandbox refused); nil only reports them.
-	Recover *lifecycle.Recoverer
+	// Recovery decides about permission denials (a command the CLI
+	// declined); nil: they are observed, nothing is widened.
+	Recovery *lifecycle.Recoverer
 	// Environ is the daemon's environment the CLI's is taken from
 	// (extproc.Environ); nil means os.Environ.
 	Environ func() []string

@@ -294,7 +294,7 @@ func TestUnwrapShell(t *testing.T) {
 func TestFakeDeclined(t *testing.T) {
 	f := newFake(t)
 	rec := &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, MaxEscalations: 3, Recovery: lifecycle.Moderate}}
-	f.eng = New(Options{Command: os.Args[0], StateDir: f.state, EnvAllow: fakeEnv, Recover: rec,
+	f.eng = New(Options{Command: os.Args[0], StateDir: f.state, EnvAllow: fakeEnv, Recovery: rec,
 		Model: func(task.Task) string { return "gpt-llmtest" }})
 	tk := task.Task{ID: "t-6", Description: "make task: create made.txt",
 		Manifest: &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}}
@@ -318,5 +318,33 @@ func TestFakeDeclined(t *testing.T) {
 	}
 	if sp, _ := params(t, turns[1])["sandboxPolicy"].(map[string]any); sp["type"] != "workspaceWrite" {
 		t.Errorf("the retry's sandboxPolicy = %v", sp)
+	}
+}
+
+// TestFakeAskAndAnswer: under the interactive strategy a declined command
+// asks the user and the run waits (agent.needs_input); the user's "allow"
+// widens the manifest before the next run's first turn.
+func TestFakeAskAndAnswer(t *testing.T) {
+	f := newFake(t)
+	rec := &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, Recovery: lifecycle.Interactive}}
+	f.eng = New(Options{Command: os.Args[0], StateDir: f.state, EnvAllow: fakeEnv, Recovery: rec,
+		Model: func(task.Task) string { return "gpt-llmtest" }})
+	tk := task.Task{ID: "t-7", Description: "make task: create made.txt",
+		Manifest: &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}}
+	h := newFakeHost(tk)
+	o := outcome(t, f.run(context.Background(), "declined-crafted.jsonl", tk, h))
+	if o.Status != engine.Waiting || !strings.Contains(o.Reason, "allow") {
+		t.Fatalf("outcome = %+v, want waiting with the question", o)
+	}
+	if !h.has(event.KindNeedsInput, nil) {
+		t.Error("no needs-input observation")
+	}
+	if m := h.t.Manifest; m == nil || m.Pending == nil || slices.Contains(m.Commands, "echo") {
+		t.Fatalf("manifest %+v, want the widening pending, not made", m)
+	}
+	h.inject(inject.Message, "allow", false)
+	got, _, stop := f.eng.answerPending(context.Background(), engine.Run{Task: h.t, Host: h}, 1)
+	if stop || got.Manifest == nil || got.Manifest.Pending != nil || !slices.Contains(got.Manifest.Commands, "echo") {
+		t.Fatalf("after the answer: manifest %+v (stop %v), want echo allowed", got.Manifest, stop)
 	}
 }

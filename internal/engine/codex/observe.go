@@ -308,11 +308,11 @@ func (ru *run) denied(ctx context.Context, it item, c pendingCall) error {
 		tool = "Edit"
 	}
 	d := lifecycle.Denial(ru.turn, tool, c.args, "declined by Codex's sandbox")
-	if ru.e.o.Recover == nil || ru.latest.Manifest == nil {
+	if ru.e.o.Recovery == nil || ru.latest.Manifest == nil {
 		ru.h.Emit(d)
 		return nil
 	}
-	dec := ru.e.o.Recover.Decide(*ru.latest.Manifest, d)
+	dec := ru.e.o.Recovery.Decide(*ru.latest.Manifest, d)
 	m := dec.Manifest
 	step := engine.Step{Turn: ru.turn, Events: append([]event.Payload{d}, dec.Events...), Manifest: &m}
 	if err := ru.commit(ctx, step); err != nil {

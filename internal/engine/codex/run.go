@@ -17,6 +17,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -55,6 +56,11 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 			turns++
 		}
 	}
+	t, out, stop := e.answerPending(ctx, r, turns)
+	if stop {
+		return out
+	}
+	r.Task = t
 	home := e.Home(r.Task.ID)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("making the CLI's CODEX_HOME: %v", err)}
@@ -94,7 +100,7 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		})
 		close(ru.msgs)
 	}()
-	out := ru.start(ctx)
+	out = ru.start(ctx)
 	if out.Status == "" {
 		out = ru.loop(ctx)
 	}
@@ -102,6 +108,48 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	for range ru.msgs { // join the reader
 	}
 	return out
+}
+
+// answerPending applies the user's reply to a widening the task asked
+// them about (the interactive strategy): the reply is the last message
+// from the user waiting for the task; the widening is made or dropped
+// before the run's first turn, whose sandbox follows. The message itself
+// still reaches the agent at the boundary.
+func (e *Engine) answerPending(ctx context.Context, r engine.Run, turn int) (task.Task, engine.Outcome, bool) {
+	m := r.Task.Manifest
+	if m == nil || m.Pending == nil || e.o.Recovery == nil {
+		return r.Task, engine.Outcome{}, false
+	}
+	inbox, err := r.Host.Inbox(ctx)
+	if err != nil {
+		return r.Task, engine.Outcome{Status: engine.Paused, Reason: "codex engine: reading the task's messages: " + err.Error()}, true
+	}
+	reply := ""
+	for _, inj := range inbox {
+		if inj.Kind == inject.Message && inj.Source == inject.FromUser {
+			reply = strings.TrimSpace(inj.Text)
+		}
+	}
+	if reply == "" {
+		return r.Task, engine.Outcome{}, false
+	}
+	widened, _, ev := lifecycle.Answer(*m, reply, e.o.Recovery.Policy)
+	step := engine.Step{Turn: turn, Manifest: &widened}
+	if ev != nil {
+		step.Events = []event.Payload{ev}
+	}
+	t, err := r.Host.Commit(ctx, step)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.Task, engine.Outcome{Status: engine.Stopped}, true
+		}
+		return r.Task, engine.Outcome{Status: engine.Paused, Reason: "codex engine: " + err.Error()}, true
+	}
+	if t.ID == "" {
+		t = r.Task
+		t.Manifest = &widened
+	}
+	return t, engine.Outcome{}, false
 }
 
 // tempDir is the task's temporary directory: the last TMPDIR in env.
@@ -233,8 +281,12 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		if ctx.Err() != nil {
 			return ru.stopped()
 		}
-		if ru.asked != "" {
-			return engine.Outcome{Status: engine.Waiting, Reason: ru.asked, Turn: ru.turn}
+		if q := ru.asked; q != "" {
+			ru.asked = ""
+			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.NeedsInput{Turn: ru.turn, Question: q}}}); err != nil {
+				return ru.stopOrPause(ctx, err)
+			}
+			return engine.Outcome{Status: engine.Waiting, Reason: q, Turn: ru.turn}
 		}
 		out, sent, stop := ru.boundary(ctx, first)
 		if stop {
