@@ -348,3 +348,59 @@ func TestFakeAskAndAnswer(t *testing.T) {
 		t.Fatalf("after the answer: manifest %+v (stop %v), want echo allowed", got.Manifest, stop)
 	}
 }
+
+// TestFakeResumeTakenOnce: after a crash, a message whose delivery marker
+// is in the thread's rollout (the CLI took it; its receipt was lost) is
+// receipted, not sent again.
+func TestFakeResumeTakenOnce(t *testing.T) {
+	f := newFake(t)
+	tk := task.Task{ID: "t-8", Description: "hold task"}
+	thread := recordedThread(t, "pauseresume-2.jsonl")
+	if err := os.MkdirAll(filepath.Join(f.eng.Home(tk.ID), "sessions", "2026"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.eng.storeThread(tk.ID, thread); err != nil {
+		t.Fatal(err)
+	}
+	rollout := filepath.Join(f.eng.Home(tk.ID), "sessions", "2026", "rollout-x-"+thread+".jsonl")
+	if err := os.WriteFile(rollout, []byte(`{"payload":{"text":"note-4242\n\n[neuraphage-delivery:1]"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newFakeHost(tk)
+	id := h.inject(inject.Message, "note-4242", false)
+	o := outcome(t, f.run(context.Background(), "pauseresume-2.jsonl", tk, h))
+	if o.Status != engine.Completed {
+		t.Fatalf("outcome = %+v", o)
+	}
+	if !h.delivered(id) {
+		t.Error("the message the CLI took was not receipted")
+	}
+	for _, m := range f.sent("turn/start") {
+		if strings.Contains(string(m.Params), "note-4242") {
+			t.Errorf("the message was sent again: %s", m.Params)
+		}
+	}
+	if res := f.sent("thread/resume"); len(res) != 1 || params(t, res[0])["threadId"] != thread {
+		t.Errorf("thread/resume sent %v", res)
+	}
+}
+
+// recordedThread is the thread id a recording's thread/resume answered.
+func recordedThread(t *testing.T, fixture string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range splitLines(b) {
+		var r recorded
+		var m msg
+		var res threadResult
+		if json.Unmarshal(line, &r) == nil && r.Dir == "recv" && json.Unmarshal(r.Msg, &m) == nil &&
+			m.Method == "" && json.Unmarshal(m.Result, &res) == nil && res.Thread.ID != "" {
+			return res.Thread.ID
+		}
+	}
+	t.Fatalf("%s answers no thread", fixture)
+	return ""
+}
