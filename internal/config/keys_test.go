@@ -41,10 +41,13 @@ func TestKeys(t *testing.T) {
 		"engines.claude.args",
 		"engines.claude.permission_mode",
 		"engines.claude.allowed_tools",
+		"engines.codex.command",
+		"engines.codex.args",
 		"worktree.root",
 		"worktree.base",
 		"worktree.port_env",
 		"worktree.ignored_skip",
+		"worktree.parallel",
 		// worktree.bootstrap is a list of sections: edited in the file.
 		"merge.auto",
 		"merge.strategy",
