@@ -90,7 +90,9 @@ func (q *Queue) cleanOne(ctx context.Context, c cleanup) {
 	if err != nil {
 		// git no longer knowing the worktree is mended, and the removal
 		// tried once more; any other refusal stands.
-		if ok, rerr := q.wt.RepairBackLink(rctx, c.id); rerr == nil && ok {
+		if ok, rerr := q.wt.RepairBackLink(rctx, c.id); rerr != nil {
+			q.log.Warn("checking a landed worktree's back link", "task_id", c.id, "err", rerr)
+		} else if ok {
 			_, err = q.wt.Remove(rctx, c.id, "its work landed on "+c.target, true)
 		}
 	}

@@ -39,11 +39,8 @@ func (m *Manager) RepairBackLink(ctx context.Context, id task.ID) (bool, error) 
 	if back, err := os.ReadFile(filepath.Join(admin, "gitdir")); err == nil && strings.TrimSpace(string(back)) != "" {
 		return false, nil
 	}
-	err = git.Locked(ctx, w.Repo, func(ctx context.Context) error {
-		_, err := git.Run(ctx, w.Repo, "worktree", "repair", w.Path)
-		return err
-	})
-	if err != nil {
+	// repair takes the repository alone itself.
+	if _, err := git.Run(ctx, w.Repo, "worktree", "repair", w.Path); err != nil {
 		return false, err
 	}
 	m.log.Warn("a worktree's missing back link from git's administrative directory written again", "task_id", id, "path", w.Path, "admin", admin)
