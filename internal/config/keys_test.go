@@ -45,6 +45,7 @@ func TestKeys(t *testing.T) {
 		"worktree.base",
 		"worktree.port_env",
 		"worktree.ignored_skip",
+		"worktree.parallel",
 		// worktree.bootstrap is a list of sections: edited in the file.
 		"merge.auto",
 		"merge.strategy",

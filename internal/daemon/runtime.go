@@ -93,7 +93,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 	w, m := cfg.Worktree, cfg.Merge
 	rt.wt = worktree.New(worktree.Options{Store: st, Logger: log, Config: worktree.Config{
 		Root: w.Root, Base: w.Base, PortEnv: w.PortEnv, AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
-		IgnoredSkip: w.IgnoredSkip,
+		IgnoredSkip: w.IgnoredSkip, Parallel: w.Parallel,
 		Bootstrap: func(repo string) worktree.Bootstrap {
 			b := w.BootstrapFor(repo)
 			return worktree.Bootstrap{Copy: b.Copy, Setup: b.Setup, SetupTimeout: b.SetupTimeout()}
