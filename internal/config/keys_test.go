@@ -41,6 +41,8 @@ func TestKeys(t *testing.T) {
 		"engines.claude.args",
 		"engines.claude.permission_mode",
 		"engines.claude.allowed_tools",
+		"engines.codex.command",
+		"engines.codex.args",
 		"worktree.root",
 		"worktree.base",
 		"worktree.port_env",

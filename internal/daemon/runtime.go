@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/claude"
+	"github.com/neuraphage/neuraphage-go/internal/engine/codex"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
@@ -90,6 +91,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		return nil, err
 	}
 	claudeEng := newClaude(cfg, getenv, set, sb, log)
+	codexEng := newCodex(cfg, getenv, set, providerSet, setErr, sb, log)
 	w, m := cfg.Worktree, cfg.Merge
 	rt.wt = worktree.New(worktree.Options{Store: st, Logger: log, Config: worktree.Config{
 		Root: w.Root, Base: w.Base, PortEnv: w.PortEnv, AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
@@ -142,7 +144,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Commit: rt.wt.Commit,
 	})
 	rt.ex = executor.New(executor.Options{
-		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, claudeEng, rt.wf.Engine()}, Logger: log,
+		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, claudeEng, codexEng, rt.wf.Engine()}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
@@ -279,6 +281,40 @@ func newClaude(cfg config.Config, getenv func(string) string, set *persona.Set, 
 		// Permission denials are recovered from under the user's policy
 		// (sandbox.recovery, docs/lifecycle.md).
 		Recovery: &lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)},
+		Launcher: sb.launcher, Logger: log,
+	})
+}
+
+// newCodex builds the Codex engine. Neuraphage's OpenAI settings
+// (llm.providers.openai: base_url, the key its api_key_env names), else
+// OPENAI_BASE_URL and OPENAI_API_KEY, point the CLI at that endpoint
+// through a custom provider; with none, the CLI keeps its own login. Each
+// task's CODEX_HOME lives under the data directory, beside the tasks'
+// temporary directories.
+func newCodex(cfg config.Config, getenv func(string) string, set *persona.Set, ps *providers.Set, setErr error, sb *taskSandbox, log *slog.Logger) *codex.Engine {
+	c := cfg.Engines.Codex
+	oa := cfg.LLM.Providers.OpenAI
+	base := cmp.Or(oa.BaseURL, strings.TrimSpace(getenv("OPENAI_BASE_URL")))
+	key := strings.TrimSpace(getenv(cmp.Or(oa.APIKeyEnv, "OPENAI_API_KEY")))
+	var cat *llm.Catalogue
+	if setErr == nil && ps != nil {
+		cat = ps.Catalogue()
+	}
+	rec := lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)}
+	return codex.New(codex.Options{
+		Command: c.Command, Args: c.Args,
+		Model: func(t task.Task) string {
+			if t.Model != "" {
+				return t.Model
+			}
+			if p, ok := set.Get(t.Persona); ok {
+				return c.Models[string(p.Tier)]
+			}
+			return ""
+		},
+		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "codex"),
+		BaseURL:  base, APIKey: key, Network: cfg.Sandbox.Network.Allows(),
+		Catalogue: cat, Recovery: &rec,
 		Launcher: sb.launcher, Logger: log,
 	})
 }
