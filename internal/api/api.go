@@ -213,6 +213,8 @@ const (
 	CostByDay   = "day"   // UTC date, YYYY-MM-DD
 	CostByTask  = "task"  // task ID
 	CostByModel = "model" // provider/model
+	// CostByWatcher groups watcher sessions' evaluations by session ID.
+	CostByWatcher = "watcher"
 )
 
 // CostQuery selects a cost report: the query of GET /v1/cost.
