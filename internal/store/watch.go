@@ -34,8 +34,10 @@ type WatchTarget struct {
 type WatchSession struct {
 	// ID is the session's short id ("w-3f9a1c").
 	ID string `json:"id"`
-	// Name is how the session names itself to the task it watches.
+	// Name is the session's unique handle ("security", "security-2").
 	Name string `json:"name"`
+	// Title is how it names itself to the task ("Security Reviewer").
+	Title string `json:"title"`
 	// Role is the built-in or personas.yaml role it was made from ("" for
 	// a brief of the user's own).
 	Role  string `json:"role,omitempty"`

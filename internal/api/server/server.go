@@ -100,6 +100,8 @@ type Config struct {
 	// Knowledge serves /v1/knowledge and /v1/sync/messages; nil answers
 	// them 503.
 	Knowledge Knowledge
+	// Watchers serves /v1/watchers; nil answers them 503.
+	Watchers Watchers
 	// Personas serves escalations; nil answers them unavailable.
 	Personas Personas
 	Daemon   Daemon
@@ -157,6 +159,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/knowledge/{id}", s.knowledge(s.getLearning))
 	s.mux.HandleFunc("DELETE /v1/knowledge/{id}", s.knowledge(s.forgetLearning))
 	s.mux.HandleFunc("GET /v1/sync/messages", s.knowledge(s.syncMessages))
+	s.routeWatchers()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})
