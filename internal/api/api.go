@@ -121,6 +121,9 @@ type CreateTaskRequest struct {
 	NoStart  bool   `json:"no_start,omitempty"`
 	// NoSupervision keeps the Watcher away from the task.
 	NoSupervision bool `json:"no_supervision,omitempty"`
+	// Watch attaches a watcher session of each of these roles to the task
+	// (`watch add TASK --role R`), checked before the task is created.
+	Watch []string `json:"watch,omitempty"`
 	// Workflow makes a workflow task whose phases run as child tasks
 	// (docs/personas.md).
 	Workflow []task.Phase `json:"workflow,omitempty"`

@@ -196,14 +196,10 @@ func (s *Service) Add(ctx context.Context, sp Spec) (store.WatchSession, error) 
 	case sp.Role != "" && sp.Brief != "":
 		return ws, &task.InvalidError{Field: "brief", Msg: "give a role or a brief, not both"}
 	case sp.Role != "":
-		r, ok := s.o.Roles.WatcherRole(sp.Role)
-		if !ok {
-			var keys []string
-			for _, r := range s.o.Roles.WatcherRoles() {
-				keys = append(keys, r.Key)
-			}
-			return ws, &task.InvalidError{Field: "role", Msg: fmt.Sprintf("%q is not a watcher role; want one of %s (or add it to personas.yaml under watchers:)", sp.Role, strings.Join(keys, ", "))}
+		if err := s.CheckRole(sp.Role); err != nil {
+			return ws, err
 		}
+		r, _ := s.o.Roles.WatcherRole(sp.Role)
 		ws.Role, ws.Title, ws.Brief, ws.Authority, ws.Tier = r.Key, r.Name, r.Brief, r.Authority, r.Tier
 	case strings.TrimSpace(sp.Brief) != "":
 		ws.Brief, ws.Title = strings.TrimSpace(sp.Brief), "Watcher"
@@ -294,6 +290,18 @@ func (s *Service) newID() (string, error) {
 
 func (s *Service) sessionEvent(ws store.WatchSession, action string, now time.Time) event.Event {
 	return event.New(now, ws.Target.TaskID, event.WatchSession{Session: ws.ID, Name: ws.Name, Action: action, Status: string(ws.Status), Reason: ws.Reason})
+}
+
+// CheckRole refuses a role that is not an enabled watcher role.
+func (s *Service) CheckRole(role string) error {
+	if _, ok := s.o.Roles.WatcherRole(role); ok {
+		return nil
+	}
+	var keys []string
+	for _, r := range s.o.Roles.WatcherRoles() {
+		keys = append(keys, r.Key)
+	}
+	return &task.InvalidError{Field: "role", Msg: fmt.Sprintf("%q is not a watcher role; want one of %s (or add it to personas.yaml under watchers:)", role, strings.Join(keys, ", "))}
 }
 
 // List returns every session, oldest first.

@@ -209,6 +209,9 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 	if req.Priority != nil {
 		prio = *req.Priority
 	}
+	if !s.checkWatchRoles(w, r, req.Watch) {
+		return
+	}
 	t, err := s.cfg.Tasks.Create(r.Context(), task.Spec{
 		Description: req.Description, Context: req.Context, Tags: req.Tags, Priority: prio,
 		ParentID: task.ID(req.ParentID), Persona: req.Persona, Engine: req.Engine, Model: req.Model,
@@ -217,6 +220,9 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if !s.attachWatchers(w, r, t.ID, req.Watch) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, t)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -21,6 +22,9 @@ type Watchers interface {
 	Pause(ctx context.Context, ref, reason string) (store.WatchSession, error)
 	Resume(ctx context.Context, ref string) (store.WatchSession, error)
 	Remove(ctx context.Context, ref string) (store.WatchSession, error)
+	// CheckRole refuses a role that is not a watcher role
+	// (*task.InvalidError).
+	CheckRole(role string) error
 }
 
 var _ Watchers = (*watchers.Service)(nil)
@@ -136,4 +140,35 @@ func wireWatch(ws store.WatchSession) api.WatchSession {
 		Target: api.WatchTarget{Task: ws.Target.TaskID, Tags: ws.Target.Tags, All: ws.Target.All}, Status: string(ws.Status), Reason: ws.Reason,
 		BudgetUSD: ws.BudgetUSD, SpentUSD: ws.SpentUSD, Evaluations: ws.Evaluations, Interjections: ws.Interjections,
 		CreatedAt: ws.CreatedAt, UpdatedAt: ws.UpdatedAt}
+}
+
+// checkWatchRoles checks the roles of a create request's --watch before
+// the task is created; false means it answered.
+func (s *Server) checkWatchRoles(w http.ResponseWriter, r *http.Request, roles []string) bool {
+	if len(roles) == 0 {
+		return true
+	}
+	if s.cfg.Watchers == nil {
+		writeJSON(w, http.StatusServiceUnavailable, api.Error{Code: api.CodeUnavailable, Message: "watcher sessions are not served by this daemon"})
+		return false
+	}
+	for _, role := range roles {
+		if err := s.cfg.Watchers.CheckRole(role); err != nil {
+			s.fail(w, r, err)
+			return false
+		}
+	}
+	return true
+}
+
+// attachWatchers adds a session of each role to the new task; false means
+// it answered (an error: the task exists, the message says so).
+func (s *Server) attachWatchers(w http.ResponseWriter, r *http.Request, id task.ID, roles []string) bool {
+	for _, role := range roles {
+		if _, err := s.cfg.Watchers.Add(r.Context(), watchers.Spec{Task: string(id), Role: role}); err != nil {
+			s.fail(w, r, fmt.Errorf("task %s was created, but attaching the %s watcher: %w", id, role, err))
+			return false
+		}
+	}
+	return true
 }
