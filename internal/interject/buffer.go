@@ -27,7 +27,8 @@ const (
 	None Breakpoint = iota
 	// TurnEnd: the task's turn ended.
 	TurnEnd
-	// FilesChanged: a tool result after which files changed.
+	// FilesChanged: a tool result changed files (its file.changed events
+	// follow it).
 	FilesChanged
 )
 
@@ -48,7 +49,6 @@ type Buffer struct {
 	lines   []string
 	size    int
 	dropped int
-	changed bool // files changed since the last tool result
 }
 
 // Add records what e shows of the task's activity and says whether it is
@@ -82,13 +82,11 @@ func (b *Buffer) Add(e event.Event) (kept bool, bp Breakpoint) {
 			text += "\n…\n" + p.Tail
 		}
 		b.push(fmt.Sprintf("[ToolResult]: %s (%s): %s", p.Name, status, clip(text, maxResult)))
-		if b.changed {
-			b.changed = false
-			return true, FilesChanged
-		}
 	case event.FileChanged:
-		b.changed = true
+		// A tool's file changes follow its result: the result changed
+		// files.
 		b.push(fmt.Sprintf("[FileChanged]: %s %s", p.Op, p.Path))
+		return true, FilesChanged
 	case event.TurnEnded:
 		return len(b.lines) > 0, TurnEnd
 	case event.NeedsInput:
@@ -125,6 +123,6 @@ func (b *Buffer) Take() (string, int) {
 	}
 	s.WriteString(strings.Join(b.lines, "\n\n"))
 	n := len(b.lines)
-	*b = Buffer{changed: b.changed}
+	*b = Buffer{}
 	return s.String(), n
 }

@@ -48,8 +48,8 @@ func TestBufferBreakpointsAndTruncation(t *testing.T) {
 		{event.Usage{InputTokens: 5}, false, None},
 		{event.Text{Text: "I'll write it."}, true, None},
 		{event.ToolCall{Name: "write_file", Args: json.RawMessage(`{"path":"auth.go"}`)}, true, None},
-		{event.FileChanged{Path: "auth.go", Op: "created"}, true, None},
-		{event.ToolResult{Name: "write_file", Preview: "wrote auth.go"}, true, FilesChanged},
+		{event.ToolResult{Name: "write_file", Preview: "wrote auth.go"}, true, None},
+		{event.FileChanged{Path: "auth.go", Op: "created"}, true, FilesChanged},
 		{event.ToolResult{Name: "read_file", Preview: "x"}, true, None},
 		{event.TurnEnded{Turn: 1}, true, TurnEnd},
 	}

@@ -38,6 +38,10 @@ type loop struct {
 	next  time.Time // when the timer fires; zero: stopped
 	// ctx is the loop's: evaluations run under it and end with it.
 	ctx context.Context
+	// ready holds the sessions with due activity to start once the feed
+	// has no more events waiting: a burst (a tool's result and its file
+	// changes, several tasks' turn ends) is evaluated together.
+	ready map[*session]bool
 }
 
 type sentInfo struct {
@@ -74,8 +78,11 @@ func (s *Service) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
+	// Handled before Run: the runtime's position, owned by the loop
+	// goroutine, which has not started.
+	s.rt.Handled(event.Event{ID: s.o.After})
 	return s.rt.Run(ctx, func(ctx context.Context) {
-		l := &loop{s: s, sessions: map[string]*session{}, tasks: map[task.ID]*taskInfo{}, sent: map[int64]sentInfo{}, ctx: ctx}
+		l := &loop{s: s, sessions: map[string]*session{}, tasks: map[task.ID]*taskInfo{}, sent: map[int64]sentInfo{}, ctx: ctx, ready: map[*session]bool{}}
 		l.run(ctx)
 	})
 }
@@ -95,7 +102,7 @@ func (l *loop) run(ctx context.Context) {
 	}
 	for _, ws := range all {
 		if ws.Status == store.WatchActive {
-			l.activate(ctx, ws, false)
+			l.activate(ctx, ws, 0)
 		}
 	}
 	for {
@@ -108,6 +115,9 @@ func (l *loop) run(ctx context.Context) {
 			}
 			l.s.rt.Safely(func() { l.handle(ctx, e) }, "a watcher session's handler panicked", "kind", e.Kind)
 			l.s.rt.Handled(e)
+			if len(feed) == 0 {
+				l.flush()
+			}
 		case back := <-l.s.rt.Results():
 			l.s.rt.Safely(func() { back(ctx) }, "a watcher session's evaluation result panicked")
 		case <-l.timer.C:
@@ -121,7 +131,11 @@ func (l *loop) run(ctx context.Context) {
 func (l *loop) handle(ctx context.Context, e event.Event) {
 	switch p := e.Payload.(type) {
 	case event.WatchSession:
-		l.reload(ctx, p.Session, p.Action == "added")
+		seedBefore := int64(0)
+		if p.Action == "added" {
+			seedBefore = e.ID
+		}
+		l.reload(ctx, p.Session, seedBefore)
 		return
 	case event.TaskCreated:
 		l.tasks[e.TaskID] = &taskInfo{tags: p.Tags, desc: p.Description}
@@ -167,8 +181,8 @@ func (l *loop) observe(ss *session, e event.Event, now time.Time) {
 	l.wake(w.first.Add(l.s.o.Config.Settle), now)
 }
 
-// due puts the task's activity in the session's queue and starts an
-// evaluation if the session may.
+// due puts the task's activity in the session's queue; flush starts it
+// once the feed has no event waiting.
 func (l *loop) due(ss *session, id task.ID, w *watch, now time.Time) {
 	if w.due {
 		l.s.count(func(st *Stats) { st.Coalesced++ })
@@ -176,7 +190,19 @@ func (l *loop) due(ss *session, id task.ID, w *watch, now time.Time) {
 		w.due, w.bpAt = true, now
 		ss.queue = append(ss.queue, id)
 	}
-	l.start(ss, now)
+	l.ready[ss] = true
+}
+
+// flush starts the evaluations that became due.
+func (l *loop) flush() {
+	if len(l.ready) == 0 {
+		return
+	}
+	now := time.Now()
+	for ss := range l.ready {
+		l.start(ss, now)
+	}
+	clear(l.ready)
 }
 
 // start starts the session's next evaluation when none is in flight and
@@ -287,7 +313,7 @@ func (l *loop) info(ctx context.Context, id task.ID) *taskInfo {
 }
 
 // reload takes a session's change from the store.
-func (l *loop) reload(ctx context.Context, id string, added bool) {
+func (l *loop) reload(ctx context.Context, id string, seedBefore int64) {
 	ws, err := l.s.o.Sessions.GetWatchSession(ctx, id)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
@@ -311,14 +337,16 @@ func (l *loop) reload(ctx context.Context, id string, added bool) {
 		ss.ws = ws
 		return
 	}
-	l.activate(ctx, ws, added)
+	l.activate(ctx, ws, seedBefore)
 }
 
-// activate starts following an active session. A session on one task
-// starts with the task's activity so far (bounded), so that one added
-// after the task began, or attached as the task was created, misses
-// nothing before its first evaluation.
-func (l *loop) activate(ctx context.Context, ws store.WatchSession, seed bool) {
+// activate starts following an active session. A session just added on
+// one task (seedBefore: the ID of the event that added it) starts with the
+// task's activity logged before that event (recent and bounded; what came
+// after arrives on the feed), so that one added after the task began, or
+// attached as the task was created, misses nothing before its first
+// evaluation.
+func (l *loop) activate(ctx context.Context, ws store.WatchSession, seedBefore int64) {
 	ss := &session{ws: ws, watches: map[task.ID]*watch{}}
 	l.sessions[ws.ID] = ss
 	id := ws.Target.TaskID
@@ -329,7 +357,7 @@ func (l *loop) activate(ctx context.Context, ws store.WatchSession, seed bool) {
 		l.endSession(ctx, ss, "task "+string(id)+" had finished")
 		return
 	}
-	if !seed {
+	if seedBefore <= 0 {
 		return
 	}
 	evs, err := l.s.o.Store.ReadEvents(ctx, event.Query{Filter: event.Filter{TaskID: id, Kinds: kinds}, Since: time.Now().Add(-seedWindow), Limit: seedEvents})
@@ -337,16 +365,12 @@ func (l *loop) activate(ctx context.Context, ws store.WatchSession, seed bool) {
 		l.s.log.Warn("reading a watched task's activity", "task_id", id, "err", err)
 		return
 	}
-	w := &watch{}
-	ss.watches[id] = w
 	now := time.Now()
 	for _, e := range evs {
-		if kept, _ := w.buf.Add(e); kept && w.first.IsZero() {
-			w.first = now
+		if e.ID >= seedBefore {
+			break
 		}
-	}
-	if w.buf.Len() > 0 {
-		l.wake(w.first.Add(l.s.o.Config.Settle), now)
+		l.observe(ss, e, now)
 	}
 }
 

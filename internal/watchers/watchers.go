@@ -91,6 +91,10 @@ type Options struct {
 	// Roles are the watcher roles (built-in and personas.yaml).
 	Roles  *persona.Set
 	Logger *slog.Logger
+	// After is the event log's last ID when the daemon started, before it
+	// served anything: the loop's first feed starts after it, so that
+	// nothing a client did before the loop began is missed (0: live).
+	After int64
 	// Now and Rand are the clock of records and the source of session ids
 	// (time.Now and crypto/rand.Reader when nil).
 	Now  func() time.Time
