@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
@@ -11,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // watchScript: a task writes a login query; a security watcher interjects
@@ -70,20 +72,56 @@ func startWatch(t *testing.T) *modelDaemon {
 	})
 }
 
+// finish waits for the task to finish, showing the log when it does not.
+func (d *modelDaemon) finish(t *testing.T, id task.ID) task.Task {
+	t.Helper()
+	deadline := time.Now().Add(150 * time.Second)
+	for {
+		det, err := d.client.GetTask(context.Background(), string(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if det.Task.Status.Terminal() {
+			return det.Task
+		}
+		if time.Now().After(deadline) {
+			d.dump(t)
+			t.Fatalf("task %s never finished: %s (%s)", id, det.Task.Status, det.Task.CloseReason)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// dump logs the event log, for a failure's diagnosis.
+func (d *modelDaemon) dump(t *testing.T) {
+	evs, _ := d.client.Events(context.Background(), event.Query{})
+	for _, e := range evs {
+		if e.Kind != event.KindTextDelta {
+			b, _ := e.MarshalJSON()
+			t.Logf("%s", words.Clip(string(b), 400))
+		}
+	}
+	for _, r := range d.model.Requests() {
+		t.Logf("request: %s step %d", r.Conversation, r.Step)
+	}
+}
+
 // waitEvent waits for an event of kind about the task that passes ok.
 func (d *modelDaemon) waitEvent(t *testing.T, id task.ID, kind event.Kind, ok func(event.Event) bool) event.Event {
 	t.Helper()
-	var found event.Event
-	testkit.WaitFor(t, string(kind)+" of "+string(id), func() bool {
+	deadline := time.Now().Add(testkit.WaitLimit)
+	for {
 		for _, e := range d.events(t, id, kind) {
 			if ok == nil || ok(e) {
-				found = e
-				return true
+				return e
 			}
 		}
-		return false
-	})
-	return found
+		if time.Now().After(deadline) {
+			d.dump(t)
+			t.Fatalf("timed out waiting for %s of %s", kind, id)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // holdVerdictUntilTurnInFlight holds the security watcher's verdict; the
@@ -112,7 +150,7 @@ func TestWatcherInterjectsUrgentlyOnSQLInjection(t *testing.T) {
 	release := d.holdVerdictUntilTurnInFlight(t)
 	tk := d.create(t, api.CreateTaskRequest{Description: "write the login handler", Persona: "junior", Watch: []string{"security"}})
 	release()
-	done := d.wait(t, tk.ID, "finished", func(t task.Task) bool { return t.Status.Terminal() })
+	done := d.finish(t, tk.ID)
 	if done.Status != task.Completed {
 		t.Fatalf("status %s (%s), want completed", done.Status, done.CloseReason)
 	}
@@ -193,7 +231,7 @@ func TestWatcherContinuesOnBenignChangeAndPeerWaitsForBoundary(t *testing.T) {
 		return p.Session == peer.ID && p.InjectionID != 0 && !p.Urgent
 	})
 	release()
-	done := d.wait(t, tk.ID, "finished", func(t task.Task) bool { return t.Status.Terminal() })
+	done := d.finish(t, tk.ID)
 	if done.Status != task.Completed {
 		t.Fatalf("status %s (%s)", done.Status, done.CloseReason)
 	}
@@ -245,7 +283,7 @@ func TestWatcherOnTagsPicksUpLaterTask(t *testing.T) {
 	if ij.Session != ws.ID || !ij.Urgent {
 		t.Errorf("interjection %+v, want the tag session's, urgent", ij)
 	}
-	d.wait(t, tk.ID, "finished", func(t task.Task) bool { return t.Status.Terminal() })
+	d.finish(t, tk.ID)
 	got, err := d.client.Watcher(ctx, ws.ID)
 	if err != nil || got.Status != "active" {
 		t.Errorf("a tag session after its task finished: %+v, %v; want still active", got, err)

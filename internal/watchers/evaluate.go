@@ -31,7 +31,6 @@ type outcome struct {
 	task        task.ID
 	costUSD     float64
 	injectionID int64
-	queued      time.Time
 }
 
 // maxShown bounds the content and notes events carry.
@@ -72,7 +71,7 @@ func (s *Service) evaluate(ctx context.Context, j job) outcome {
 		inj, err := s.interject(ctx, j, reply)
 		switch {
 		case err == nil:
-			e.InjectionID, out.injectionID, out.queued = inj.ID, inj.ID, time.Now()
+			e.InjectionID, out.injectionID = inj.ID, inj.ID
 		case isFinished(err):
 			e.Undelivered = "task finished: " + err.Error()
 			s.log.Info("a watcher session's interjection found its task finished; nothing sent", "session", j.ws.Name, "task_id", j.task)
@@ -152,9 +151,6 @@ func isFinished(err error) bool {
 // interjection is remembered for its receipt.
 func (l *loop) evaluated(o outcome) func(context.Context) {
 	return func(ctx context.Context) {
-		if o.injectionID != 0 {
-			l.sent[o.injectionID] = sentInfo{session: o.session, queued: o.queued}
-		}
 		ss := l.sessions[o.session]
 		if ss == nil {
 			return

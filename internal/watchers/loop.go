@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/interject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -18,6 +20,9 @@ var kinds = []string{
 	string(event.KindText), string(event.KindToolCall), string(event.KindToolResult), string(event.KindFileChanged),
 	string(event.KindTurnEnded), string(event.KindNeedsInput), string(event.KindCompleted), string(event.KindDelivered),
 }
+
+// sessionSource is how the source of a session's interjection starts.
+var sessionSource = string(inject.FromSession(""))
 
 // seedEvents bounds the task's past activity a session on one task starts
 // with (it may be added after the task began).
@@ -31,8 +36,9 @@ type loop struct {
 	s        *Service
 	sessions map[string]*session
 	tasks    map[task.ID]*taskInfo
-	// sent maps an interjection's injection id to its session, for the
-	// delivery receipt.
+	// sent maps an interjection's injection id to its session, from its
+	// task.message event to its delivery receipt (entries of tasks that
+	// end first go with the task).
 	sent  map[int64]sentInfo
 	timer *time.Timer
 	next  time.Time // when the timer fires; zero: stopped
@@ -46,6 +52,7 @@ type loop struct {
 
 type sentInfo struct {
 	session string
+	task    task.ID
 	queued  time.Time
 }
 
@@ -147,6 +154,12 @@ func (l *loop) handle(ctx context.Context, e event.Event) {
 		return
 	case event.Delivered:
 		l.delivered(ctx, e, p)
+	case event.TaskMessage:
+		// A session's interjection entered the queue: remember it for its
+		// receipt (the log orders this before the delivery).
+		if sid, ok := strings.CutPrefix(p.Source, sessionSource); ok && p.Kind == string(inject.Interjection) {
+			l.sent[p.InjectionID] = sentInfo{session: sid, task: e.TaskID, queued: e.Time}
+		}
 	}
 	if e.TaskID == "" {
 		return
@@ -381,6 +394,11 @@ func (l *loop) ended(ctx context.Context, id task.ID, st task.Status) {
 		info.ended = true
 	} else {
 		l.tasks[id] = &taskInfo{ended: true}
+	}
+	for inj, si := range l.sent {
+		if si.task == id {
+			delete(l.sent, inj)
+		}
 	}
 	for _, ss := range l.sessions {
 		delete(ss.watches, id)
