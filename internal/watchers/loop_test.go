@@ -86,8 +86,9 @@ func TestSettleTimer(t *testing.T) {
 	})
 }
 
-// A session has one evaluation in flight; breakpoints meanwhile coalesce
-// into one next evaluation, which waits for the rate limit.
+// A session has one evaluation in flight: breakpoints meanwhile coalesce
+// into one next evaluation. And evaluations start at least the rate limit
+// apart.
 func TestOneInFlightAndRateLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld()
@@ -96,37 +97,48 @@ func TestOneInFlightAndRateLimit(t *testing.T) {
 		s, stop := run(t, w)
 		defer stop()
 		add(t, s, Spec{Task: "t-1", Role: "security"})
+		ncalls := func() int { c, _, _, _ := w.snapshot(); return len(c) }
 		write(w, "t-1", "one")
 		synctest.Wait()
-		if calls, _, _, _ := w.snapshot(); len(calls) != 1 {
-			t.Fatalf("%d calls after a file change, want 1", len(calls))
+		if n := ncalls(); n != 1 {
+			t.Fatalf("%d calls after a file change, want 1", n)
 		}
+		// Past the rate limit, still in flight: nothing more starts.
+		time.Sleep(interval + time.Second)
 		write(w, "t-1", "two")
 		w.emit("t-1", event.TurnEnded{Turn: 1})
 		write(w, "t-1", "three")
 		synctest.Wait()
-		if calls, _, _, _ := w.snapshot(); len(calls) != 1 {
-			t.Fatalf("%d calls while one is in flight, want 1", len(calls))
+		if n := ncalls(); n != 1 {
+			t.Fatalf("%d calls while one is in flight, want 1", n)
 		}
 		w.gate <- struct{}{}
 		synctest.Wait()
-		time.Sleep(interval - time.Second)
-		synctest.Wait()
-		if calls, _, _, _ := w.snapshot(); len(calls) != 1 {
-			t.Fatalf("%d calls within the rate limit, want 1", len(calls))
-		}
-		time.Sleep(time.Second)
-		synctest.Wait()
 		calls, _, _, maxIn := w.snapshot()
 		if len(calls) != 2 || maxIn != 1 {
-			t.Fatalf("%d calls (at most %d at once), want the coalesced second", len(calls), maxIn)
+			t.Fatalf("%d calls (at most %d at once), want the coalesced second at once", len(calls), maxIn)
 		}
 		if !strings.Contains(calls[1], "two") || !strings.Contains(calls[1], "three") || strings.Contains(calls[1], `\"one\"`) {
 			t.Errorf("the second evaluation weighs:\n%s", calls[1])
 		}
+		// The second started just now: a breakpoint right after it ends
+		// waits for the rate limit.
+		w.gate <- struct{}{}
+		write(w, "t-1", "four")
+		synctest.Wait()
+		time.Sleep(interval - time.Second)
+		synctest.Wait()
+		if n := ncalls(); n != 2 {
+			t.Fatalf("%d calls within the rate limit, want 2", n)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := ncalls(); n != 3 {
+			t.Fatalf("%d calls once the rate allows, want 3", n)
+		}
 		w.gate <- struct{}{}
 		synctest.Wait()
-		if st := s.Stats(); st.Evaluations != 2 || st.Coalesced == 0 {
+		if st := s.Stats(); st.Evaluations != 3 || st.Coalesced == 0 {
 			t.Errorf("stats %+v", st)
 		}
 	})
