@@ -34,6 +34,13 @@ type world struct {
 	gate   chan struct{} // when set, each model call waits for a receive
 	inCall int
 	maxIn  int
+	// injected, when set, is told of each injection (benchmarks).
+	injected chan struct{}
+	// evaluated, when set, is told of each evaluation recorded.
+	evaluated chan struct{}
+	// lean keeps no log, prompts or evaluations (benchmarks measure the
+	// service's memory, not the fakes').
+	lean bool
 }
 
 func newWorld() *world {
@@ -46,7 +53,9 @@ func (w *world) publishLocked(evs ...event.Event) []event.Event {
 	for i := range evs {
 		w.last++
 		evs[i].ID = w.last
-		w.log = append(w.log, evs[i])
+		if !w.lean {
+			w.log = append(w.log, evs[i])
+		}
 	}
 	w.bus.Publish(evs...)
 	return evs
@@ -168,11 +177,17 @@ func (w *world) RecordEvaluation(_ context.Context, e store.WatchEvaluation, rec
 		return e, nil, store.ErrNotFound
 	}
 	e.ID = int64(len(w.evals) + 1)
-	w.evals = append(w.evals, e)
+	if !w.lean {
+		w.evals = append(w.evals, e)
+	}
 	ws.SpentUSD += e.CostUSD
 	ws.Evaluations++
 	w.wss[ws.ID] = ws
-	return e, w.publishLocked(record(e)...), nil
+	evs := w.publishLocked(record(e)...)
+	if w.evaluated != nil {
+		w.evaluated <- struct{}{}
+	}
+	return e, evs, nil
 }
 
 func (w *world) WatchEvaluations(_ context.Context, q store.WatchQuery) ([]store.WatchEvaluation, error) {
@@ -196,6 +211,9 @@ func (w *world) Inject(_ context.Context, inj inject.Injection) (inject.Injectio
 	inj.ID = int64(len(w.injs) + 1)
 	w.injs = append(w.injs, inj)
 	w.publishLocked(event.New(time.Now(), inj.TaskID, event.TaskMessage{InjectionID: inj.ID, Source: string(inj.Source), Kind: string(inj.Kind), Text: inj.Text, Urgent: inj.Urgent}))
+	if w.injected != nil {
+		w.injected <- struct{}{}
+	}
 	return inj, nil
 }
 
@@ -212,7 +230,9 @@ func (w *world) Resolve(_ context.Context, ref string) (task.ID, error) {
 func (w *world) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	prompt := req.Messages[0].Text()
 	w.mu.Lock()
-	w.calls = append(w.calls, prompt)
+	if !w.lean {
+		w.calls = append(w.calls, prompt)
+	}
 	w.inCall++
 	w.maxIn = max(w.maxIn, w.inCall)
 	gate, reply, cost := w.gate, w.reply, w.cost

@@ -256,20 +256,29 @@ func (s *Service) Add(ctx context.Context, sp Spec) (store.WatchSession, error) 
 	if base == "" {
 		base = "watcher"
 	}
+	// The name is the base, or base-N with the least N free; the store
+	// refuses a name taken meanwhile, and the next try looks again.
 	for attempt := 0; ; attempt++ {
-		id, err := s.newID()
+		all, err := s.o.Sessions.ListWatchSessions(ctx)
 		if err != nil {
 			return ws, err
 		}
-		ws.ID, ws.Name = id, base
-		if attempt > 0 {
-			ws.Name = fmt.Sprintf("%s-%d", base, attempt+1)
+		taken := make(map[string]bool, len(all))
+		for _, x := range all {
+			taken[x.Name] = true
+		}
+		ws.Name = base
+		for n := 2; taken[ws.Name]; n++ {
+			ws.Name = fmt.Sprintf("%s-%d", base, n)
+		}
+		if ws.ID, err = s.newID(); err != nil {
+			return ws, err
 		}
 		_, err = s.o.Sessions.CreateWatchSession(ctx, ws, s.sessionEvent(ws, "added", now))
 		if err == nil {
 			return ws, nil
 		}
-		if !errors.Is(err, store.ErrExists) || attempt > 50 {
+		if !errors.Is(err, store.ErrExists) || attempt >= 10 {
 			return ws, err
 		}
 	}
