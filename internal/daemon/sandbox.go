@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -121,6 +122,20 @@ func (s *taskSandbox) prepare(ctx context.Context, id task.ID) ([]string, error)
 		}
 	}
 	return []string{"TMPDIR=" + tmp}, nil
+}
+
+// confine wraps the setup command of task w's worktree as the task's own
+// commands are: its temporary directory, then the sandbox (or a refusal
+// under sandbox.require).
+func (s *taskSandbox) confine(ctx context.Context, c proc.Cmd, w store.Worktree) (proc.Cmd, error) {
+	env, err := s.prepare(ctx, w.TaskID)
+	if err != nil {
+		return c, err
+	}
+	c.Env = append(c.Env, env...)
+	return s.launcher.Wrap(c, sandbox.Task{
+		Dir: w.Path, TempDir: filepath.Join(s.tmpRoot, string(w.TaskID)), Repo: w.Repo, Branch: w.Branch,
+	})
 }
 
 // remove deletes a task's temporary directory.

@@ -119,3 +119,65 @@ func TestTaskSandboxOff(t *testing.T) {
 		t.Error("the refused command ran")
 	}
 }
+
+// The bootstrap setup runs confined as the task's commands do (its own
+// TMPDIR, nothing written outside the worktree), and the task's commits are
+// written in its own object directory, found by every git of the
+// repository while the worktree lives.
+func TestTaskSetupAndObjectsSandboxed(t *testing.T) {
+	t.Parallel()
+	if st := sandbox.Probe(); !st.Available() {
+		t.Skipf("this kernel cannot confine commands (%s)", st)
+	}
+	d := startModel(t, sandboxScript, "", func(c *config.Config) {
+		c.Merge.Auto = false
+		c.Worktree.Bootstrap = []config.Bootstrap{{
+			Setup: `echo "$TMPDIR" > setup-tmp.txt && (touch ../setup-outside.txt; echo rc=$?) > setup-rc.txt 2>&1`,
+		}}
+	})
+	tk := d.create(t, api.CreateTaskRequest{Description: "try the sandbox"})
+	done := d.wait(t, tk.ID, "finished", func(t task.Task) bool { return t.Status.Terminal() })
+	if done.Status != task.Completed {
+		t.Fatalf("task %s (%s)", done.Status, done.CloseReason)
+	}
+	wt := filepath.Join(filepath.Dir(d.repo), ".neuraphage-worktrees", string(tk.ID))
+	if tmp, _ := os.ReadFile(filepath.Join(wt, "setup-tmp.txt")); strings.TrimSpace(string(tmp)) != filepath.Join(d.paths.DataDir, "tmp", string(tk.ID)) {
+		t.Errorf("the setup's TMPDIR = %q, want the task's", tmp)
+	}
+	if rc, _ := os.ReadFile(filepath.Join(wt, "setup-rc.txt")); !strings.Contains(string(rc), "Permission denied") {
+		t.Errorf("the setup writing outside the worktree: %q, want it refused", rc)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(wt), "setup-outside.txt")); err == nil {
+		t.Error("the setup wrote outside its worktree")
+	}
+	ctx := context.Background()
+	r, err := git.Inspect(ctx, d.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, err := git.RevParse(ctx, d.repo, "refs/heads/"+worktree.Branch(tk.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The task's own commit is the branch's tip or its parent (the daemon
+	// commits what the task left after it).
+	var own string
+	for _, c := range []string{tip, tip + "^"} {
+		id, err := git.RevParse(ctx, d.repo, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg, _ := git.Run(ctx, d.repo, "log", "--format=%s", "-1", id); strings.Contains(msg, "committed by the task") {
+			own = id
+		}
+	}
+	if own == "" {
+		t.Fatalf("no commit of the task's near its branch's tip %s", tip)
+	}
+	if _, err := os.Stat(filepath.Join(sandbox.ObjectDir(r.CommonDir, string(tk.ID)), own[:2], own[2:])); err != nil {
+		t.Errorf("the task's commit is not in its own object directory: %v", err)
+	}
+	if out, err := git.Run(ctx, d.repo, "fsck", "--full", "--no-dangling"); err != nil {
+		t.Errorf("git fsck in the user's checkout: %v\n%s", err, out)
+	}
+}

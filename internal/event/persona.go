@@ -139,7 +139,7 @@ var personaKinds = map[Kind]reflect.Type{
 }
 
 // personaPayload is newPayload for the kinds of this file, of watcher.go,
-// of syncer.go and of watch.go.
+// syncer.go, lifecycle.go and watch.go.
 func personaPayload(k Kind) any {
 	if t, ok := personaKinds[k]; ok {
 		return reflect.New(t).Interface()
@@ -148,6 +148,9 @@ func personaPayload(k Kind) any {
 		return reflect.New(t).Interface()
 	}
 	if t, ok := syncerKinds[k]; ok {
+		return reflect.New(t).Interface()
+	}
+	if t, ok := lifecycleKinds[k]; ok {
 		return reflect.New(t).Interface()
 	}
 	if t, ok := watchKinds[k]; ok {
@@ -169,8 +172,9 @@ func derefPersona(p any) (Payload, bool) {
 	_, persona := personaKinds[pl.EventKind()]
 	_, watcher := watcherKinds[pl.EventKind()]
 	_, syncer := syncerKinds[pl.EventKind()]
+	_, lifecycle := lifecycleKinds[pl.EventKind()]
 	_, watch := watchKinds[pl.EventKind()]
-	if !persona && !watcher && !syncer && !watch {
+	if !persona && !watcher && !syncer && !lifecycle && !watch {
 		return nil, false
 	}
 	return pl, true

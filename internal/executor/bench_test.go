@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/agent"
+	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/anthropic"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -103,7 +105,12 @@ func newBenchEnv(tb testing.TB, script *llmtest.Script, maxConcurrent int) *benc
 	e := &benchEnv{tb: tb, st: st, bus: bus, dir: dir, marks: marks,
 		ctl: creator{st: st, engine: agent.Name}}
 	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
-		Config: Config{MaxConcurrent: maxConcurrent, MaxIterations: 1_000_000}})
+		Config: Config{MaxConcurrent: maxConcurrent, MaxIterations: 1_000_000, ToolTimeout: 30 * time.Minute},
+		// The daemon's lifecycle: each task's manifest from the default
+		// policy, its progress followed and its timeouts timed.
+		Manifest: func(ctx context.Context, t task.Task, env []string) lifecycle.Evaluation {
+			return lifecycle.Evaluator{Policy: lifecycle.PolicyFrom(config.DefaultSandbox(), root, nil)}.Evaluate(ctx, t, env)
+		}})
 	tb.Cleanup(func() {
 		e.stop()
 		st.Close()
@@ -336,6 +343,7 @@ func BenchmarkTurn(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			start := time.Now()
+			cpu0, cpuOK := cpuTime()
 			e.start()
 			for left := len(ids); left > 0; left-- {
 				ev := e.next(sub, func(ev event.Event) bool {
@@ -349,6 +357,11 @@ func BenchmarkTurn(b *testing.B) {
 			elapsed := time.Since(start)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+			if cpu1, ok := cpuTime(); ok && cpuOK {
+				// The process's CPU, on all threads: the runtime's and the
+				// scripted server's included.
+				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/turn")
+			}
 			var calls int
 			for id := range ids {
 				tk, err := e.st.GetTask(context.Background(), id)

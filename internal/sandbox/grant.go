@@ -104,8 +104,9 @@ func resolve(p string) string {
 // logs/refs/heads/<refDir> of the common git directory, made when missing
 // (so a `git pack-refs --all` that removed them, and the branch's loose
 // ref, costs the next command nothing: git writes the ref loose again); in
-// objects, the shared object store, where only loose objects are to be
-// written (see [Policy].Objects), so its packs cannot be removed.
+// objects, the shared object store, where a task without an object
+// directory of its own writes loose objects (see [Policy].Objects; a task
+// with one writes there instead, [Launcher.TaskObjects]).
 //
 // Git updates a ref by creating <ref>.lock beside it and renaming it over
 // the ref, so what is granted is the ref's directory, and every ref in it
@@ -158,6 +159,11 @@ func GitWrites(dir, repo, refDir string) (write []string, objects string) {
 	}
 	return out, filepath.Join(common, "objects")
 }
+
+// CommonDir returns the common git directory of the repository holding
+// dir, resolved, or "": found from the file system alone, without running
+// git.
+func CommonDir(dir string) string { return commonDir(dir) }
 
 // commonDir returns the common git directory of the repository holding
 // dir, resolved, or "".

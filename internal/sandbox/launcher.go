@@ -58,6 +58,11 @@ type Task struct {
 	// reflogs in its directory (refs/heads/neuraphage/<id>), which holds no
 	// other task's. "" grants no ref.
 	Branch string
+	// Narrow, when set, is applied to the policy before the command runs:
+	// a task's sandbox manifest narrowing it (lifecycle.NarrowSandbox).
+	// It may only take away; Wrap keeps what it returns within the
+	// policy it was given.
+	Narrow func(Policy) Policy
 }
 
 // ErrRequired is returned by Wrap when the sandbox is required but cannot
@@ -70,15 +75,19 @@ var ErrRequired = errors.New("sandbox.require is set and commands cannot be conf
 // launcher requires one. Everything else in c (directory, environment,
 // timeout, output) is kept, so proc runs the launcher as it would run c.
 func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
-	if l == nil || !l.Status.Available() {
-		if l != nil && l.Require {
+	if l == nil {
+		return c, nil
+	}
+	own := l.TaskObjects(t)
+	if !l.Status.Available() {
+		if l.Require {
 			reason := "the sandbox is off"
 			if !l.Status.Off {
 				reason = l.Status.Reason
 			}
 			return proc.Cmd{}, fmt.Errorf("%w: %s", ErrRequired, reason)
 		}
-		return c, nil
+		return withObjects(c, own), nil
 	}
 	if l.Require && !l.Network.Allows() && l.Status.ABI < TCP {
 		return proc.Cmd{}, fmt.Errorf("%w: network %s needs Landlock ABI v%d, the kernel has v%d", ErrRequired, l.Network, TCP, l.Status.ABI)
@@ -90,7 +99,11 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 	if len(argv) == 0 {
 		return proc.Cmd{}, errors.New("sandbox: no command to run")
 	}
-	p := l.Policy(t)
+	p := l.policy(t, own)
+	if t.Narrow != nil {
+		p = within(t.Narrow(p), p)
+	}
+	c = withObjects(c, own)
 	if c.Label == "" {
 		c.Label = cmp.Or(c.Shell, strings.Join(argv, " "))
 	}
@@ -100,9 +113,16 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 }
 
 // Policy is the policy of a command of task t.
-func (l *Launcher) Policy(t Task) Policy {
+func (l *Launcher) Policy(t Task) Policy { return l.policy(t, l.TaskObjects(t)) }
+
+// policy is the policy of a command of task t whose object directory is
+// own ("" for none: its loose objects go to the shared store).
+func (l *Launcher) policy(t Task, own string) Policy {
 	write := []string{t.Dir, t.TempDir}
 	git, objects := GitWrites(t.Dir, t.Repo, l.RefDir(t.Branch))
+	if objects != "" && own != "" {
+		objects = own // the shared store stays read-only
+	}
 	write = append(write, git...)
 	write = append(write, l.Write...)
 	return Policy{
@@ -112,6 +132,56 @@ func (l *Launcher) Policy(t Task) Policy {
 		Network:  l.Network,
 		Degrade:  !l.Require,
 	}
+}
+
+// TaskObjects returns the object directory of task t, where its git writes
+// objects: the one made at provisioning ([ProvideObjects]) in the
+// repository the daemon knows (t.Repo), for the task its branch's
+// directory names (neuraphage/<id>/work: <id>). It is "" for a task
+// provisioned before tasks had one, or on a flat branch (its commands
+// write loose objects in the shared store, as they did), or without git.
+func (l *Launcher) TaskObjects(t Task) string {
+	ref := l.RefDir(t.Branch)
+	if ref == "" || ref == l.BranchDir || t.Repo == "" {
+		return ""
+	}
+	common := commonDir(t.Repo)
+	if common == "" {
+		return ""
+	}
+	dir := ObjectDir(common, path.Base(ref))
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
+}
+
+// The variables that point git at a task's object directory, and at the
+// shared store it reads from.
+const (
+	EnvObjects    = "GIT_OBJECT_DIRECTORY"
+	EnvAlternates = "GIT_ALTERNATE_OBJECT_DIRECTORIES"
+)
+
+// withObjects returns c with its git writing objects in own and reading the
+// shared store beside it (c's environment, or the caller's when c has none,
+// with GIT_OBJECT_DIRECTORY and GIT_ALTERNATE_OBJECT_DIRECTORIES set), or
+// c as it is when own is "".
+func withObjects(c proc.Cmd, own string) proc.Cmd {
+	if own == "" {
+		return c
+	}
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, EnvObjects+"=") || strings.HasPrefix(kv, EnvAlternates+"=")
+	})
+	// own is <common>/neuraphage/objects/<id>.
+	shared := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(own))), "objects")
+	c.Env = append(env, EnvObjects+"="+own, EnvAlternates+"="+shared)
+	return c
 }
 
 // RefDir returns the directory under refs/heads whose refs a task on branch
@@ -171,4 +241,30 @@ func TempDir(root, name string) (string, error) {
 		return "", fmt.Errorf("making the task's temporary directory private: %w", err)
 	}
 	return d, nil
+}
+
+// within returns n with what p does not grant taken away: writes only
+// within p's, p's denied reads kept, p's network rules kept.
+func within(n, p Policy) Policy {
+	out := p
+	out.Write = nil
+	for _, w := range n.Write {
+		for _, pw := range p.Write {
+			if w == pw || strings.HasPrefix(w, strings.TrimSuffix(pw, "/")+"/") {
+				out.Write = append(out.Write, w)
+				break
+			}
+		}
+	}
+	out.Objects = nil
+	for _, o := range n.Objects {
+		if slices.Contains(p.Objects, o) {
+			out.Objects = append(out.Objects, o)
+		}
+	}
+	out.DenyRead = compact(append(slices.Clone(p.DenyRead), n.DenyRead...))
+	if n.Network.Deny || (len(n.Network.Ports) > 0 && p.Network.Allows()) {
+		out.Network = n.Network
+	}
+	return out
 }

@@ -21,26 +21,28 @@
 // /dev/zero, /dev/full, /dev/tty), the paths the user adds (sandbox.write),
 // and exactly what git needs to commit in a linked worktree (see
 // [GitWrites]): the worktree's own git directory (<repo>/.git/worktrees/<name>:
-// its index, HEAD, logs), the loose objects of the shared object store (its
-// fan-out directories <repo>/.git/objects/00..ff, see [Policy].Objects), and
-// the directory of the task's own branch's ref and reflog
-// (refs/heads/neuraphage/<id> and logs/refs/heads/neuraphage/<id>, for the
-// branch neuraphage/<id>/work, alone in its directory: see
-// [Launcher.RefDir]), made at each launch when missing. These are found
-// from the repository and the branch the daemon knows, never from what the
-// worktree says (its .git file and HEAD are the task's to change). The repository's own index, config and other
-// branches (main among them) stay read-only; so `git -C ../repo commit`
-// fails. The packed history (objects/pack) is read-only: it can be neither
-// removed nor changed, nor linked or moved into a writable directory (refer
-// is not granted there). What a task cannot do with git: delete or pack refs
-// (packed-refs is rewritten in the git directory's root), gc or repack,
-// stash (refs/stash is in the git directory's root), or change the
-// repository's config. What it still can: change or remove loose objects,
-// which git writes through a temporary file it renames in their directory
-// (Landlock cannot grant "create but not remove" in one directory). Other
-// tasks' branches are out of reach, each in its own directory, except from
-// a task whose recorded branch is of the older flat form neuraphage/<id>:
-// its directory is the one all task branches are beneath.
+// its index, HEAD, logs), the loose objects of the task's own object
+// directory (<repo>/.git/neuraphage/objects/<id>, its fan-out directories
+// 00..ff, see [Policy].Objects and [ProvideObjects]; every command gets
+// GIT_OBJECT_DIRECTORY naming it), and the directory of the task's own
+// branch's ref and reflog (refs/heads/neuraphage/<id> and
+// logs/refs/heads/neuraphage/<id>, for the branch neuraphage/<id>/work,
+// alone in its directory: see [Launcher.RefDir]), made at each launch when
+// missing. These are found from the repository and the branch the daemon
+// knows, never from what the worktree says (its .git file and HEAD are the
+// task's to change). The repository's own index, config and other branches
+// (main among them) stay read-only; so `git -C ../repo commit` fails. The
+// shared object store, loose objects and packs alike, is read-only: it can
+// be neither removed nor changed, nor linked or moved into a writable
+// directory (refer is not granted there). What a task cannot do with git:
+// delete or pack refs (packed-refs is rewritten in the git directory's
+// root), gc or repack the shared store, stash (refs/stash is in the git
+// directory's root), or change the repository's config. Other tasks'
+// branches are out of reach, each in its own directory, except from a task
+// whose recorded branch is of the older flat form neuraphage/<id>: its
+// directory is the one all task branches are beneath; such a task (and one
+// provisioned before tasks had object directories) writes loose objects in
+// the shared store, as before.
 //
 // # Reads
 //
@@ -90,7 +92,9 @@ type Policy struct {
 	// Objects lists git object directories where the command may add (and
 	// so change and remove) loose objects and nothing else: their fan-out
 	// subdirectories 00..ff (made when missing) are writable, while the
-	// directory itself, its packs (pack/) and info/ stay read-only.
+	// directory itself, its packs (pack/) and info/ stay read-only. It is
+	// the task's own object directory, or the shared store for a task
+	// provisioned before tasks had one.
 	Objects []string
 	// DenyRead lists the paths the command may not read; everything else
 	// is readable.

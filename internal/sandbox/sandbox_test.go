@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +86,14 @@ func newWorld(t *testing.T) *world {
 	w.git(t, w.repo, "worktree", "add", "-q", "-b", branchB, w.wtB)
 	w.git(t, w.wtB, "commit", "-q", "--allow-empty", "-m", "t2's work")
 	w.git(t, w.repo, "branch", branchC, branchB)
+	// Loose objects in the shared store, as any repository has: t2's
+	// commit above, and a blob.
+	write(t, filepath.Join(root, "blob.txt"), "a loose blob")
+	w.git(t, w.repo, "hash-object", "-w", filepath.Join(root, "blob.txt"))
+	// Task t1 has its own object directory, as provisioning makes it.
+	if _, err := sandbox.ProvideObjects(filepath.Join(w.repo, ".git"), "t1"); err != nil {
+		t.Fatal(err)
+	}
 	tmp, err := sandbox.TempDir(filepath.Dir(w.tmp), "t1")
 	if err != nil || tmp != w.tmp {
 		t.Fatalf("TempDir: %q, %v", tmp, err)
@@ -204,60 +213,6 @@ func diff(before, after map[string]string) []string {
 	return d
 }
 
-// otherBranchCases are the ways task t1 could move, delete or forge the
-// branches of tasks t2 (checked out in its worktree) and t3 (a branch
-// alone), or make a branch beside them. Unconfined each succeeds
-// (TestOtherBranchCasesUnconfined); in the sandbox each must fail
-// (TestEscapes).
-var otherBranchCases = []struct{ name, cmd string }{
-	{"git update-ref another task's branch", `git update-ref refs/heads/$B HEAD`},
-	{"git update-ref -d another task's branch", `git update-ref -d refs/heads/$B`},
-	{"git branch -f another task's branch", `git branch -f $C HEAD`},
-	{"git branch -D another task's branch", `git branch -D $C`},
-	{"git branch -M own branch over another's", `git branch -M $C`},
-	{"git branch beside the tasks' branches", `git branch neuraphage/t9/work`},
-	{"overwrite another task's ref file", `git rev-parse HEAD > "$REPO/.git/refs/heads/$B"`},
-	{"rm another task's ref file", `rm -f "$REPO/.git/refs/heads/$B"`},
-	{"rm another task's ref directory", `rm -rf "$REPO/.git/refs/heads/neuraphage/t2"`},
-	{"move own ref directory over another's", `rm -rf "$REPO/.git/refs/heads/neuraphage/t3" && mv "$REPO/.git/refs/heads/neuraphage/t1" "$REPO/.git/refs/heads/neuraphage/t3"`},
-	{"write another task's reflog", `echo forged >> "$REPO/.git/logs/refs/heads/$B"`},
-	{"rm another task's reflog", `rm -f "$REPO/.git/logs/refs/heads/$C"`},
-	{"symlink to another task's ref, then write", `ln -s "$REPO/.git/refs/heads/$B" b && git rev-parse HEAD > b`},
-}
-
-// others records the branches and the ref and reflog files of the tasks
-// other than t1.
-func (w *world) others(t *testing.T) map[string]string {
-	t.Helper()
-	out := map[string]string{"branches": w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")}
-	for _, b := range []string{branchB, branchC} {
-		for _, p := range []string{filepath.Join(w.repo, ".git", "refs", "heads", b), filepath.Join(w.repo, ".git", "logs", "refs", "heads", b)} {
-			c, err := os.ReadFile(p)
-			out[p] = fmt.Sprint(string(c), err)
-		}
-	}
-	return out
-}
-
-// TestOtherBranchCasesUnconfined: without the sandbox each case of
-// otherBranchCases does move or forge another task's branch, so its
-// failure in TestEscapes is the sandbox's doing.
-func TestOtherBranchCasesUnconfined(t *testing.T) {
-	for _, tc := range otherBranchCases {
-		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t)
-			before := w.others(t)
-			res, err := proc.Run(context.Background(), proc.Cmd{Dir: w.wt, Shell: tc.cmd, Env: w.env})
-			if err != nil || res.ExitCode != 0 {
-				t.Fatalf("%s: %v, exit %d: %s", tc.cmd, err, res.ExitCode, res.Output)
-			}
-			if d := diff(before, w.others(t)); len(d) == 0 {
-				t.Errorf("%s: the other tasks' branches did not change", tc.cmd)
-			}
-		})
-	}
-}
-
 // TestEscapes runs each way out of the worktree through the real sandbox:
 // each must fail, and the home, the outside directory and the repository's
 // branches must be as they were.
@@ -295,8 +250,9 @@ func TestEscapes(t *testing.T) {
 		{name: "repoint .git at the repository, then write there", before: `printf 'gitdir: %s\n' "$REPO/.git" > .git`, cmd: `echo pwned > "$REPO/.git/config"`},
 		{name: "HEAD on main, then commit", before: `echo 'ref: refs/heads/main' > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
 		{name: "HEAD on another task's branch, then commit", before: `echo "ref: refs/heads/$B" > "$REPO/.git/worktrees/wt/HEAD"`, cmd: `git commit -q --allow-empty -m evil`},
-		// The shared object store: loose objects may be written, the
-		// packed history may be neither removed nor changed.
+		// The shared object store, packs and loose objects alike, may be
+		// neither removed nor changed: the task writes objects in its own
+		// directory (objectCases).
 		{name: "rm a pack", cmd: `rm -f "$REPO"/.git/objects/pack/*`},
 		{name: "rm the pack directory", cmd: `rm -rf "$REPO/.git/objects/pack"`},
 		{name: "move the pack directory away", cmd: `mv "$REPO/.git/objects/pack" "$REPO/.git/objects/00/pack"`},
@@ -311,7 +267,7 @@ func TestEscapes(t *testing.T) {
 		{name: "copy a key in", cmd: `cp ~/.ssh/id_ed25519 ./stolen`},
 		{name: "read the run directory", cmd: `ls "$TMPDIR/../.."/* >/dev/null && cat "$REPO/../run/secret"`},
 	}
-	for _, c := range otherBranchCases {
+	for _, c := range slices.Concat(otherBranchCases, objectCases) {
 		cases = append(cases, struct{ name, cmd, before, needs string }{name: c.name, cmd: c.cmd})
 	}
 	for _, tc := range cases {
@@ -323,7 +279,7 @@ func TestEscapes(t *testing.T) {
 			}
 			write(t, filepath.Join(w.root, "run", "secret"), "SECRET RUN")
 			before := snapshot(t, w.home, w.outside, filepath.Join(w.root, "run", "secret"))
-			packs := contents(snapshot(t, filepath.Join(w.repo, ".git", "objects", "pack")))
+			store := w.store(t)
 			main := w.git(t, w.repo, "rev-parse", "main")
 			branches := w.git(t, w.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
 			others := w.others(t)
@@ -353,8 +309,8 @@ func TestEscapes(t *testing.T) {
 			if d := diff(before, snapshot(t, w.home, w.outside, filepath.Join(w.root, "run", "secret"))); len(d) > 0 {
 				t.Errorf("%s: the outside changed: %v", tc.cmd, d)
 			}
-			if d := diff(packs, contents(snapshot(t, filepath.Join(w.repo, ".git", "objects", "pack")))); len(d) > 0 {
-				t.Errorf("%s: the packs changed: %v", tc.cmd, d)
+			if d := diff(store, w.store(t)); len(d) > 0 {
+				t.Errorf("%s: the shared object store changed: %v", tc.cmd, d)
 			}
 			if got := w.git(t, w.repo, "rev-parse", "main"); got != main {
 				t.Errorf("%s: main moved from %s to %s", tc.cmd, main, got)

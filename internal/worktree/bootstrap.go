@@ -41,12 +41,20 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 	var res proc.Result
 	var err error
 	if note == "" && strings.TrimSpace(b.Setup) != "" {
-		res, err = proc.Run(ctx, proc.Cmd{
+		c := proc.Cmd{
 			Dir: w.Path, Shell: b.Setup, Timeout: timeout, MaxOutput: 8 << 10,
 			// The daemon's environment without its keys, tokens and own
 			// variables: the setup runs the repository's scripts.
 			Env: append(proc.WithoutSecrets(os.Environ()), m.Env(*w)...),
-		})
+		}
+		// Confined as the task's commands are, its objects in the task's
+		// own directory.
+		if err = m.provideObjects(*w); err == nil && m.cfg.Confine != nil {
+			c, err = m.cfg.Confine(ctx, c, *w)
+		}
+		if err == nil {
+			res, err = proc.Run(ctx, c)
+		}
 	}
 	if rerr := m.recordProvisioned(ctx, *w); rerr != nil {
 		// Without the record every ignored file is kept at removal: safe.

@@ -272,6 +272,7 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 			m.log.Warn("stray worktree left alone", "repo", repo, "path", s.Path, "branch", s.Branch)
 		}
 	}
+	m.recoverObjects(ctx, ws)
 	return rep, nil
 }
 
@@ -363,6 +364,7 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 	if _, err := m.st.PutWorktree(ctx, w, event.New(m.now(), id, ev)); err != nil {
 		return w, ev, err
 	}
+	m.releaseObjects(w)
 	m.mu.Lock()
 	if m.ports[w.Port] == id {
 		delete(m.ports, w.Port)

@@ -36,6 +36,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -86,6 +87,9 @@ type Config struct {
 	PortEnv string
 	// Bootstrap returns the bootstrap of a repository (nil: none).
 	Bootstrap func(repo string) Bootstrap
+	// Confine turns a worktree's setup command into its sandboxed form,
+	// as the task's own commands run (nil: run as it is).
+	Confine func(ctx context.Context, c proc.Cmd, w store.Worktree) (proc.Cmd, error)
 	// IgnoredSkip is the build output not kept when a worktree is removed
 	// (nil: DefaultIgnoredSkip); every other ignored file created or
 	// changed since provisioning is kept in the task's archive.
@@ -169,7 +173,10 @@ func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, e
 	w, err := m.st.GetWorktree(ctx, t.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return m.create(ctx, t)
+		if w, err = m.create(ctx, t); err == nil {
+			err = m.provideObjects(w)
+		}
+		return w, err
 	case err != nil:
 		return store.Worktree{}, err
 	}
@@ -198,6 +205,9 @@ func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, e
 		if err := m.bootstrap(ctx, &w); err != nil {
 			return store.Worktree{}, err
 		}
+	}
+	if err := m.provideObjects(w); err != nil {
+		return store.Worktree{}, err
 	}
 	m.holdPort(w)
 	return w, nil

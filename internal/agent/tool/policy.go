@@ -79,6 +79,10 @@ var defaultRules = []Rule{
 	{Pattern: `:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:`, Reason: "a fork bomb"},
 	{Pattern: `\b[\w.]+\s*\(\s*\)\s*\{[^}]*\b[\w.]+\s*\|\s*[\w.]+\s*&`, Reason: "a fork bomb"},
 	{Pattern: withArgs("git") + `\bpush\b(?:\s` + argsUntil + `)?(?:\s--force\b|\s--force-with-lease\b|\s--force-if-includes\b|\s-[a-zA-Z]*f[a-zA-Z]*\b|\s["']?\+\S)`, Reason: "git push --force (history on the remote must not be rewritten; push to a new branch instead)"},
+	// refs/stash is one ref in the repository's own git directory, shared
+	// by every worktree: the sandbox keeps it read-only (docs/sandbox.md),
+	// so git would fail half way with a bare "permission denied".
+	{Pattern: cmdStart + `(?:\S*/)?git(?:\s+(?:-[Cc]\s+\S+|-\S+))*\s+stash(?:\s*(?:$|[;&|)\n])|\s+(?:-|(?:push|save|pop|drop|clear|store|branch)\b))`, Reason: "git stash (refs/stash is shared by every worktree of the repository, so a task cannot change it; keep work in progress as a commit on your branch instead: git commit -qam wip, and later git reset --soft HEAD~1; git stash list, show and apply work)"},
 	{Pattern: withArgs("chmod") + `\s-[a-zA-Z]*R[a-zA-Z]*\b` + argsUntil + rmTarget, Reason: "changing permissions of the root or home directory recursively"},
 	{Pattern: withArgs("chown") + `\s-[a-zA-Z]*R[a-zA-Z]*\b` + argsUntil + rmTarget, Reason: "changing ownership of the root or home directory recursively"},
 }
