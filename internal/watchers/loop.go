@@ -85,9 +85,9 @@ func (s *Service) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	// Handled before Run: the runtime's position, owned by the loop
-	// goroutine, which has not started.
-	s.rt.Handled(event.Event{ID: s.o.After})
+	// Before Run: the runtime's position, owned by the loop goroutine,
+	// which has not started.
+	s.rt.StartAfter(s.o.After)
 	return s.rt.Run(ctx, func(ctx context.Context) {
 		l := &loop{s: s, sessions: map[string]*session{}, tasks: map[task.ID]*taskInfo{}, sent: map[int64]sentInfo{}, ctx: ctx, ready: map[*session]bool{}}
 		l.run(ctx)

@@ -92,8 +92,8 @@ type Options struct {
 	Roles  *persona.Set
 	Logger *slog.Logger
 	// After is the event log's last ID when the daemon started, before it
-	// served anything: the loop's first feed starts after it, so that
-	// nothing a client did before the loop began is missed (0: live).
+	// served anything (0: an empty log): the loop's first feed starts after
+	// it, so that nothing a client did before the loop began is missed.
 	After int64
 	// Now and Rand are the clock of records and the source of session ids
 	// (time.Now and crypto/rand.Reader when nil).
