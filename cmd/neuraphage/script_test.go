@@ -21,6 +21,8 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/codexcli"
 )
 
 func TestMain(m *testing.M) {
@@ -53,10 +55,27 @@ func TestScripts(t *testing.T) {
 			})
 			return nil
 		},
-		// [landlock]: the kernel can confine task commands.
+		// [landlock]: the kernel can confine task commands. [claude]: the
+		// real Claude Code is installed (claudecli.Install).
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" {
 				return sandbox.Probe().Available(), nil
+			}
+			if cond == "claude" {
+				// The real Claude Code can be installed with npm.
+				_, skip, err := claudecli.Install()
+				if skip != "" {
+					fmt.Fprintln(os.Stderr, "the claude engine's scripts skip: "+skip)
+				}
+				return skip == "" && err == nil, err
+			}
+			if cond == "codex" {
+				// The real Codex CLI can be installed with npm.
+				_, skip, err := codexcli.Install()
+				if skip != "" {
+					fmt.Fprintln(os.Stderr, "the codex engine's scripts skip: "+skip)
+				}
+				return skip == "" && err == nil, err
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -70,6 +89,8 @@ func TestScripts(t *testing.T) {
 			"waitgone":      cmdWaitGone,
 			"alive":         cmdAlive,
 			"exitcode":      cmdExitCode,
+			"claudecli":     cmdClaudeCLI,
+			"codexcli":      cmdCodexCLI,
 		},
 	})
 }
@@ -95,6 +116,32 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// claudecli sets CLAUDE_CLI to the real Claude Code, installed (pinned,
+// once per test process, outside the repository) by the [claude] condition.
+func cmdClaudeCLI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: claudecli")
+	}
+	path, skip, err := claudecli.Install()
+	if skip != "" || err != nil {
+		ts.Fatalf("the real Claude Code is not available: %s%v (guard the script with [!claude] skip)", skip, err)
+	}
+	ts.Setenv("CLAUDE_CLI", path)
+}
+
+// codexcli sets CODEX_CLI to the real Codex CLI, installed (pinned, once
+// per test process, outside the repository) by the [codex] condition.
+func cmdCodexCLI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: codexcli")
+	}
+	path, skip, err := codexcli.Install()
+	if skip != "" || err != nil {
+		ts.Fatalf("the real Codex CLI is not available: %s%v (guard the script with [!codex] skip)", skip, err)
+	}
+	ts.Setenv("CODEX_CLI", path)
 }
 
 // envfile VAR FILE sets VAR to the first line of FILE.

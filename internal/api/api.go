@@ -71,6 +71,19 @@ type Status struct {
 	Held    string    `json:"held,omitempty"`
 	// Sandbox says how task commands are confined.
 	Sandbox Sandbox `json:"sandbox"`
+	// GitProcesses counts the git processes the daemon started since it
+	// started: what work costs in git is the difference of two readings.
+	GitProcesses int64 `json:"git_processes"`
+	// Engines says which engines can run tasks now, and why not.
+	Engines []EngineStatus `json:"engines,omitempty"`
+}
+
+// EngineStatus is one engine's readiness.
+type EngineStatus struct {
+	Name  string `json:"name"`
+	Ready bool   `json:"ready"`
+	// Reason says what to set up when Ready is false.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Sandbox is the mode task commands run in, probed at daemon start.

@@ -73,6 +73,13 @@ func (a *app) runDaemonStatus(ctx context.Context, opts daemonStatusOpts, out io
 	if st.Sandbox.Summary != "" {
 		fmt.Fprintf(out, "sandbox:  %s; network %s\n", st.Sandbox.Summary, st.Sandbox.Network)
 	}
+	for _, en := range st.Engines {
+		if en.Ready {
+			fmt.Fprintf(out, "engine:   %s available\n", en.Name)
+		} else {
+			fmt.Fprintf(out, "engine:   %s unavailable: %s\n", en.Name, en.Reason)
+		}
+	}
 	if !st.Models.Ready {
 		fmt.Fprintf(out, "models:   none configured: %s\n", st.Models.Setup)
 		return nil

@@ -26,6 +26,8 @@ type Config struct {
 	Budget   Budget   `yaml:"budget"`
 	// Sandbox confines the commands tasks run.
 	Sandbox Sandbox `yaml:"sandbox"`
+	// Engines configures the external agent CLIs (claude).
+	Engines Engines `yaml:"engines"`
 	// Worktree places each task's git worktree; Merge lands finished work.
 	Worktree Worktree `yaml:"worktree"`
 	Merge    Merge    `yaml:"merge"`

@@ -34,6 +34,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
@@ -359,7 +360,8 @@ func (d *Daemon) Status(ctx context.Context) (api.Status, error) {
 	return api.Status{
 		Health: d.Health(), Socket: p.Socket, DBFile: p.DBFile, ConfigFile: p.ConfigFile, LogFile: p.LogFile,
 		Tasks: c.Tasks, Events: c.Events, LastEventID: c.LastID, PendingMessages: c.Pending, Bus: d.bus.Stats(),
-		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(), Sandbox: d.sandbox,
+		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(), Sandbox: d.sandbox, Engines: d.engineStatuses(),
+		GitProcesses: git.Started(),
 	}, nil
 }
 
@@ -454,4 +456,17 @@ func ReadPID(pidFile string) int {
 		return 0
 	}
 	return pid
+}
+
+// engineStatuses is every engine's readiness as `daemon status` shows it.
+func (d *Daemon) engineStatuses() []api.EngineStatus {
+	var out []api.EngineStatus
+	for _, s := range d.executor.EngineStatuses() {
+		es := api.EngineStatus{Name: s.Name, Ready: s.Err == nil}
+		if s.Err != nil {
+			es.Reason = s.Err.Error()
+		}
+		out = append(out, es)
+	}
+	return out
 }

@@ -1,19 +1,25 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/agent"
 	"github.com/neuraphage/neuraphage-go/internal/agent/tool"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/claude"
+	"github.com/neuraphage/neuraphage-go/internal/engine/codex"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/providers"
 	"github.com/neuraphage/neuraphage-go/internal/mainwatch"
@@ -86,10 +92,12 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 	if err != nil {
 		return nil, err
 	}
+	claudeEng := newClaude(cfg, getenv, set, sb, log)
+	codexEng := newCodex(cfg, getenv, set, providerSet, setErr, sb, log)
 	w, m := cfg.Worktree, cfg.Merge
 	rt.wt = worktree.New(worktree.Options{Store: st, Logger: log, Config: worktree.Config{
 		Root: w.Root, Base: w.Base, PortEnv: w.PortEnv, AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
-		IgnoredSkip: w.IgnoredSkip,
+		IgnoredSkip: w.IgnoredSkip, Parallel: w.Parallel,
 		Bootstrap: func(repo string) worktree.Bootstrap {
 			b := w.BootstrapFor(repo)
 			return worktree.Bootstrap{Copy: b.Copy, Setup: b.Setup, SetupTimeout: b.SetupTimeout()}
@@ -138,7 +146,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Commit: rt.wt.Commit,
 	})
 	rt.ex = executor.New(executor.Options{
-		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, rt.wf.Engine()}, Logger: log,
+		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, claudeEng, codexEng, rt.wf.Engine()}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
@@ -245,4 +253,71 @@ func newNative(cfg config.Config, set *providers.Set, setErr error, ps *tasks.Pe
 			Sandbox: launcher},
 		Limits: agent.Limits{MaxToolFailures: a.MaxToolFailures, NoProgress: time.Duration(a.NoProgressSecs) * time.Second},
 	}), nil
+}
+
+// newClaude builds the Claude Code engine. Neuraphage's Anthropic settings
+// (llm.providers.anthropic: base_url, the key its api_key_env names) go to
+// the CLI when set; otherwise the CLI keeps its own login. Each task's
+// CLAUDE_CONFIG_DIR lives under the data directory, beside the tasks'
+// temporary directories.
+func newClaude(cfg config.Config, getenv func(string) string, set *persona.Set, sb *taskSandbox, log *slog.Logger) *claude.Engine {
+	c := cfg.Engines.Claude
+	// As the model layer resolves them (llm.Resolve): the config's base
+	// URL, else ANTHROPIC_BASE_URL; the key from api_key_env, else
+	// ANTHROPIC_API_KEY.
+	an := cfg.LLM.Providers.Anthropic
+	base := cmp.Or(an.BaseURL, strings.TrimSpace(getenv("ANTHROPIC_BASE_URL")))
+	key := strings.TrimSpace(getenv(cmp.Or(an.APIKeyEnv, "ANTHROPIC_API_KEY")))
+	return claude.New(claude.Options{
+		Command: c.Command, Args: c.Args, PermissionMode: c.PermissionMode, AllowedTools: c.AllowedTools,
+		Model: func(t task.Task) string {
+			if t.Model != "" {
+				return t.Model
+			}
+			if p, ok := set.Get(t.Persona); ok {
+				return c.Models[string(p.Tier)]
+			}
+			return ""
+		},
+		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "claude"),
+		BaseURL:  base, APIKey: key,
+		// Permission denials are recovered from under the user's policy
+		// (sandbox.recovery, docs/lifecycle.md).
+		Recovery: &lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)},
+		Launcher: sb.launcher, Logger: log,
+	})
+}
+
+// newCodex builds the Codex engine. Neuraphage's OpenAI settings
+// (llm.providers.openai: base_url, the key its api_key_env names), else
+// OPENAI_BASE_URL and OPENAI_API_KEY, point the CLI at that endpoint
+// through a custom provider; with none, the CLI keeps its own login. Each
+// task's CODEX_HOME lives under the data directory, beside the tasks'
+// temporary directories.
+func newCodex(cfg config.Config, getenv func(string) string, set *persona.Set, ps *providers.Set, setErr error, sb *taskSandbox, log *slog.Logger) *codex.Engine {
+	c := cfg.Engines.Codex
+	oa := cfg.LLM.Providers.OpenAI
+	base := cmp.Or(oa.BaseURL, strings.TrimSpace(getenv("OPENAI_BASE_URL")))
+	key := strings.TrimSpace(getenv(cmp.Or(oa.APIKeyEnv, "OPENAI_API_KEY")))
+	var cat *llm.Catalogue
+	if setErr == nil && ps != nil {
+		cat = ps.Catalogue()
+	}
+	rec := lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)}
+	return codex.New(codex.Options{
+		Command: c.Command, Args: c.Args,
+		Model: func(t task.Task) string {
+			if t.Model != "" {
+				return t.Model
+			}
+			if p, ok := set.Get(t.Persona); ok {
+				return c.Models[string(p.Tier)]
+			}
+			return ""
+		},
+		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "codex"),
+		BaseURL:  base, APIKey: key, Network: cfg.Sandbox.Network.Allows(),
+		Catalogue: cat, Recovery: &rec,
+		Launcher: sb.launcher, Logger: log,
+	})
 }

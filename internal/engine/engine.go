@@ -109,6 +109,16 @@ type Host interface {
 	Now() time.Time
 }
 
+// Arrivals is implemented by a Host that signals every injection stored
+// for the running task, urgent or not (Interrupts fires for urgent ones
+// only). An engine that can hand messages to its agent in the middle of a
+// turn (an external CLI while one of its tools runs) reads Inbox when it
+// fires instead of polling. A signal may stand for several messages, or
+// for one a boundary already took.
+type Arrivals interface {
+	Arrivals() <-chan struct{}
+}
+
 // Step is one unit of progress stored by Host.Commit.
 type Step struct {
 	// Turn is the engine's turn number.
@@ -182,6 +192,11 @@ type Stop struct {
 }
 
 func (s *Stop) Error() string { return fmt.Sprintf("%s: %s", s.Status, s.Reason) }
+
+// ErrUnavailable is wrapped by an engine's Ready error when the engine
+// cannot run at all as installed (its CLI is missing or too old): a task
+// naming it is refused at creation, with the error's hint.
+var ErrUnavailable = errors.New("engine unavailable")
 
 // ErrNoModel is wrapped by errors that say the engine has no model to call.
 var ErrNoModel = errors.New("no model is configured")

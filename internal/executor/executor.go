@@ -191,6 +191,9 @@ type run struct {
 	id         task.ID
 	cancel     context.CancelCauseFunc
 	interrupts chan struct{}
+	// arrivals is signalled for every message stored for the task while
+	// it runs (Host.Arrivals).
+	arrivals chan struct{}
 	// loud holds the IDs of the messages that arrived for the task while
 	// the run was registered and that wake a waiting task (not quiet);
 	// guarded by the executor's mu. A run that ends waiting wakes the
@@ -512,7 +515,7 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 	}
 	// The commands the run starts are recorded as the task's.
 	runCtx, cancel := context.WithCancelCause(proc.WithOwner(context.WithoutCancel(ctx), e.procs, string(t.ID)))
-	r := &run{id: t.ID, cancel: cancel, interrupts: make(chan struct{}, 1)}
+	r := &run{id: t.ID, cancel: cancel, interrupts: make(chan struct{}, 1), arrivals: make(chan struct{}, 1)}
 	e.runs[t.ID] = r
 	e.wg.Add(1)
 	e.mu.Unlock()
@@ -595,3 +598,27 @@ func dayStart(t time.Time) time.Time {
 
 // Engines returns the names of the engines tasks may name, sorted.
 func (e *Executor) Engines() []string { return e.engineNames() }
+
+// EngineStatus is one engine's readiness: nil, or what to set up.
+type EngineStatus struct {
+	Name string
+	Err  error
+}
+
+// EngineStatuses asks every engine whether it is ready, in name order.
+func (e *Executor) EngineStatuses() []EngineStatus {
+	var out []EngineStatus
+	for _, n := range e.engineNames() {
+		out = append(out, EngineStatus{Name: n, Err: e.engines[n].Ready()})
+	}
+	return out
+}
+
+// EngineReady is the named engine's Ready (nil for an engine it does not
+// know: Engines says which it knows).
+func (e *Executor) EngineReady(name string) error {
+	if en, ok := e.engines[name]; ok {
+		return en.Ready()
+	}
+	return nil
+}

@@ -292,6 +292,9 @@ func (h *host) UrgentWaiting(ctx context.Context) bool {
 // Interrupts implements engine.Host.
 func (h *host) Interrupts() <-chan struct{} { return h.r.interrupts }
 
+// Arrivals implements engine.Arrivals.
+func (h *host) Arrivals() <-chan struct{} { return h.r.arrivals }
+
 // Allow implements engine.Host: the task's budgets, then the fleet's.
 func (h *host) Allow(ctx context.Context) *engine.Stop {
 	h.mu.Lock()

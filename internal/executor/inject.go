@@ -120,6 +120,12 @@ func (e *Executor) arrived(ctx context.Context, stored inject.Injection, quiet b
 		default: // a signal is already waiting
 		}
 	}
+	if r != nil {
+		select {
+		case r.arrivals <- struct{}{}:
+		default:
+		}
+	}
 	if !quiet {
 		e.wake(ctx, stored.TaskID, []int64{stored.ID})
 	}

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
@@ -171,6 +172,14 @@ func (s *Service) Create(ctx context.Context, spec task.Spec) (task.Task, error)
 		}
 		if names := s.rt.Runner.Engines(); name != "" && !slices.Contains(names, name) {
 			return task.Task{}, &task.InvalidError{Field: "engine", Msg: fmt.Sprintf("%q%s: no such engine; engines: %s", name, from, strings.Join(names, ", "))}
+		}
+		// An engine that cannot run as installed (a CLI missing or too
+		// old) refuses the task with its hint; one waiting for setup
+		// (a model to configure) takes it and holds it queued.
+		if rd, ok := s.rt.Runner.(interface{ EngineReady(string) error }); ok && name != "" {
+			if err := rd.EngineReady(name); errors.Is(err, engine.ErrUnavailable) {
+				return task.Task{}, &task.InvalidError{Field: "engine", Msg: err.Error()}
+			}
 		}
 	}
 	if len(spec.Workflow) > 0 && s.rt.Workflows != nil {

@@ -144,6 +144,12 @@ func parseAnthropicRequest(body []byte) (*Request, error) {
 		}
 	}
 	for i, m := range w.Messages {
+		if m.Role == "system" {
+			// A system message between the turns (Claude Code sends its
+			// reminders so): it joins the system prompt.
+			r.System = strings.TrimSpace(r.System + "\n\n" + m.Content.joined())
+			continue
+		}
 		if m.Role != "user" && m.Role != "assistant" {
 			return nil, fmt.Errorf("parsing messages request: messages[%d]: unknown role %q", i, m.Role)
 		}

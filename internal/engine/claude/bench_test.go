@@ -1,0 +1,138 @@
+package claude
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
+	"github.com/neuraphage/neuraphage-go/internal/proc"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
+)
+
+// benchEnv is the real CLI against the scripted model server.
+func benchEnv(b *testing.B) (*Engine, *llmtest.Server) {
+	b.Helper()
+	cli := claudecli.CLI(b)
+	script, err := llmtest.ParseScript("bench.yaml", []byte(e2eScript))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := llmtest.NewServer(b, script)
+	return New(Options{Command: cli, StateDir: filepath.Join(b.TempDir(), "state"), BaseURL: srv.URL(), APIKey: "sk-bench",
+		AllowedTools: []string{"Bash"}, Grace: time.Second}), srv
+}
+
+func benchDir(b *testing.B) string {
+	dir := b.TempDir()
+	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
+		b.Fatalf("git init: %v %s", err, res.Output)
+	}
+	return dir
+}
+
+// BenchmarkFirstObservation: from the start of a run (the executor's
+// dispatch of `task new`) to the first observation of the real CLI's
+// reply (agent.turn.started), against a local model server.
+func BenchmarkFirstObservation(b *testing.B) {
+	eng, _ := benchEnv(b)
+	var total time.Duration
+	for i := range b.N {
+		tk := task.Task{ID: task.ID(fmt.Sprintf("t-first%d", i)), Description: "make task: create made.txt"}
+		h := newFakeHost(tk)
+		start := time.Now()
+		done := make(chan engine.Outcome, 1)
+		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
+		for !h.has(event.KindTurnStarted, nil) {
+			select {
+			case o := <-done:
+				b.Fatalf("the run ended before its first observation: %+v", o)
+			case <-time.After(time.Millisecond):
+			}
+		}
+		total += time.Since(start)
+		<-done
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/first-observation")
+}
+
+// BenchmarkInjectLatency: from Inject (a message stored; the executor
+// signals Arrivals) to the line on the real CLI's stdin (the receipt is
+// committed once the pipe took it), while one of its tools runs.
+func BenchmarkInjectLatency(b *testing.B) {
+	eng, _ := benchEnv(b)
+	tk := task.Task{ID: "t-latency", Description: "wait task: wait for the flag"}
+	h := newFakeHost(tk)
+	dir := benchDir(b)
+	done := make(chan engine.Outcome, 1)
+	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
+	for !h.has(event.KindToolCall, nil) {
+		time.Sleep(time.Millisecond)
+	}
+	var total time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		id := h.inject(inject.Message, fmt.Sprintf("note %d", i), false)
+		for !h.delivered(id) {
+			time.Sleep(50 * time.Microsecond)
+		}
+		total += time.Since(start)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/inject")
+	if err := os.WriteFile(filepath.Join(dir, "go.flag"), nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	<-done
+}
+
+// BenchmarkDaemonMemoryPerTask: the daemon's side of a running Claude task
+// (its run, the reader of the CLI's output, the pipes' buffers), measured
+// as the Go heap and goroutines of 4 tasks waiting in a tool call. The
+// CLI's own memory is its process's, not the daemon's.
+func BenchmarkDaemonMemoryPerTask(b *testing.B) {
+	eng, _ := benchEnv(b)
+	const n = 4
+	for range b.N {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		g0 := runtime.NumGoroutine()
+		var dirs []string
+		var dones []chan engine.Outcome
+		var hosts []*fakeHost
+		for i := range n {
+			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d", i)), Description: "wait task: wait for the flag"}
+			h := newFakeHost(tk)
+			dir := benchDir(b)
+			done := make(chan engine.Outcome, 1)
+			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
+			dirs, dones, hosts = append(dirs, dir), append(dones, done), append(hosts, h)
+		}
+		for _, h := range hosts {
+			for !h.has(event.KindToolCall, nil) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		runtime.GC()
+		var during runtime.MemStats
+		runtime.ReadMemStats(&during)
+		b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/n/1024, "KiB-heap/task")
+		b.ReportMetric(float64(runtime.NumGoroutine()-g0)/n, "goroutines/task")
+		for i, dir := range dirs {
+			if err := os.WriteFile(filepath.Join(dir, "go.flag"), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			<-dones[i]
+		}
+	}
+}
