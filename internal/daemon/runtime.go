@@ -32,6 +32,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/tasks"
+	"github.com/neuraphage/neuraphage-go/internal/watchers"
 	"github.com/neuraphage/neuraphage-go/internal/workflow"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
@@ -49,6 +50,7 @@ type runtime struct {
 	wf    *workflow.Service
 	sv    *supervise.Watcher
 	sy    *syncer.Syncer
+	ws    *watchers.Service
 }
 
 // send is the door for the merge queue's, the main watcher's and the
@@ -192,6 +194,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 	svc.Bind(tasks.Runtime{Runner: rt.ex, Workflows: rt.wf, Merges: rt.mq, Rebases: rt.mw})
 	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)
 	rt.sy = newSyncer(cfg.Supervision.Syncer, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)
+	rt.ws = newWatchers(cfg.Supervision.Sessions, set, rt.ps.Models(), st, bus, svc, log)
 	return rt, nil
 }
 
