@@ -24,6 +24,7 @@
 //	POST /v1/tasks/{ref}/messages         SendRequest → Message
 //	POST /v1/tasks/{ref}/dependencies     DependRequest → TaskDetail
 //	GET  /v1/tasks/{ref}/log?from=N       TaskLog: the stored conversation, entries with seq ≥ N
+//	GET  /v1/tasks/{ref}/report           TaskReport: status, duration, PR, changed files, summary, logs
 //	GET  /v1/cost?task=&by=&since=        CostReport: the cost ledger grouped by day, task or model
 //	GET  /v1/events?task=&kind=&after=&since=&limit=   EventList
 //	GET  /v1/watch?task=&kind=&after=     NDJSON stream of event.Event

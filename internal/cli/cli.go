@@ -120,7 +120,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	})
 	taskCmd := &cobra.Command{Use: "task", Short: "Create, inspect and steer tasks", Args: noArgs, RunE: help}
 	taskCmd.AddCommand(
-		a.newTaskNewCmd(), a.newTaskListCmd("list"), a.newTaskShowCmd(), a.newTaskCancelCmd(),
+		a.newTaskNewCmd(), a.newTaskListCmd("list"), a.newTaskShowCmd(), a.newTaskReportCmd(), a.newTaskCancelCmd(),
 		a.newTaskPauseCmd(), a.newTaskResumeCmd(), a.newTaskSendCmd(), a.newTaskAttachCmd(), a.newTaskDependCmd(),
 		a.newTaskLogCmd(), a.newTaskRebaseCmd(), a.newTaskEscalateCmd(),
 	)

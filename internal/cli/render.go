@@ -132,6 +132,9 @@ func describeEvent(e event.Event) string {
 	if s, ok := describeSync(e.Payload); ok {
 		return s
 	}
+	if s, ok := describeLifecycle(e.Payload); ok {
+		return s
+	}
 	b, _ := json.Marshal(e.Payload)
 	return truncate(string(b), 80)
 }

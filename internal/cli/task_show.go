@@ -78,6 +78,7 @@ func (a *app) runTaskShow(ctx context.Context, opts taskShowOpts, args []string,
 		fmt.Fprintf(out, "%-12s %d phase%s, each run by child tasks (`neuraphage task list` shows them)\n", "workflow:", len(t.Workflow), plural(len(t.Workflow)))
 		writePhases(out, strings.Repeat(" ", 13), t.Workflow, 2)
 	}
+	writeManifest(out, t.Manifest)
 	line("readiness", string(d.Readiness))
 	if len(d.Blockers) > 0 {
 		ids := make([]string, len(d.Blockers))

@@ -35,6 +35,8 @@ func TestKeys(t *testing.T) {
 		"budget.daily_usd",
 		"budget.fleet_usd",
 		"sandbox.enabled", "sandbox.require", "sandbox.write", "sandbox.deny_read", "sandbox.network",
+		"sandbox.tools", "sandbox.model_pass", "sandbox.recovery", "sandbox.max_escalations",
+		"sandbox.idle_timeout_secs", "sandbox.total_timeout_secs",
 		"engines.claude.command",
 		"engines.claude.args",
 		"engines.claude.permission_mode",

@@ -40,7 +40,7 @@ tasks: {default_priority: 0, default_engine: my-engine-2}
 executor: {max_concurrent: 16}
 agent: {max_iterations: 50, max_tool_failures: 3, no_progress_secs: 60, bash_timeout_secs: 30, max_bash_timeout_secs: 60, max_tool_output_bytes: 4096, deny_commands: ["\\bterraform\\s+destroy\\b"], env_allow: [GOPATH, CARGO_HOME]}
 budget: {task_usd: 2.5, daily_usd: 20, fleet_usd: 100}
-sandbox: {enabled: true, require: true, write: [~/.cache/go-build], deny_read: [/srv/keys], network: [443]}
+sandbox: {enabled: true, require: true, write: [~/.cache/go-build], deny_read: [/srv/keys], network: [443], tools: [Read, Bash], model_pass: true, recovery: interactive, max_escalations: 1, idle_timeout_secs: 60, total_timeout_secs: 600}
 worktree:
   root: /srv/worktrees
   base: develop
@@ -86,8 +86,9 @@ llm:
 					Executor: Executor{MaxConcurrent: 16},
 					Agent: Agent{MaxIterations: 50, MaxToolFailures: 3, NoProgressSecs: 60, BashTimeoutSecs: 30, MaxBashTimeoutSecs: 60,
 						MaxToolOutputBytes: 4096, DenyCommands: []string{`\bterraform\s+destroy\b`}, EnvAllow: []string{"GOPATH", "CARGO_HOME"}},
-					Budget:  Budget{TaskUSD: 2.5, DailyUSD: 20, FleetUSD: 100},
-					Sandbox: Sandbox{Enabled: true, Require: true, Write: []string{"~/.cache/go-build"}, DenyRead: []string{"/srv/keys"}, Network: Network{Ports: []int{443}}},
+					Budget: Budget{TaskUSD: 2.5, DailyUSD: 20, FleetUSD: 100},
+					Sandbox: Sandbox{Enabled: true, Require: true, Write: []string{"~/.cache/go-build"}, DenyRead: []string{"/srv/keys"}, Network: Network{Ports: []int{443}},
+						Tools: []string{"Read", "Bash"}, ModelPass: true, Recovery: "interactive", MaxEscalations: 1, IdleTimeoutSecs: 60, TotalTimeoutSecs: 600},
 					Worktree: Worktree{Root: "/srv/worktrees", Base: "develop", IgnoredSkip: DefaultIgnoredSkip, Bootstrap: []Bootstrap{
 						{Repo: "/src/app", Copy: []string{".env", "config/*.local"}, Setup: "make deps", SetupTimeoutSecs: 60},
 						{Copy: []string{".env*"}},

@@ -23,13 +23,57 @@ type Sandbox struct {
 	// absolute or starting with ~/.
 	DenyRead []string `yaml:"deny_read"`
 	Network  Network  `yaml:"network"` // allow | deny | a list of TCP ports; default allow
+
+	// The task's sandbox manifest (docs/lifecycle.md): the most it may be
+	// given, how it is evaluated, how a permission denial is recovered
+	// from, and its timeouts.
+
+	// Tools are the tools a task's manifest may hold at most (the
+	// manifest's vocabulary: Read, Write, Edit, Glob, Grep, Bash, ...);
+	// a permission denial never widens a manifest beyond them.
+	Tools     []string `yaml:"tools"`
+	ModelPass bool     `yaml:"model_pass"` // let the router tier refine each task's manifest; default false (the deterministic rules alone)
+	Recovery  string   `yaml:"recovery"`   // moderate | aggressive | interactive; default moderate
+	// MaxEscalations caps the widenings of one task's manifest under the
+	// moderate strategy; default 3.
+	MaxEscalations int `yaml:"max_escalations"`
+	// IdleTimeoutSecs and TotalTimeoutSecs are a task of medium
+	// complexity's timeouts (a low one gets half, a high one twice); 0
+	// turns that timeout off. Defaults 900 and 7200.
+	IdleTimeoutSecs  int `yaml:"idle_timeout_secs"`
+	TotalTimeoutSecs int `yaml:"total_timeout_secs"`
 }
 
-// DefaultSandbox is the sandbox section's default.
-func DefaultSandbox() Sandbox { return Sandbox{Enabled: true} }
+// defaultTools are the tools a manifest may hold by default: seed 003's
+// default set. Task (an agent spawning agents) is left out.
+var defaultTools = []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash"}
 
-// Validate checks the paths.
+// DefaultSandbox is the sandbox section's default.
+func DefaultSandbox() Sandbox {
+	return Sandbox{Enabled: true, Tools: slices.Clone(defaultTools), Recovery: "moderate", MaxEscalations: 3,
+		IdleTimeoutSecs: 900, TotalTimeoutSecs: 7200}
+}
+
+// Validate checks the paths and the manifest's settings.
 func (s Sandbox) Validate() error {
+	switch s.Recovery {
+	case "moderate", "aggressive", "interactive":
+	default:
+		return &Error{Key: "recovery", Msg: fmt.Sprintf("want moderate, aggressive or interactive, got %q", s.Recovery)}
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"max_escalations", s.MaxEscalations}, {"idle_timeout_secs", s.IdleTimeoutSecs}, {"total_timeout_secs", s.TotalTimeoutSecs}} {
+		if n.v < 0 {
+			return &Error{Key: n.key, Msg: fmt.Sprintf("must not be negative, got %d", n.v)}
+		}
+	}
+	for i, t := range s.Tools {
+		if !validToolName(t) {
+			return &Error{Key: "tools." + strconv.Itoa(i), Msg: fmt.Sprintf("want a tool name (letters, digits, _ or -), got %q", t)}
+		}
+	}
 	for _, list := range []struct {
 		key   string
 		paths []string
@@ -122,4 +166,18 @@ func (n Network) MarshalYAML() (any, error) {
 		return n.Ports, nil
 	}
 	return n.String(), nil
+}
+
+// validToolName reports whether t can name a tool: 1 to 64 letters,
+// digits, _ or -.
+func validToolName(t string) bool {
+	if t == "" || len(t) > 64 {
+		return false
+	}
+	for _, r := range t {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }

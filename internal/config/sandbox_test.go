@@ -22,6 +22,9 @@ func TestSandboxConfig(t *testing.T) {
 		{yaml: "sandbox:\n  require: true\n  write:\n    - /ok\n    - rel\n", err: `:5: sandbox.write.1: want an absolute path or one starting with ~/, got "rel"`},
 		{yaml: "sandbox:\n  deny_read: [~user/x]\n", err: `sandbox.deny_read.0: want an absolute path or one starting with ~/, got "~user/x"`},
 		{yaml: "sandbox:\n  enable: true\n", err: `unknown key; did you mean "enabled"?`},
+		{yaml: "sandbox:\n  recovery: reckless\n", err: `sandbox.recovery: want moderate, aggressive or interactive, got "reckless"`},
+		{yaml: "sandbox:\n  idle_timeout_secs: -1\n", err: "sandbox.idle_timeout_secs: must not be negative, got -1"},
+		{yaml: "sandbox:\n  tools: [Read, \"rm -rf\"]\n", err: `sandbox.tools.1: want a tool name (letters, digits, _ or -), got "rm -rf"`},
 	} {
 		p := filepath.Join(t.TempDir(), "c.yaml")
 		if err := os.WriteFile(p, []byte(tc.yaml), 0o600); err != nil {

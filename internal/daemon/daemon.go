@@ -34,6 +34,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
@@ -244,6 +245,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	srv := &http.Server{
 		Handler: server.RequireToken(server.New(server.Config{
 			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
+			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}), token, tokenFile),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },

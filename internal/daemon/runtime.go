@@ -146,6 +146,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
 			TaskUSD:       cfg.Budget.TaskUSD, DailyUSD: cfg.Budget.DailyUSD, FleetUSD: cfg.Budget.FleetUSD,
+			ToolTimeout: time.Duration(cfg.Agent.MaxBashTimeoutSecs) * time.Second,
 		},
 		Workspace: func(ctx context.Context, t task.Task) (executor.Workspace, error) {
 			t, err := rt.wf.WorkTask(ctx, t) // a phase works in its workflow's worktree
@@ -180,6 +181,10 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		// learnings go into their first context.
 		Brief: func(ctx context.Context, t task.Task) { rt.sy.Brief(ctx, t) },
 		Procs: procs,
+		// Each task's sandbox manifest, at its first start: the
+		// deterministic default, refined by the router tier when
+		// sandbox.model_pass is set.
+		Manifest: rt.manifest(cfg.Sandbox, sb, getenv, providerSet, setErr),
 	})
 	svc.Bind(tasks.Runtime{Runner: rt.ex, Workflows: rt.wf, Merges: rt.mq, Rebases: rt.mw})
 	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)

@@ -133,6 +133,10 @@ type Step struct {
 	Call *Call
 	// Events are observations committed with the step.
 	Events []event.Payload
+	// Manifest, when set, replaces the task's sandbox manifest: a
+	// permission denial recovered from widened it, or a question about
+	// widening it is pending (package lifecycle).
+	Manifest *task.Manifest
 }
 
 // Call is one model call: what it cost and how long it took.

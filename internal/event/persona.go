@@ -138,8 +138,8 @@ var personaKinds = map[Kind]reflect.Type{
 	KindPhaseFinished:     reflect.TypeFor[PhaseFinished](),
 }
 
-// personaPayload is newPayload for the kinds of this file, of watcher.go
-// and of syncer.go.
+// personaPayload is newPayload for the kinds of this file, of watcher.go,
+// syncer.go and lifecycle.go.
 func personaPayload(k Kind) any {
 	if t, ok := personaKinds[k]; ok {
 		return reflect.New(t).Interface()
@@ -148,6 +148,9 @@ func personaPayload(k Kind) any {
 		return reflect.New(t).Interface()
 	}
 	if t, ok := syncerKinds[k]; ok {
+		return reflect.New(t).Interface()
+	}
+	if t, ok := lifecycleKinds[k]; ok {
 		return reflect.New(t).Interface()
 	}
 	return nil
@@ -166,7 +169,8 @@ func derefPersona(p any) (Payload, bool) {
 	_, persona := personaKinds[pl.EventKind()]
 	_, watcher := watcherKinds[pl.EventKind()]
 	_, syncer := syncerKinds[pl.EventKind()]
-	if !persona && !watcher && !syncer {
+	_, lifecycle := lifecycleKinds[pl.EventKind()]
+	if !persona && !watcher && !syncer && !lifecycle {
 		return nil, false
 	}
 	return pl, true

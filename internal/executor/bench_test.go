@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/agent"
+	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/anthropic"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -103,7 +105,12 @@ func newBenchEnv(tb testing.TB, script *llmtest.Script, maxConcurrent int) *benc
 	e := &benchEnv{tb: tb, st: st, bus: bus, dir: dir, marks: marks,
 		ctl: creator{st: st, engine: agent.Name}}
 	e.ex = New(Options{Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native}, Logger: log,
-		Config: Config{MaxConcurrent: maxConcurrent, MaxIterations: 1_000_000}})
+		Config: Config{MaxConcurrent: maxConcurrent, MaxIterations: 1_000_000, ToolTimeout: 30 * time.Minute},
+		// The daemon's lifecycle: each task's manifest from the default
+		// policy, its progress followed and its timeouts timed.
+		Manifest: func(ctx context.Context, t task.Task, env []string) lifecycle.Evaluation {
+			return lifecycle.Evaluator{Policy: lifecycle.PolicyFrom(config.DefaultSandbox(), root, nil)}.Evaluate(ctx, t, env)
+		}})
 	tb.Cleanup(func() {
 		e.stop()
 		st.Close()

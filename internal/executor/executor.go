@@ -30,6 +30,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -47,6 +48,10 @@ type Config struct {
 	// FleetUSD cap all tasks per UTC day and over the whole ledger. Zero
 	// means no cap.
 	TaskUSD, DailyUSD, FleetUSD float64
+	// ToolTimeout is the longest a tool call may run by its own timeout
+	// (agent.max_bash_timeout_secs): while one runs, a run's idle
+	// timeout waits at least that long (lifecycle.go).
+	ToolTimeout time.Duration
 }
 
 // Tasks is what the executor reads and changes of tasks: the task table,
@@ -118,6 +123,12 @@ type Options struct {
 	// run leaves is stopped when it ends and what a dead daemon left is
 	// found at the next start (StopLeftovers). Nil tracks nothing.
 	Procs *proc.Tracker
+	// Manifest evaluates the sandbox manifest of a task that has none
+	// (its first start), given the environment its commands get; the
+	// executor stores it with the task and holds its runs to its
+	// timeouts (lifecycle.go). Nil gives tasks no manifest and no
+	// timeouts.
+	Manifest func(ctx context.Context, t task.Task, env []string) lifecycle.Evaluation
 }
 
 // RebaseReply is the outcome of a blocking rebase, for the task.
@@ -156,6 +167,7 @@ type Executor struct {
 	personas Personas
 	brief    func(ctx context.Context, t task.Task)
 	procs    *proc.Tracker
+	manifest func(ctx context.Context, t task.Task, env []string) lifecycle.Evaluation
 
 	kick  chan struct{}
 	spend *spend
@@ -227,7 +239,7 @@ func New(o Options) *Executor {
 		o.FullRetry = time.Second
 	}
 	e := &Executor{
-		st: o.Tasks, runSt: o.Runs, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas, brief: o.Brief, procs: o.Procs,
+		st: o.Tasks, runSt: o.Runs, bus: o.Bus, cfg: o.Config, now: o.Now, dir: o.Workspace, complete: o.Complete, rebase: o.Rebase, personas: o.Personas, brief: o.Brief, procs: o.Procs, manifest: o.Manifest,
 		log:     o.Logger.With("component", "executor"),
 		engines: map[string]engine.Engine{},
 		kick:    make(chan struct{}, 1),
@@ -530,7 +542,11 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 					e.brief(runCtx, t)
 				}
 			}
-			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Branch: ws.Branch, Env: ws.Env, Host: e.newHost(t, r)})
+			t = e.evaluate(runCtx, t, ws)
+			h, mon := e.startMonitor(runCtx, cancel, t, name, ws, e.newHost(t, r))
+			out = e.safeRun(runCtx, en, engine.Run{Task: t, Dir: ws.Dir, Branch: ws.Branch, Env: ws.Env, Host: h})
+			mon.end()
+			out = e.timedOut(t.ID, out, context.Cause(runCtx))
 		}
 		sctx, cancelStop := context.WithTimeout(context.Background(), finishTimeout)
 		e.stopTaskProcs(sctx, t.ID)

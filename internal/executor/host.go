@@ -87,9 +87,18 @@ func (h *host) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
 	}
 	if c := s.Call; c != nil {
 		cp.Charges = []store.Charge{charge(now, c)}
+	}
+	if s.Call != nil || s.Manifest != nil {
+		c, m := s.Call, s.Manifest
 		cp.Mutate = func(t *task.Task) ([]event.Event, error) {
-			t.Usage.Iterations++
-			addUsage(t, c)
+			if c != nil {
+				t.Usage.Iterations++
+				addUsage(t, c)
+			}
+			if m != nil {
+				mc := *m
+				t.Manifest = &mc
+			}
 			t.UpdatedAt = now
 			return nil, nil
 		}

@@ -58,6 +58,11 @@ type Task struct {
 	// reflogs in its directory (refs/heads/neuraphage/<id>), which holds no
 	// other task's. "" grants no ref.
 	Branch string
+	// Narrow, when set, is applied to the policy before the command runs:
+	// a task's sandbox manifest narrowing it (lifecycle.NarrowSandbox).
+	// It may only take away; Wrap keeps what it returns within the
+	// policy it was given.
+	Narrow func(Policy) Policy
 }
 
 // ErrRequired is returned by Wrap when the sandbox is required but cannot
@@ -95,6 +100,9 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 		return proc.Cmd{}, errors.New("sandbox: no command to run")
 	}
 	p := l.policy(t, own)
+	if t.Narrow != nil {
+		p = within(t.Narrow(p), p)
+	}
 	c = withObjects(c, own)
 	if c.Label == "" {
 		c.Label = cmp.Or(c.Shell, strings.Join(argv, " "))
@@ -233,4 +241,30 @@ func TempDir(root, name string) (string, error) {
 		return "", fmt.Errorf("making the task's temporary directory private: %w", err)
 	}
 	return d, nil
+}
+
+// within returns n with what p does not grant taken away: writes only
+// within p's, p's denied reads kept, p's network rules kept.
+func within(n, p Policy) Policy {
+	out := p
+	out.Write = nil
+	for _, w := range n.Write {
+		for _, pw := range p.Write {
+			if w == pw || strings.HasPrefix(w, strings.TrimSuffix(pw, "/")+"/") {
+				out.Write = append(out.Write, w)
+				break
+			}
+		}
+	}
+	out.Objects = nil
+	for _, o := range n.Objects {
+		if slices.Contains(p.Objects, o) {
+			out.Objects = append(out.Objects, o)
+		}
+	}
+	out.DenyRead = compact(append(slices.Clone(p.DenyRead), n.DenyRead...))
+	if n.Network.Deny || (len(n.Network.Ports) > 0 && p.Network.Allows()) {
+		out.Network = n.Network
+	}
+	return out
 }

@@ -113,6 +113,9 @@ func TestRelayHookBlocks(t *testing.T) {
 	if len(to) != 2 {
 		t.Errorf("SyncIgnored events to %v, want the UI and test tasks", to)
 	}
+	// The loop counts a blocked message after storing it: wait for the
+	// second count rather than read it at once.
+	testkit.WaitFor(t, "both blocks counted", func() bool { return s.Stats().Ignored["hook-blocked"] == 2 })
 	if st := s.Stats(); st.Ignored["hook-blocked"] != 2 || st.Sent != 0 {
 		t.Errorf("stats = %+v", st)
 	}

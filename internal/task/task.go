@@ -38,6 +38,9 @@ type Task struct {
 	// NoSupervision keeps the Watcher away from the task (created with
 	// --no-supervision): no health checks, nudges, escalations or pauses.
 	NoSupervision bool `json:"no_supervision,omitempty"`
+	// Manifest is the task's sandbox manifest, evaluated when it first
+	// starts; nil before.
+	Manifest *Manifest `json:"manifest,omitempty"`
 
 	Status Status `json:"status"`
 	// ResumePending marks a task that was running when the daemon stopped: the

@@ -42,3 +42,10 @@ func (c *Client) Costs(ctx context.Context, q api.CostQuery) (api.CostReport, er
 	err := c.do(ctx, http.MethodGet, path, nil, &r)
 	return r, err
 }
+
+// TaskReport returns a task's report (seed 003's summary).
+func (c *Client) TaskReport(ctx context.Context, ref string) (api.TaskReport, error) {
+	var r api.TaskReport
+	err := c.do(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(ref)+"/report", nil, &r)
+	return r, err
+}

@@ -107,6 +107,8 @@ type Config struct {
 	Bus      *event.Bus
 	// Git serves the worktree, merge-queue and rebase routes; nil answers them 503.
 	Git Git
+	// Reports serves task reports; nil answers them 503.
+	Reports Reports
 	// DefaultPriority is used when a create request names none.
 	DefaultPriority int
 	Logger          *slog.Logger
@@ -134,6 +136,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/dependencies", s.depend)
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/escalate", s.escalate)
 	s.mux.HandleFunc("GET /v1/tasks/{ref}/log", s.taskLog)
+	s.mux.HandleFunc("GET /v1/tasks/{ref}/report", s.taskReport)
 	s.mux.HandleFunc("GET /v1/cost", s.cost)
 	s.mux.HandleFunc("GET /v1/events", s.events)
 	s.mux.HandleFunc("GET /v1/watch", s.watch)
