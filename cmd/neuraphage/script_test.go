@@ -22,6 +22,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/geminicli"
 )
 
 func TestMain(m *testing.M) {
@@ -68,6 +69,13 @@ func TestScripts(t *testing.T) {
 				}
 				return skip == "" && err == nil, err
 			}
+			if cond == "gemini" {
+				_, skip, err := geminicli.Install()
+				if skip != "" {
+					fmt.Fprintln(os.Stderr, "the gemini engine's scripts skip: "+skip)
+				}
+				return skip == "" && err == nil, err
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -81,6 +89,7 @@ func TestScripts(t *testing.T) {
 			"alive":         cmdAlive,
 			"exitcode":      cmdExitCode,
 			"claudecli":     cmdClaudeCLI,
+			"geminicli":     cmdGeminiCLI,
 		},
 	})
 }
@@ -119,6 +128,19 @@ func cmdClaudeCLI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("the real Claude Code is not available: %s%v (guard the script with [!claude] skip)", skip, err)
 	}
 	ts.Setenv("CLAUDE_CLI", path)
+}
+
+// geminicli sets GEMINI_CLI to the real Gemini CLI, installed (pinned,
+// once per test process, outside the repository) by the [gemini] condition.
+func cmdGeminiCLI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: geminicli")
+	}
+	path, skip, err := geminicli.Install()
+	if skip != "" || err != nil {
+		ts.Fatalf("the real Gemini CLI is not available: %s%v (guard the script with [!gemini] skip)", skip, err)
+	}
+	ts.Setenv("GEMINI_CLI", path)
 }
 
 // envfile VAR FILE sets VAR to the first line of FILE.

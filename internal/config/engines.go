@@ -9,6 +9,26 @@ import (
 // (docs/engines.md).
 type Engines struct {
 	Claude ClaudeEngine `yaml:"claude"`
+	Gemini GeminiEngine `yaml:"gemini"`
+}
+
+// GeminiEngine configures the "gemini" engine: Gemini CLI driven headless
+// (-p … -o stream-json), one process per turn.
+type GeminiEngine struct {
+	Command string            `yaml:"command"` // the CLI: a path or a name in PATH; "" means "gemini"
+	Args    []string          `yaml:"args"`    // extra arguments after the engine's own
+	Model   string            `yaml:"model"`   // -m for every task; "" leaves the CLI's routing
+	Models  map[string]string `yaml:"models"`  // model per tier (router, worker, expert); wins over model
+}
+
+// Validate implements Validator.
+func (c GeminiEngine) Validate() error {
+	for tier := range c.Models {
+		if !slices.Contains([]string{"router", "worker", "expert"}, tier) {
+			return &Error{Key: "models." + tier, Msg: "not a tier: want router, worker or expert"}
+		}
+	}
+	return nil
 }
 
 // ClaudeEngine configures the "claude" engine: Claude Code driven through
