@@ -52,6 +52,18 @@ var fileTools = map[string]bool{"write_file": true, "replace": true}
 // (lifecycle.GeminiPolicy's denyMessage).
 const denyMarker = "not in the task's sandbox manifest"
 
+// denied reports whether a failed tool result is the policy's refusal: a
+// shell command beyond the manifest's prefixes fails as a policy
+// violation; a tool the policy denies outright is not registered at all,
+// and a call of it fails as unknown (both recorded from 0.61.0 in
+// testdata).
+func denied(l line, content string) bool {
+	if strings.Contains(content, denyMarker) {
+		return true
+	}
+	return l.Error != nil && (l.Error.Type == "policy_violation" || l.Error.Type == "tool_not_registered")
+}
+
 // handle turns one line of the CLI's output into observations and stored
 // conversation.
 func (ru *run) handle(ctx context.Context, l line) error {
@@ -148,8 +160,8 @@ func (ru *run) toolResult(ctx context.Context, l line) error {
 	}
 	step.Turn = ru.turn
 	step.Events = append(step.Events, r)
-	if isErr && strings.Contains(content, denyMarker) {
-		d := lifecycle.Denial(ru.turn, c.name, c.input, words.Clip(content, 300))
+	if isErr && denied(l, content) {
+		d := lifecycle.Denial(ru.turn, manifestTool(c.name), c.input, words.Clip(content, 300))
 		ru.denials = append(ru.denials, d)
 		step.Events = append(step.Events, d)
 	}

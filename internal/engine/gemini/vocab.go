@@ -60,3 +60,20 @@ func observedTool(name string) string {
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// manifestTools name the manifest's tool (lifecycle.GeminiPolicy's
+// vocabulary) each of Gemini CLI's tools stands for.
+var manifestTools = map[string]string{
+	"run_shell_command": "Bash", "read_file": "Read", "read_many_files": "Read", "write_file": "Write", "replace": "Edit",
+	"glob": "Glob", "list_directory": "Glob", "grep_search": "Grep", "web_fetch": "WebFetch", "google_web_search": "WebSearch",
+	"invoke_agent": "Task",
+}
+
+// manifestTool is the manifest's name of a CLI tool; an unknown one keeps
+// its own name (no fix can allow it).
+func manifestTool(name string) string {
+	if m, ok := manifestTools[name]; ok {
+		return m
+	}
+	return name
+}
