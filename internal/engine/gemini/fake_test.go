@@ -115,4 +115,3 @@ func fakeGemini(args []string) int {
 	}
 	return 0
 }
-
