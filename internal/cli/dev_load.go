@@ -358,7 +358,9 @@ type loadReport struct {
 	TaskP50Seconds float64 `json:"task_p50_seconds"`
 	TaskMaxSeconds float64 `json:"task_max_seconds"`
 	Completed      int     `json:"completed"`
-	ScratchDir     string  `json:"scratch_dir,omitempty"`
+	// Phases are the tasks' phases, read from the event log.
+	Phases     *loadPhases `json:"phases,omitempty"`
+	ScratchDir string      `json:"scratch_dir,omitempty"`
 }
 
 // loadCallers is how many API calls run at once to create and release the
@@ -460,6 +462,9 @@ func runLoad(ctx context.Context, d *loadDaemon, opts devLoadOpts, repo string) 
 			rep.CallsPerSecond = float64(len(spans)*opts.turns) / rep.WallSeconds
 		}
 	}
+	if rep.Phases, err = readPhases(ctx, d.c, ids, opts.latency); err != nil {
+		return rep, err
+	}
 	if rep.Completed < opts.tasks {
 		return rep, fmt.Errorf("%d of %d load tasks did not complete; for example %s", opts.tasks-rep.Completed, opts.tasks, failure)
 	}
@@ -498,6 +503,9 @@ func writeLoadReport(out io.Writer, r *loadReport) {
 	fmt.Fprintf(tw, "  throughput\t%.1f tasks/s\t%.1f model calls/s\n", r.TasksPerSecond, r.CallsPerSecond)
 	fmt.Fprintf(tw, "  completed\t%d of %d\tcreated held in %.2f s, released in %.2f s; %d samples\n", r.Completed, r.Tasks, r.CreateSeconds, r.ReleaseSeconds, r.Samples)
 	tw.Flush()
+	if r.Phases != nil {
+		writeLoadPhases(out, r.Phases, r.TurnsPerTask)
+	}
 	if r.PeakRunning < r.Tasks {
 		fmt.Fprintf(out, "\nnote: at most %d of the %d tasks ran at once; the per-task figure divides by all %d\n", r.PeakRunning, r.Tasks, r.Tasks)
 	}

@@ -172,6 +172,19 @@ func TestDevLoadEndToEnd(t *testing.T) {
 	if rep["tasks"] != 5.0 || rep["completed"] != 5.0 || rep["turns_per_task"] != 3.0 {
 		t.Errorf("report %s: want 5 tasks of 3 turns, all completed", out.String())
 	}
+	ph, ok := rep["phases"].(map[string]any)
+	if !ok {
+		t.Fatalf("report lacks the phases: %s", out.String())
+	}
+	for _, k := range []string{"worktree_wait_seconds", "agent_work_seconds", "land_wait_seconds", "release_to_landed_seconds", "overhead_per_call_ms"} {
+		d, ok := ph[k].(map[string]any)
+		if !ok || d["p50"] == nil || d["p90"] == nil || d["p99"] == nil || d["max"] == nil {
+			t.Errorf("phases lack %q with its percentiles: %s", k, out.String())
+		}
+	}
+	if ph["tasks"] != 5.0 || ph["in_agent_loop_peak"].(float64) < 1 {
+		t.Errorf("phases %v: want 5 tasks measured, at least one in the loop", ph)
+	}
 	if _, kept := rep["scratch_dir"]; kept {
 		t.Error("the scratch directory was kept without --keep")
 	}

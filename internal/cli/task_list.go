@@ -72,7 +72,11 @@ func (a *app) runTaskList(ctx context.Context, opts taskListOpts, out io.Writer)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(jsonOut(out), "%s\n", raw)
+		w := jsonOut(out)
+		if _, err := w.Write(raw); err != nil { // megabytes: not copied through fmt
+			return err
+		}
+		_, err = io.WriteString(w, "\n")
 		return err
 	}
 	l, err := c.ListPage(ctx, q)

@@ -278,6 +278,9 @@ func newClaude(cfg config.Config, getenv func(string) string, set *persona.Set, 
 		},
 		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "claude"),
 		BaseURL:  base, APIKey: key,
+		// Permission denials are recovered from under the user's policy
+		// (sandbox.recovery, docs/lifecycle.md).
+		Recovery: &lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)},
 		Launcher: sb.launcher, Logger: log,
 	})
 }

@@ -59,7 +59,7 @@ type Config struct {
 type Tasks interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
-	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
+	ListSummaries(ctx context.Context, opts store.ListOptions) ([]task.Summary, error)
 	Readiness(ctx context.Context, id task.ID) (task.Readiness, error)
 	// The injection queue (store.InjectionQueue), but for what the
 	// executor never reads back (Returned).
@@ -383,11 +383,13 @@ func (e *Executor) dispatch(ctx context.Context) error {
 		return nil
 	}
 	e.hold("")
-	queued, err := e.st.ListTasks(ctx, store.ListOptions{Statuses: []task.Status{task.Queued}})
+	// The queue is read from the listing columns: decoding every queued
+	// task at each dispatch grew with the queue.
+	queued, err := e.st.ListSummaries(ctx, store.ListOptions{Statuses: []task.Status{task.Queued}})
 	if err != nil {
 		return err
 	}
-	slices.SortStableFunc(queued, func(a, b task.Task) int { return cmp.Compare(a.Priority, b.Priority) })
+	slices.SortStableFunc(queued, func(a, b task.Summary) int { return cmp.Compare(a.Priority, b.Priority) })
 	notReady := map[string]string{}
 	defer func() { e.setNotReady(notReady) }()
 	for _, t := range queued {
@@ -410,7 +412,8 @@ func (e *Executor) dispatch(ctx context.Context) error {
 		if r != task.Ready {
 			continue
 		}
-		if e.start(ctx, t) {
+		// start reads the task again as it moves it to running.
+		if e.start(ctx, task.Task{ID: t.ID, Engine: t.Engine, ResumePending: t.ResumePending}) {
 			free--
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -19,7 +18,8 @@ import (
 // Numbers, paths and ranges stay: they are what makes two calls two.
 func CanonicalCall(tool string, args json.RawMessage, root string) string {
 	var key string
-	if kvs, ok := flatStrings(args); ok {
+	var buf [6]keyValue
+	if kvs, ok := appendFlatStrings(buf[:0], args); ok {
 		key = canonFlat(tool, kvs, root) // nearly every call: no reflection
 	} else {
 		var v any
@@ -30,7 +30,7 @@ func CanonicalCall(tool string, args json.RawMessage, root string) string {
 		key = tool + " " + string(b)
 	}
 	if strings.Contains(key, "/tmp/") || strings.Contains(key, "/var/") || strings.Contains(key, "/private/") {
-		key = maskTemp.ReplaceAllString(key, "$1<tmp>") // a fresh temp dir each run is the same call
+		key = maskTemps(key) // a fresh temp dir each run is the same call
 	}
 	return key
 }
@@ -106,28 +106,33 @@ func CanonicalCommand(cmd, root string) string {
 		cmd = replaceRoot(cmd, root)
 	}
 	words := shellWords(cmd)
-	var out []string
-	seg := []string{}
-	flush := func() {
-		out = append(out, sortFlags(seg)...)
-		seg = seg[:0]
-	}
-	for _, w := range words {
+	for i, w := range words {
 		switch w {
 		case "|", "||", "&&", ";", "&":
-			flush()
-			out = append(out, w)
 		default:
-			seg = append(seg, canonPath(w, ""))
+			words[i] = canonPath(w, "")
 		}
 	}
-	flush()
+	out := make([]string, 0, len(words))
+	start := 0
+	for i, w := range words {
+		switch w {
+		case "|", "||", "&&", ";", "&":
+			out = appendSortedFlags(out, words[start:i])
+			out = append(out, w)
+			start = i + 1
+		}
+	}
+	out = appendSortedFlags(out, words[start:])
 	return strings.Join(out, " ")
 }
 
-func sortFlags(seg []string) []string {
+// appendSortedFlags appends a simple command's words to out: the fixed
+// words in their order, then the movable flags sorted.
+func appendSortedFlags(out, seg []string) []string {
 	isFlag := func(w string) bool { return len(w) > 1 && w[0] == '-' && w != "--" }
-	var fixed, movable []string
+	var buf [8]string
+	movable := buf[:0]
 	for i, w := range seg {
 		next := ""
 		if i+1 < len(seg) {
@@ -137,10 +142,10 @@ func sortFlags(seg []string) []string {
 			movable = append(movable, w)
 			continue
 		}
-		fixed = append(fixed, w)
+		out = append(out, w)
 	}
 	slices.Sort(movable)
-	return append(fixed, movable...)
+	return append(out, movable...)
 }
 
 // shellWords splits a command into words the way a shell would for
@@ -213,14 +218,6 @@ func shellWords(s string) []string {
 	return words
 }
 
-// The volatile parts of tool output and errors, masked before results are
-// compared: a rerun that differs only in these is the same result.
-var (
-	maskTemp = regexp.MustCompile(`(^|[^\w.\-/])(?:/tmp|/var/folders|/private/var|/var/tmp)/[^\s:'"]*`)
-	maskTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b`)
-	maskUUID = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-)
-
 // MaskResult replaces the noise in a successful result: temporary paths,
 // times, UUIDs and hex ids, durations (0.412s, 41s, 3m2s) and source
 // positions (pay.go:88:5). Other numbers stay: the step a command printed,
@@ -230,91 +227,38 @@ func MaskResult(s string) string {
 	if s == "" {
 		return ""
 	}
-	if strings.Contains(s, "/tmp/") || strings.Contains(s, "/var/") || strings.Contains(s, "/private/") {
-		s = maskTemp.ReplaceAllString(s, "$1<tmp>")
-	}
-	if !strings.ContainsAny(s, "0123456789") {
+	if !maskTempsAndSeeDigits(&s) {
 		return words.OneLine(s)
 	}
-	// The expressions are the cost: each runs only on text that can hold
-	// what it matches.
-	if mayHoldTime(s) {
-		s = maskTime.ReplaceAllString(s, "<time>")
-	}
-	if mayHoldPos(s) {
-		s = maskPos.ReplaceAllString(s, "$1:#")
-	}
-	if mayHoldUUID(s) {
-		s = maskUUID.ReplaceAllString(s, "<id>")
-	}
+	s = maskTimes(s)
+	s = maskPositions(s)
+	s = maskUUIDs(s)
 	s = maskHex(s)
-	if mayHoldDur(s) {
-		s = maskDur.ReplaceAllString(s, "<dur>")
-	}
+	s = maskDurations(s)
 	return words.OneLine(s)
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// mayHoldTime: a digit, ":" and two digits (h:mm, hh:mm:ss), or a date's
-// dddd-dd-dd.
-func mayHoldTime(s string) bool {
-	for i := 1; i+2 < len(s); i++ {
-		switch s[i] {
-		case ':':
-			if isDigit(s[i-1]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
-				return true
-			}
-		case '-':
-			if i >= 4 && isDigit(s[i-1]) && isDigit(s[i-4]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
-				return true
-			}
+// maskTempsAndSeeDigits masks the temporary paths of *s and reports
+// whether what is left holds a digit, scanning it once when it holds no
+// path.
+func maskTempsAndSeeDigits(s *string) bool {
+	digit, slash := false, false
+	for i := 0; i < len(*s) && !(digit && slash); i++ {
+		switch c := (*s)[i]; {
+		case isDigit(c):
+			digit = true
+		case c == '/':
+			slash = true
 		}
 	}
-	return false
-}
-
-// mayHoldUUID: four hex digits, "-", four hex digits.
-func mayHoldUUID(s string) bool {
-	for i := 4; i+4 < len(s); i++ {
-		if s[i] == '-' && isHex(s[i-1]) && isHex(s[i-2]) && isHex(s[i-3]) && isHex(s[i-4]) &&
-			isHex(s[i+1]) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) {
-			return true
-		}
+	if slash && (strings.Contains(*s, "/tmp/") || strings.Contains(*s, "/var/") || strings.Contains(*s, "/private/")) {
+		*s = maskTemps(*s)
+		digit = strings.ContainsAny(*s, "0123456789")
 	}
-	return false
+	return digit
 }
-
-// mayHoldPos: a letter or digit, ":" and a digit (file.go:88).
-func mayHoldPos(s string) bool {
-	for i := 1; i+1 < len(s); i++ {
-		if s[i] == ':' && isDigit(s[i+1]) {
-			c := s[i-1]
-			if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// mayHoldDur: a digit followed by a unit's first letter.
-func mayHoldDur(s string) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if isDigit(s[i]) {
-			switch s[i+1] {
-			case 'n', 'u', 'm', 's', 'h', 0xc2: // 0xc2: µ
-				return true
-			}
-		}
-	}
-	return false
-}
-
-var (
-	maskDur = regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m))*\b`)
-	maskPos = regexp.MustCompile(`(\.[A-Za-z]\w*):\d+(?::\d+)?`)
-)
 
 // Mask replaces the volatile parts of a text (temporary paths, times,
 // UUIDs and hex ids, numbers) with placeholders and collapses whitespace.
@@ -322,48 +266,58 @@ func Mask(s string) string {
 	if s == "" {
 		return ""
 	}
-	if strings.Contains(s, "/tmp/") || strings.Contains(s, "/var/") || strings.Contains(s, "/private/") {
-		s = maskTemp.ReplaceAllString(s, "$1<tmp>")
-	}
-	if !strings.ContainsAny(s, "0123456789") {
+	if !maskTempsAndSeeDigits(&s) {
 		return words.OneLine(s) // times, ids, hex and numbers all hold a digit
 	}
-	if mayHoldTime(s) {
-		s = maskTime.ReplaceAllString(s, "<time>")
+	return maskDigitsOneLine(maskHex(maskUUIDs(maskTimes(s))))
+}
+
+// maskDigitsOneLine is words.OneLine(maskDigits(s)) in one pass.
+func maskDigitsOneLine(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); {
+		if n := words.SpaceAt(s, i); n > 0 {
+			space = b.Len() > 0
+			i += n
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if isDigit(s[i]) {
+			i = fraction(s, digits(s, i))
+			b.WriteByte('#')
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
 	}
-	if mayHoldUUID(s) {
-		s = maskUUID.ReplaceAllString(s, "<id>")
-	}
-	return words.OneLine(maskDigits(maskHex(s)))
+	return b.String()
 }
 
 // maskHex replaces hex ids and addresses, words of 6 or more characters:
 // hex digits holding both a digit and a letter, or 0x and hex digits.
 // Shorter words ("dead", "a1", "0x1") stay.
 func maskHex(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	word := func(c byte) bool {
-		return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-	}
+	r := replacer{s: s}
 	for i := 0; i < len(s); {
-		if !word(s[i]) {
-			b.WriteByte(s[i])
+		if !isWordByte(s[i]) {
 			i++
 			continue
 		}
 		j := i
-		for j < len(s) && word(s[j]) {
+		for j < len(s) && isWordByte(s[j]) {
 			j++
 		}
 		if isHexID(s[i:j]) {
-			b.WriteString("<hex>")
-		} else {
-			b.WriteString(s[i:j])
+			r.replace(i, j, "<hex>")
 		}
 		i = j
 	}
-	return b.String()
+	return r.done()
 }
 
 func isHexID(w string) bool {
@@ -446,12 +400,18 @@ func closeLengths(la, lb int, threshold float64) bool {
 // wordSet returns the hashes of a text's distinct words, sorted: two texts'
 // sets compare by a merge, without maps.
 func wordSet(s string) []uint64 {
-	out := make([]uint64, 0, 16)
+	n := 0 // words, to allocate the set once
+	for i := 0; i < len(s); i++ {
+		if !isWordSep(s[i]) && (i == 0 || isWordSep(s[i-1])) {
+			n++
+		}
+	}
+	out := make([]uint64, 0, n)
 	const offset, prime = 14695981039346656037, 1099511628211
 	h, in := uint64(offset), false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+		if isWordSep(c) {
 			if in {
 				out = append(out, h)
 				h, in = offset, false
@@ -467,6 +427,8 @@ func wordSet(s string) []uint64 {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+func isWordSep(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
 
 // similarSets is Similar over two wordSets: the Jaccard index at least
 // threshold.

@@ -18,6 +18,11 @@ type keyValue struct{ k, v string }
 // flatStrings parses a JSON object whose values are all strings; ok is
 // false for any other input, valid or not.
 func flatStrings(b []byte) (kvs []keyValue, ok bool) {
+	return appendFlatStrings(nil, b)
+}
+
+// appendFlatStrings is flatStrings appending to kvs (a caller's buffer).
+func appendFlatStrings(kvs []keyValue, b []byte) ([]keyValue, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
@@ -26,7 +31,9 @@ func flatStrings(b []byte) (kvs []keyValue, ok bool) {
 	if i < len(b) && b[i] == '}' {
 		return nil, skipSpace(b, i+1) == len(b)
 	}
-	kvs = make([]keyValue, 0, 4)
+	if kvs == nil {
+		kvs = make([]keyValue, 0, 4)
+	}
 	for {
 		k, j, ok := jsonString(b, i)
 		if !ok {

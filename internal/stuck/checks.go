@@ -25,7 +25,7 @@ func (d *Detector) persist(res []Step, s Step) (Finding, bool) {
 	if len(res) < need {
 		return Finding{}, false
 	}
-	if p := res[len(res)-2]; p.Epoch != s.Epoch || p.Error != s.Error || !d.sameCall(p, s) {
+	if p := res[len(res)-2]; p.Epoch != s.Epoch || p.Error != s.Error || !d.sameCall(&p, &s) {
 		return Finding{}, false
 	}
 	loose := func(r Step) string {
@@ -35,20 +35,20 @@ func (d *Detector) persist(res []Step, s Step) (Finding, bool) {
 		return r.loose
 	}
 	sl := loose(s)
-	run := []Step{s}
-	for i := len(res) - 2; i >= 0 && len(run) < need; i-- {
-		r := res[i]
-		if r.Epoch != s.Epoch || r.Error != s.Error || !d.sameCall(r, s) || !Similar(loose(r), sl, d.cfg.Loose) {
+	last, n := len(res)-1, 1
+	for i := last - 1; i >= 0 && n < need; i-- {
+		r := &res[i]
+		if r.Epoch != s.Epoch || r.Error != s.Error || !d.sameCall(r, &s) || !Similar(loose(*r), sl, d.cfg.Loose) {
 			break
 		}
-		run = append(run, r)
+		n++
 	}
-	if len(run) < need {
+	if n < need {
 		return Finding{}, false
 	}
 	return Finding{Check: Persist, Status: "stuck", Step: s.N, Key: string(Persist) + " " + s.key,
-		Diagnosis: fmt.Sprintf("the same call %d times in a row, its result changing only in noise, no file changed: %s", len(run), words.Clip(s.key, 120)),
-		Evidence:  evidence(run, s)}, true
+		Diagnosis: fmt.Sprintf("the same call %d times in a row, its result changing only in noise, no file changed: %s", n, words.Clip(s.key, 120)),
+		Evidence:  evidenceSpan(res[last-n+1:], s)}, true
 }
 
 // sameFailure finds the same failure met again and again, through varying
@@ -62,19 +62,24 @@ func (d *Detector) sameFailure(res []Step, s Step) (Finding, bool) {
 	if !s.Error {
 		return Finding{}, false
 	}
-	run := []Step{s}
-	for i := len(res) - 2; i >= 0 && len(run) < d.cfg.SameFailure; i-- {
-		r := res[i]
+	var at [8]int
+	idx := append(at[:0], len(res)-1) // the failures, newest first
+	for i := len(res) - 2; i >= 0 && len(idx) < d.cfg.SameFailure; i-- {
+		r := &res[i]
 		if !r.Error {
 			continue // edits and other steps between the failures
 		}
-		if !d.similar(r, s) {
+		if !d.similar(r, &s) {
 			break
 		}
-		run = append(run, r)
+		idx = append(idx, i)
 	}
-	if len(run) < d.cfg.SameFailure {
+	if len(idx) < d.cfg.SameFailure {
 		return Finding{}, false
+	}
+	run := make([]Step, len(idx))
+	for k, i := range idx {
+		run[k] = res[i]
 	}
 	files := map[string]bool{}
 	for _, c := range d.changes {
@@ -184,11 +189,19 @@ func sameQuestion(a, b []string) bool {
 // isPoll reports whether a canonical call's words include a deliberate
 // wait.
 func isPoll(key string) bool {
-	for _, w := range strings.FieldsFunc(key, func(r rune) bool { return r < 128 && isKeySep(byte(r)) }) {
-		switch w {
+	for i := 0; i < len(key); {
+		for i < len(key) && isKeySep(key[i]) {
+			i++
+		}
+		j := i
+		for j < len(key) && !isKeySep(key[j]) {
+			j++
+		}
+		switch key[i:j] {
 		case "sleep", "wait", "watch", "--watch", "--wait", "--follow":
 			return true
 		}
+		i = j
 	}
 	return false
 }

@@ -208,7 +208,7 @@ func TestCallIdentity(t *testing.T) {
 	d := New(Config{}, testRoot, t0)
 	same := func(a, b string) bool {
 		ka, kb := CanonicalCall("bash", args("command", a), testRoot), CanonicalCall("bash", args("command", b), testRoot)
-		return d.sameCall(Step{Tool: "bash", key: ka, kw: keyWords(ka)}, Step{Tool: "bash", key: kb, kw: keyWords(kb)})
+		return d.sameCall(&Step{Tool: "bash", key: ka, kw: keyWords(ka)}, &Step{Tool: "bash", key: kb, kw: keyWords(kb)})
 	}
 	for _, c := range []struct {
 		a, b string

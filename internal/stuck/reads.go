@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // readTools are the file tools that only look.
@@ -29,19 +30,88 @@ func isRead(tool string, args json.RawMessage) bool {
 	if tool != "bash" {
 		return false
 	}
+	cmd, ok := commandArg(args)
+	if !ok || strings.TrimSpace(cmd) == "" {
+		return false
+	}
+	// The parts between &&, ||, | and ; (a lone & stays in its part).
+	for len(cmd) > 0 {
+		i := strings.IndexAny(cmd, ";|&")
+		for i >= 0 && cmd[i] == '&' && (i+1 == len(cmd) || cmd[i+1] != '&') {
+			j := strings.IndexAny(cmd[i+1:], ";|&")
+			if j < 0 {
+				i = -1
+				break
+			}
+			i += 1 + j
+		}
+		part, rest := cmd, ""
+		if i >= 0 {
+			part, rest = cmd[:i], cmd[i+1:]
+			if cmd[i] == '&' {
+				rest = cmd[i+2:]
+			}
+		}
+		if !partReads(part) {
+			return false
+		}
+		cmd = rest
+	}
+	return true
+}
+
+// commandArg reads a call's "command" argument as encoding/json would into
+// a struct with a Command field; flat string arguments with ASCII keys are
+// read without it.
+func commandArg(args json.RawMessage) (string, bool) {
+	var buf [6]keyValue
+	if kvs, ok := appendFlatStrings(buf[:0], args); ok {
+		cmd, ascii := "", true
+		for _, kv := range kvs {
+			for k := 0; k < len(kv.k); k++ {
+				ascii = ascii && kv.k[k] < utf8.RuneSelf
+			}
+			if strings.EqualFold(kv.k, "command") {
+				cmd = kv.v // the last wins, in any case
+			}
+		}
+		if ascii {
+			return cmd, true
+		}
+	}
 	var a struct {
 		Command string `json:"command"`
 	}
-	if json.Unmarshal(args, &a) != nil || strings.TrimSpace(a.Command) == "" {
-		return false
+	if json.Unmarshal(args, &a) != nil {
+		return "", false
 	}
-	cmd := strings.NewReplacer("&&", ";", "||", ";", "|", ";").Replace(a.Command)
-	for part := range strings.SplitSeq(cmd, ";") {
-		if f := strings.Fields(part); len(f) > 0 && !isReadCommand(f) {
-			return false
+	return a.Command, true
+}
+
+// partReads reports whether one part of a command line only reads: no
+// words, or words isReadCommand accepts.
+func partReads(part string) bool {
+	for k := 0; k < len(part); k++ {
+		if part[k] >= utf8.RuneSelf { // spaces beyond ASCII: as strings.Fields splits
+			f := strings.Fields(part)
+			return len(f) == 0 || isReadCommand(f)
 		}
 	}
-	return true
+	var f [2]string
+	n := 0
+	for w := range strings.FieldsSeq(part) {
+		if n < 2 {
+			f[n] = w
+		}
+		n++
+	}
+	if n == 0 {
+		return true
+	}
+	if strings.ContainsAny(part, "<>") {
+		return false // a redirection may write
+	}
+	return isReadCommand(f[:min(n, 2)])
 }
 
 // isReadCommand reports whether one command, as words, only reads. A

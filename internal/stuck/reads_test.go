@@ -3,6 +3,8 @@ package stuck
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -64,4 +66,69 @@ func TestReadWithoutChangeCountsReads(t *testing.T) {
 	if !confirm {
 		t.Error("60 reads without a change: no finding to confirm")
 	}
+}
+
+// isReadSlow is isRead as it was: the arguments decoded by encoding/json,
+// the command split with a strings.Replacer and strings.Fields.
+func isReadSlow(tool string, args json.RawMessage) bool {
+	if readTools[tool] {
+		return true
+	}
+	if tool != "bash" {
+		return false
+	}
+	var a struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &a) != nil || strings.TrimSpace(a.Command) == "" {
+		return false
+	}
+	cmd := strings.NewReplacer("&&", ";", "||", ";", "|", ";").Replace(a.Command)
+	for part := range strings.SplitSeq(cmd, ";") {
+		if f := strings.Fields(part); len(f) > 0 && !isReadCommand(f) {
+			return false
+		}
+	}
+	return true
+}
+
+func checkIsRead(t *testing.T, args string) {
+	t.Helper()
+	if got, want := isRead("bash", json.RawMessage(args)), isReadSlow("bash", json.RawMessage(args)); got != want {
+		t.Errorf("isRead(bash %s) = %v, as it was %v", args, got, want)
+	}
+}
+
+func TestIsReadEqualsTheSlowPath(t *testing.T) {
+	t.Parallel()
+	pieces := []string{"cat", "ls", "sed", "-n", "-i", "git", "log", "commit", "cd", "echo", " ", "\t", "\v", "\u00a0",
+		"&", "&&", "|", "||", ";", ">", "<", "a.go", "/usr/bin/grep", "x", "é"}
+	r := rand.New(rand.NewPCG(7, 11))
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(10) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		c, _ := json.Marshal(b.String())
+		for _, args := range []string{
+			`{"command":` + string(c) + `}`,
+			`{"Command":` + string(c) + `,"command":"ls"}`,
+			`{"command":"ls","COMMAND":` + string(c) + `}`,
+			`{"command":` + string(c) + `,"timeout":3}`,
+			`{"commånd":` + string(c) + `}`,
+			`{"command":` + string(c),
+		} {
+			checkIsRead(t, args)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+func FuzzIsRead(f *testing.F) {
+	for _, s := range []string{`{"command":"cat a && ls | wc -l"}`, `{"Command":"sed -n 1p a"}`, `{"command":"a &&& b"}`, `{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(checkIsRead)
 }

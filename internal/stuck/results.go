@@ -45,7 +45,13 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	s.words = wordSet(s.shape)
 	s.Epoch = d.epoch
 	s.What = words.Clip(key, 100) + " → " + words.Clip(errPrefix(p.Error)+s.shape, 120)
-	fresh := !p.Error && !slices.ContainsFunc(d.rwin.s, func(t Step) bool { return d.same(t, s) })
+	// The checks look back only so far; a success is fresh (progress) when
+	// no result of the whole window is the same, and a failure never is.
+	d.liken(&s, max(d.cfg.DenseOf, d.cfg.Repeat))
+	fresh := !p.Error && s.like == 0
+	for i := len(d.rwin.s) - 1 - s.likeN; fresh && i >= 0; i-- {
+		fresh = !d.same(&d.rwin.s[i], &s)
+	}
 	d.push(s)
 	d.sinceFS++
 	if c.read {
@@ -115,7 +121,7 @@ func (d *Detector) results() []Step {
 // call, or the same tool with the same words in another order (a flag
 // moved across a path). Numbers, paths and ranges are part of a call's
 // identity: `sed -n 1,40p f` and `sed -n 41,80p f` are two calls.
-func (d *Detector) sameCall(a, b Step) bool {
+func (d *Detector) sameCall(a, b *Step) bool {
 	return a.key == b.key || a.Tool == b.Tool && a.kw == b.kw
 }
 
@@ -171,8 +177,10 @@ func wholeWords(preview, tail string) string {
 
 // same reports whether two results are the same call with the same result,
 // seeing the same files.
-func (d *Detector) same(a, b Step) bool {
-	if a.Epoch != b.Epoch || a.Error != b.Error {
+func (d *Detector) same(a, b *Step) bool {
+	// Equal keys have equal words, so steps whose words differ are
+	// neither the same call nor the same step.
+	if a.Epoch != b.Epoch || a.Error != b.Error || a.kw != b.kw {
 		return false
 	}
 	if a.exact == b.exact && a.key == b.key {
@@ -182,19 +190,19 @@ func (d *Detector) same(a, b Step) bool {
 }
 
 func (d *Detector) repeat(res []Step, s Step) (Finding, bool) {
-	run := []Step{s}
-	for i := len(res) - 2; i >= 0 && len(run) < d.cfg.Repeat; i-- {
-		if !d.same(res[i], s) {
+	last, n := len(res)-1, 1
+	for i := last - 1; i >= 0 && n < d.cfg.Repeat; i-- {
+		if !d.sameAt(res, i, last) {
 			break
 		}
-		run = append(run, res[i])
+		n++
 	}
-	if len(run) < d.cfg.Repeat {
+	if n < d.cfg.Repeat {
 		return Finding{}, false
 	}
-	ev := evidence(run, s)
+	ev := evidenceSpan(res[last-n+1:], s)
 	return Finding{Check: Repeat, Status: "stuck", Step: s.N, Key: string(Repeat) + " " + s.key, Exact: allExact(ev),
-		Diagnosis: fmt.Sprintf("the same call with the same result %d times in a row, no file changed: %s", len(run), words.Clip(s.key, 120)),
+		Diagnosis: fmt.Sprintf("the same call with the same result %d times in a row, no file changed: %s", n, words.Clip(s.key, 120)),
 		Evidence:  ev}, true
 }
 
@@ -202,20 +210,20 @@ func (d *Detector) failing(res []Step, s Step) (Finding, bool) {
 	if !s.Error {
 		return Finding{}, false
 	}
-	run := []Step{s}
-	for i := len(res) - 2; i >= 0 && len(run) < d.cfg.Failing; i-- {
-		r := res[i]
-		if !r.Error || r.Epoch != s.Epoch || !d.sameCall(r, s) {
+	last, n := len(res)-1, 1
+	for i := last - 1; i >= 0 && n < d.cfg.Failing; i-- {
+		r := &res[i]
+		if !r.Error || r.Epoch != s.Epoch || !d.sameCall(r, &s) {
 			break
 		}
-		run = append(run, r)
+		n++
 	}
-	if len(run) < d.cfg.Failing {
+	if n < d.cfg.Failing {
 		return Finding{}, false
 	}
-	ev := evidence(run, s)
+	ev := evidenceSpan(res[last-n+1:], s)
 	return Finding{Check: Failing, Status: "stuck", Step: s.N, Key: string(Failing) + " " + s.key, Exact: allExact(ev),
-		Diagnosis: fmt.Sprintf("the same call failed %d times in a row with nothing changed in between: %s", len(run), words.Clip(s.key, 120)),
+		Diagnosis: fmt.Sprintf("the same call failed %d times in a row with nothing changed in between: %s", n, words.Clip(s.key, 120)),
 		Evidence:  ev}, true
 }
 
@@ -225,11 +233,11 @@ func (d *Detector) alternation(res []Step) (Finding, bool) {
 		return Finding{}, false
 	}
 	tail := res[len(res)-n:]
-	if d.sameCall(tail[0], tail[1]) {
+	if d.sameCall(&tail[0], &tail[1]) {
 		return Finding{}, false
 	}
 	for i := 2; i < n; i++ {
-		a, b := tail[i], tail[i-2]
+		a, b := &tail[i], &tail[i-2]
 		if a.Epoch != b.Epoch || a.Error != b.Error || !d.sameCall(a, b) || !d.similar(a, b) {
 			return Finding{}, false
 		}
@@ -244,16 +252,24 @@ func (d *Detector) alternation(res []Step) (Finding, bool) {
 
 func (d *Detector) dense(res []Step) (Finding, bool) {
 	last := lastN(res, d.cfg.DenseOf)
+	off := len(res) - len(last)
 	for i := len(last) - 1; i >= 0; i-- {
-		group := []Step{last[i]}
+		n := 1
 		for j := i - 1; j >= 0; j-- {
-			if d.same(last[j], last[i]) {
-				group = append(group, last[j])
+			if d.sameAt(res, off+j, off+i) {
+				n++
 			}
 		}
-		if len(group) > d.cfg.Dense {
+		if n > d.cfg.Dense {
+			group := make([]Step, 0, n) // oldest first
+			for j := range i {
+				if d.sameAt(res, off+j, off+i) {
+					group = append(group, last[j])
+				}
+			}
+			group = append(group, last[i])
 			s := last[i]
-			ev := evidence(group, s)
+			ev := evidenceSpan(group, s)
 			return Finding{Check: Dense, Status: "stuck", Step: res[len(res)-1].N, Key: string(Dense) + " " + s.key, Exact: allExact(ev),
 				Diagnosis: fmt.Sprintf("the same call with the same result %d times in the last %d results: %s", len(group), len(last), words.Clip(s.key, 120)),
 				Evidence:  ev}, true
@@ -277,11 +293,47 @@ func lastN(s []Step, n int) []Step {
 func evidence(run []Step, ref Step) []event.Evidence {
 	out := make([]event.Evidence, 0, len(run))
 	for i := len(run) - 1; i >= 0; i-- {
-		s := run[i]
-		out = append(out, event.Evidence{Step: s.N, Kind: s.Kind, Tool: s.Tool, What: s.What,
-			Exact: ref.exact != "" && s.exact == ref.exact && s.key == ref.key})
+		out = append(out, evidenceOf(&run[i], &ref))
 	}
 	return out
+}
+
+// evidenceSpan is evidence over steps oldest first.
+func evidenceSpan(run []Step, ref Step) []event.Evidence {
+	out := make([]event.Evidence, 0, len(run))
+	for i := range run {
+		out = append(out, evidenceOf(&run[i], &ref))
+	}
+	return out
+}
+
+func evidenceOf(s, ref *Step) event.Evidence {
+	return event.Evidence{Step: s.N, Kind: s.Kind, Tool: s.Tool, What: s.What,
+		Exact: ref.exact != "" && s.exact == ref.exact && s.key == ref.key}
+}
+
+// liken records in s which of the last look results of the window (at
+// most 64) are the same as s: bit k for the k-th before it. The checks
+// then compare a result with those before it once, when it arrives,
+// instead of again at every later result.
+func (d *Detector) liken(s *Step, look int) {
+	res := d.rwin.s
+	look = min(look, len(res), 64)
+	s.like, s.likeN = 0, look
+	for k := range look {
+		if d.same(&res[len(res)-1-k], s) {
+			s.like |= 1 << k
+		}
+	}
+}
+
+// sameAt reports whether the results res[i] and res[j], i < j, are the
+// same (same), from res[j]'s record when it holds the answer.
+func (d *Detector) sameAt(res []Step, i, j int) bool {
+	if k := j - i - 1; k < res[j].likeN {
+		return res[j].like>>k&1 == 1
+	}
+	return d.same(&res[i], &res[j])
 }
 
 func allExact(ev []event.Evidence) bool {

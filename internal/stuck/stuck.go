@@ -174,6 +174,10 @@ type Step struct {
 	words []uint64 // wordSet(shape)
 	loose string   // fully masked result (Mask), for Persist
 	exact string   // exact identity (results and texts)
+	// like records which results before this one are the same (results
+	// only): bit k for the k-th before it, of the likeN it was compared with.
+	like  uint64
+	likeN int
 }
 
 // Counters summarize the task since it started (a resume does not reset
@@ -266,6 +270,9 @@ type Detector struct {
 	toolStart time.Time
 	busy      time.Duration
 	halted    bool // the task left running; Tick waits for its next start
+	// progressText is the evidence of no-progress, for progressAt.
+	progressAt   time.Time
+	progressText string
 }
 
 // New returns a detector for a task working in root (its worktree, used
@@ -428,9 +435,14 @@ func (d *Detector) Tick(now time.Time) []Finding {
 		return nil
 	}
 	if idle := now.Sub(d.c.LastProgress) - d.busy; idle >= d.cfg.NoProgress {
+		// Found again at every tick while the task stays idle: built
+		// without fmt, the time of the last progress formatted once.
+		if !d.progressAt.Equal(d.c.LastProgress) || d.progressText == "" {
+			d.progressAt, d.progressText = d.c.LastProgress, "last progress at "+d.c.LastProgress.UTC().Format(time.RFC3339)
+		}
 		return []Finding{{Check: NoProgress, Status: "stuck", Step: d.n, Key: string(NoProgress),
-			Diagnosis: fmt.Sprintf("no progress for %s (no file changed, no new tool result)", idle.Round(time.Second)),
-			Evidence:  []event.Evidence{{Step: d.n, Kind: "silence", What: "last progress at " + d.c.LastProgress.UTC().Format(time.RFC3339)}}}}
+			Diagnosis: "no progress for " + idle.Round(time.Second).String() + " (no file changed, no new tool result)",
+			Evidence:  []event.Evidence{{Step: d.n, Kind: "silence", What: d.progressText}}}}
 	}
 	return nil
 }
@@ -544,7 +556,7 @@ func (d *Detector) text(e event.Event, p event.Text) []Finding {
 	exact := true
 	for i := len(d.steps) - 2; i >= 0 && len(run) < d.cfg.Monologue; i-- {
 		t := d.steps[i]
-		if t.Kind != "text" || !d.similar(t, s) {
+		if t.Kind != "text" || !d.similar(&t, &s) {
 			break
 		}
 		exact = exact && t.exact == s.exact
@@ -570,7 +582,7 @@ func (d *Detector) lastTexts(n int, ok func(Step) bool) []event.Evidence {
 
 // similar reports whether two steps' shapes are near-duplicates (Similar,
 // over the word sets computed when the steps were made).
-func (d *Detector) similar(a, b Step) bool {
+func (d *Detector) similar(a, b *Step) bool {
 	if a.shape == b.shape {
 		return true
 	}

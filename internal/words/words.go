@@ -8,6 +8,7 @@ package words
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -50,7 +51,77 @@ func Tail(s string, n int) string {
 
 // OneLine returns s with every run of white space (line breaks included)
 // turned into one space, and none at either end.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func OneLine(s string) string {
+	clean := true // single spaces between words: s itself
+	for i := 0; i < len(s) && clean; {
+		if c := s[i]; c > ' ' && c < utf8.RuneSelf {
+			i++ // the common case, without a call
+			continue
+		}
+		n := SpaceAt(s, i)
+		switch {
+		case n == 0:
+			i++
+			if s[i-1] >= utf8.RuneSelf {
+				_, w := utf8.DecodeRuneInString(s[i-1:])
+				i += w - 1
+			}
+			continue
+		case n == 1 && s[i] == ' ':
+			clean = i > 0 && i+1 < len(s) && SpaceAt(s, i+1) == 0
+		default:
+			clean = false
+		}
+		i += n
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		for i < len(s) {
+			n := SpaceAt(s, i)
+			if n == 0 {
+				break
+			}
+			i += n
+		}
+		j := i
+		for j < len(s) && SpaceAt(s, j) == 0 {
+			j++
+		}
+		if j > i {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(s[i:j])
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// SpaceAt returns the length of the white space rune at s[i] (as
+// strings.Fields sees it: unicode.IsSpace), or 0 when there is none. A byte
+// inside a multi-byte rune is no space.
+func SpaceAt(s string, i int) int {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' {
+			return 1
+		}
+		return 0
+	}
+	if !utf8.RuneStart(c) {
+		return 0
+	}
+	r, w := utf8.DecodeRuneInString(s[i:])
+	if unicode.IsSpace(r) {
+		return w
+	}
+	return 0
+}
 
 // FirstLine returns the first line of s with surrounding space trimmed first,
 // so leading blank lines are skipped.

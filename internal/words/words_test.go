@@ -1,6 +1,7 @@
 package words
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -111,4 +112,28 @@ func FuzzClipTail(f *testing.F) {
 			t.Fatalf("Clip/Tail(%q, %d) = %q / %q; valid UTF-8 in, invalid out", s, n, c, tl)
 		}
 	})
+}
+
+// OneLine is strings.Fields joined by single spaces, without allocating
+// when there is nothing to collapse.
+func TestOneLineEqualsFieldsJoined(t *testing.T) {
+	t.Parallel()
+	pieces := []string{"a", "bc", " ", "  ", "\t", "\n", "\v", "\f", "\r", "\u00a0", "\u2028", "\u0085", "é", "\xff", "\x85", "\xc2", "\xe2\x80", "x y"}
+	r := rand.New(rand.NewPCG(3, 5))
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(8) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		if got, want := OneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Fatalf("OneLine(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestOneLineOfACleanLineDoesNotAllocate(t *testing.T) {
+	if n := testing.AllocsPerRun(10, func() { OneLine("go test ./... passed") }); n != 0 {
+		t.Errorf("OneLine of a clean line allocates %v times", n)
+	}
 }

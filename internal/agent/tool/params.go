@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
@@ -86,6 +88,19 @@ type schema struct {
 // schemaOf returns the JSON schema of the params struct P.
 func schemaOf[P any]() json.RawMessage {
 	t := reflect.TypeFor[P]()
+	if b, ok := schemas.Load(t); ok {
+		return b.(json.RawMessage)
+	}
+	b := slices.Clip(buildSchema(t)) // shared: an append copies
+	schemas.Store(t, b)
+	return b
+}
+
+// schemas holds each params type's schema, built once: a tool's Def is
+// asked for on every turn.
+var schemas sync.Map // reflect.Type → json.RawMessage
+
+func buildSchema(t reflect.Type) json.RawMessage {
 	no := false
 	s := schema{Type: "object", Properties: map[string]*schema{}, AdditionalProperties: &no}
 	for _, p := range params(t) {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -63,8 +64,13 @@ type Options struct {
 	Command string
 	// Args are extra arguments after the engine's own.
 	Args []string
-	// PermissionMode is --permission-mode; "" means DefaultPermissionMode.
+	// PermissionMode is --permission-mode (engines.claude.permission_mode);
+	// "" means DefaultPermissionMode, or, for a task with a sandbox
+	// manifest, what the manifest allows (lifecycle.ClaudeFlags).
 	PermissionMode string
+	// Recovery decides about permission denials (nil: they are observed,
+	// nothing is widened).
+	Recovery *lifecycle.Recoverer
 	// AllowedTools is --allowedTools; nil means DefaultAllowedTools.
 	AllowedTools []string
 	// Model returns the model for a task (--model), "" for the CLI's own
@@ -95,8 +101,9 @@ type Options struct {
 // Engine is the Claude Code engine. Runs are independent; it is safe for
 // concurrent use.
 type Engine struct {
-	o   Options
-	log *slog.Logger
+	o    Options
+	mode string // engines.claude.permission_mode as configured
+	log  *slog.Logger
 
 	mu      sync.Mutex
 	ready   error
@@ -112,6 +119,7 @@ func New(o Options) *Engine {
 	if o.Command == "" {
 		o.Command = DefaultCommand
 	}
+	mode := o.PermissionMode
 	if o.PermissionMode == "" {
 		o.PermissionMode = DefaultPermissionMode
 	}
@@ -128,7 +136,7 @@ func New(o Options) *Engine {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{o: o, log: log.With("component", "engine", "engine", Name)}
+	return &Engine{o: o, mode: mode, log: log.With("component", "engine", "engine", Name)}
 }
 
 // Name implements engine.Engine.
@@ -160,10 +168,16 @@ func (e *Engine) transcript(id task.ID) string {
 // args is the CLI's command line for a run of t: resume continues the
 // stored session, else it is preset.
 func (e *Engine) args(path string, t task.Task, resume bool) []string {
-	a := []string{path, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-		"--permission-mode", e.o.PermissionMode}
-	if len(e.o.AllowedTools) > 0 {
-		a = append(a, "--allowedTools", strings.Join(e.o.AllowedTools, ","))
+	a := []string{path, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}
+	if t.Manifest != nil {
+		// The task's sandbox manifest, as stored (widened by a recovered
+		// denial): its tools, commands and paths.
+		a = append(a, lifecycle.Claude{PermissionMode: e.mode}.Flags(*t.Manifest)...)
+	} else {
+		a = append(a, "--permission-mode", e.o.PermissionMode)
+		if len(e.o.AllowedTools) > 0 {
+			a = append(a, "--allowedTools", strings.Join(e.o.AllowedTools, ","))
+		}
 	}
 	if e.o.Model != nil {
 		if m := e.o.Model(t); m != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
@@ -48,6 +50,20 @@ conversations:
         tool_calls:
           - {name: Bash, input: {command: "echo $$ > pid.txt; while [ ! -f go.flag ]; do sleep 0.05; done; echo flagged", description: "wait"}}
       - text: "Done waiting."
+  - name: denied-retried
+    match: {user: "(?i)deny task", after: "sandbox now allows"}
+    steps:
+      - text: "Trying again."
+        tool_calls:
+          - {name: Bash, input: {command: "node -e \"console.log('recovered-ok')\"", description: "say"}}
+      - text: "Listed the root."
+  - name: denied
+    match: {user: "(?i)deny task"}
+    steps:
+      - text: "Listing the root."
+        tool_calls:
+          - {name: Bash, input: {command: "node -e \"console.log('recovered-ok')\"", description: "say"}}
+      - text: "I was refused."
 default:
   steps:
     - text: "ok"
@@ -275,4 +291,37 @@ func alive(pid int) bool {
 	// A zombie is gone for our purposes.
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] != "Z" && syscall.Kill(pid, 0) == nil
+}
+
+// TestRealDenialRecovered: a command the task's manifest does not allow is
+// refused by Claude Code (permission_denials); the moderate strategy
+// widens the manifest within the policy, the CLI starts again with the
+// widened flags on the same session, and the agent does it.
+func TestRealDenialRecovered(t *testing.T) {
+	x := newE2E(t)
+	x.eng.o.Recovery = &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash"},
+		Recovery: lifecycle.Moderate, MaxEscalations: 3}}
+	tk := x.task("deny task: say it")
+	tk.Manifest = &task.Manifest{Readable: []string{"."}, Writable: []string{"."}, Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Source: "default"}
+	h := newFakeHost(tk)
+	o := outcome(t, x.run(context.Background(), tk, h))
+	if o.Status != engine.Completed || o.Reason != "Listed the root." {
+		t.Fatalf("outcome = %+v, want completed after the retry", o)
+	}
+	if !h.has(event.KindToolResult, func(p event.Payload) bool {
+		r := p.(event.ToolResult)
+		return r.Name == "bash" && !r.Error && strings.Contains(r.Preview, "recovered-ok")
+	}) {
+		evs, _ := h.snapshot()
+		t.Fatalf("the retried command did not run: %+v", evs)
+	}
+	if !h.has(event.KindPermissionDenied, func(p event.Payload) bool { return strings.HasPrefix(p.(event.PermissionDenied).Command, "node -e") }) {
+		t.Error("the refusal was not observed")
+	}
+	h.mu.Lock()
+	m := h.t.Manifest
+	h.mu.Unlock()
+	if m == nil || !slices.Contains(m.Commands, "node") || m.Escalations != 1 {
+		t.Errorf("manifest after the recovery = %+v, want node allowed after one escalation", m)
+	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
@@ -194,5 +196,35 @@ func TestObservedCallsInOurVocabulary(t *testing.T) {
 		if name != c.wantName || string(args) != c.wantArgs {
 			t.Errorf("%s %s = %s %s, want %s %s", c.name, c.in, name, args, c.wantName, c.wantArgs)
 		}
+	}
+}
+
+// TestFakeDenialAsksThenAnswer: under the interactive strategy a refusal
+// ends the run waiting with the question, the fix pending in the manifest;
+// the user's "allow", at the next start, widens the manifest before the
+// CLI starts, so its flags allow the command.
+func TestFakeDenialAsksThenAnswer(t *testing.T) {
+	t.Parallel()
+	eng, dir := fakeEngine(t, "denied.jsonl", "")
+	eng.o.Recovery = &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, Recovery: lifecycle.Interactive}}
+	tk := task.Task{ID: "t-fake7", Description: "hello task",
+		Manifest: &task.Manifest{Writable: []string{"."}, Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Source: "default"}}
+	h := newFakeHost(tk)
+	wd := t.TempDir()
+	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h})
+	if o.Status != engine.Waiting || !strings.Contains(o.Reason, "node -e 1") {
+		t.Fatalf("outcome = %+v, want waiting with the question", o)
+	}
+	if m := h.t.Manifest; m.Pending == nil || slices.Contains(m.Commands, "node") {
+		t.Fatalf("manifest = %+v, want the fix pending, not made", m)
+	}
+	h.inject(inject.Message, "allow", false)
+	eng.Run(context.Background(), engine.Run{Task: h.t, Dir: wd, Host: h})
+	runs := readFakeLog(t, dir)
+	if len(runs) != 2 || !slices.ContainsFunc(runs[1].Args, func(a string) bool { return strings.Contains(a, "Bash(node:*)") }) {
+		t.Fatalf("second start's args %q do not allow the command", runs[len(runs)-1].Args)
+	}
+	if !h.has(event.KindRecoveryAttempt, func(p event.Payload) bool { return p.(event.RecoveryAttempt).Action == "retry" }) {
+		t.Error("the answer was not recorded")
 	}
 }

@@ -52,6 +52,10 @@ func (h *fakeHost) Commit(_ context.Context, s engine.Step) (task.Task, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.conv = append(h.conv, s.Messages...)
+	if s.Manifest != nil {
+		m := *s.Manifest
+		h.t.Manifest = &m
+	}
 	h.steps = append(h.steps, s)
 	h.events = append(h.events, s.Events...)
 	for _, d := range s.Delivered {

@@ -164,6 +164,8 @@ func (ru *run) result(ctx context.Context, l line) (bool, error) {
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 		CostUSD: cost, TotalTokens: prev.InputTokens + prev.OutputTokens + u.Total(), TotalCostUSD: prev.CostUSD + cost})
 	evs = append(evs, ru.snapshotChanges(ctx, turn)...)
+	denied, decision := ru.denials(turn, l)
+	evs = append(evs, denied...)
 	if ru.interrupt != "" {
 		ru.interrupt = ""
 		ru.cut = true
@@ -172,15 +174,16 @@ func (ru *run) result(ctx context.Context, l line) (bool, error) {
 	clear(ru.calls)
 	step := engine.Step{Turn: ru.turn, Events: evs,
 		Call: &engine.Call{Provider: Provider, Model: ru.model(), Usage: u, CostUSD: cost, Duration: msDuration(l.DurationMs)}}
+	if decision != nil {
+		step.Manifest = &decision.Manifest
+	}
 	if err := ru.commit(ctx, step); err != nil {
 		return false, err
 	}
-	ru.last = l
-	if len(l.PermissionDenials) > 0 {
-		// Recovering from them (widening the task's manifest) is the
-		// lifecycle's; the engine reports them.
-		ru.log.Info("Claude Code was denied tool calls", "count", len(l.PermissionDenials), "first", words.Clip(string(l.PermissionDenials[0]), 200))
+	if decision != nil {
+		ru.act(decision)
 	}
+	ru.last = l
 	ru.inputs = max(ru.inputs-1, 0)
 	if (ru.inputs > 0 || l.QueuedTurnCount > 0) && !ru.cut {
 		return false, nil // a line the CLI queued gets its own turn

@@ -66,6 +66,26 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if err := e.writeKey(r.Task.ID); err != nil {
 		return engine.Outcome{Status: engine.Paused, Reason: "claude engine: " + err.Error()}
 	}
+	ru := &run{e: e, r: r, h: r.Host, log: e.log.With("task_id", r.Task.ID), latest: r.Task, turn: turns, calls: map[string]pendingCall{}}
+	if out, stop := ru.answerPending(ctx); stop {
+		return out
+	}
+	for {
+		out := ru.session(ctx, cfgDir)
+		if !ru.restart || ctx.Err() != nil {
+			return out
+		}
+		// A recovered permission denial widened the manifest: the CLI
+		// starts again with its flags and resumes the session.
+		ru.restart = false
+	}
+}
+
+// session runs one CLI process: started with the task's session (preset,
+// or resumed when the CLI has stored it), until the run's outcome or a
+// restart.
+func (ru *run) session(ctx context.Context, cfgDir string) engine.Outcome {
+	e, r := ru.e, ru.r
 	transcript := e.transcript(r.Task.ID)
 	resume := transcript != ""
 	launcher := e.o.Launcher
@@ -76,37 +96,40 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		launcher = &l
 	}
 	p, err := extproc.Start(ctx, extproc.Spec{
-		Args: e.args(e.resolved(), r.Task, resume), Dir: r.Dir, Env: e.env(r.Task, r.Dir, r.Env),
+		Args: e.args(e.resolved(), ru.latest, resume), Dir: r.Dir, Env: e.env(r.Task, r.Dir, r.Env),
 		Launcher: launcher, Task: sandbox.Task{Dir: r.Dir, TempDir: tempDir(r.Env), Repo: r.Task.Repo, Branch: r.Branch},
 		Label: "claude (" + string(r.Task.ID) + ")",
 	})
 	if err != nil {
-		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("starting Claude Code: %v", err)}
+		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("starting Claude Code: %v", err), Turn: ru.turn}
 	}
 	defer p.Stop()
-	ru := &run{e: e, r: r, h: r.Host, p: p, log: e.log.With("task_id", r.Task.ID), resumed: resume, latest: r.Task, turn: turns,
-		lines: make(chan line), readErr: make(chan error, 1), calls: map[string]pendingCall{}}
+	ru.p, ru.resumed, ru.seen = p, resume, ""
+	ru.lines, ru.readErr = make(chan line), make(chan error, 1)
+	ru.costSeen, ru.inputs, ru.msgID, ru.interrupt = 0, 0, "", ""
+	clear(ru.calls)
 	if resume {
 		ru.seen = readFile(transcript)
 	}
 	if snap, err := git.TakeSnapshot(ctx, r.Dir); err == nil {
 		ru.snap, ru.snapTaken = snap, true
 	}
-	go func() { // owned by ru; ends at EOF, which p.Stop brings about
-		ru.readErr <- extproc.ReadLines(p.Stdout(), ru.log, func(b []byte) error {
+	lines, readErr := ru.lines, ru.readErr
+	go func() { // owned by the session; ends at EOF, which p.Stop brings about
+		readErr <- extproc.ReadLines(p.Stdout(), ru.log, func(b []byte) error {
 			var l line
 			if err := json.Unmarshal(b, &l); err != nil {
 				ru.log.Warn("skipping a line from the CLI that does not parse", "err", err, "start", words.Clip(string(b), 120))
 				return nil
 			}
-			ru.lines <- l // Run drains the channel after the loop
+			lines <- l // the session drains the channel after the loop
 			return nil
 		})
-		close(ru.lines)
+		close(lines)
 	}()
 	out := ru.loop(ctx)
 	p.Stop()
-	for range ru.lines { // join the reader
+	for range lines { // join the reader
 	}
 	return out
 }
@@ -161,6 +184,9 @@ type run struct {
 	reqs      int
 	waiting   bool   // a message may wait undelivered (an arrival since the inbox was read)
 	cliModel  string // the model the CLI said it uses (system/init)
+	restart   bool   // start the CLI again (a widened manifest)
+	note      string // the first line of the next session, "" for resumeNote
+	ask       string // a question for the user that ends the run
 
 	snap      git.Snapshot    // the worktree at the last turn end
 	snapTaken bool            // snap is usable
@@ -194,6 +220,16 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if ru.cut {
 			continue // the boundary delivers what interrupted the turn
+		}
+		if ru.restart {
+			return engine.Outcome{Turn: ru.turn} // Run starts the CLI again
+		}
+		if q := ru.ask; q != "" {
+			ru.ask = ""
+			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.NeedsInput{Turn: ru.turn, Question: q}}}); err != nil {
+				return ru.stopOrPause(ctx, err)
+			}
+			return engine.Outcome{Status: engine.Waiting, Reason: q, Turn: ru.turn}
 		}
 		if ru.last.IsError {
 			reason := ru.failure()
@@ -271,7 +307,8 @@ func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, se
 	if first {
 		if ru.resumed {
 			if len(shown) == 0 {
-				intro = engine.Note(resumeNote)
+				intro = engine.Note(words.Or(ru.note, resumeNote))
+				ru.note = ""
 			}
 		} else {
 			intro = taskPrompt(ru.r.Task)

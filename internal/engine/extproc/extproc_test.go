@@ -36,3 +36,16 @@ func TestEnvironKeepsSecretsOut(t *testing.T) {
 		t.Fatalf("env = %q", got)
 	}
 }
+
+func TestReadLinesLongLine(t *testing.T) {
+	t.Parallel()
+	long := `{"x":"` + strings.Repeat("a", 300<<10) + `"}`
+	var got []int
+	err := ReadLines(strings.NewReader(long+"\n"+`{"y":1}`+"\n"), slog.New(slog.DiscardHandler), func(b []byte) error {
+		got = append(got, len(b))
+		return nil
+	})
+	if err != nil || len(got) != 2 || got[0] != len(long) || got[1] != 7 {
+		t.Fatalf("lines %v, %v; want %d and 7 bytes", got, err, len(long))
+	}
+}

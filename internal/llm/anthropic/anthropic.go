@@ -44,8 +44,9 @@ type Options struct {
 
 // Client talks to the Anthropic Messages API. It is safe for concurrent use.
 type Client struct {
-	svc  sdk.MessageService
-	opts Options
+	svc   sdk.MessageService
+	opts  Options
+	tools toolCache
 }
 
 var _ llm.Client = (*Client)(nil)

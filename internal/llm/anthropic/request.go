@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
@@ -34,18 +35,13 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
+	if len(req.Tools) > 0 {
+		p.Tools = make([]sdk.ToolUnionParam, 0, len(req.Tools))
+	}
 	for i, t := range req.Tools {
-		schema, err := inputSchema(t.Schema)
+		tool, err := c.tools.param(t, i == len(req.Tools)-1)
 		if err != nil {
-			return p, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic,
-				Message: fmt.Sprintf("tool %q: schema is not a JSON object", t.Name), Err: err}
-		}
-		tool := &sdk.ToolParam{Name: t.Name, InputSchema: schema}
-		if t.Description != "" {
-			tool.Description = param.NewOpt(t.Description)
-		}
-		if i == len(req.Tools)-1 {
-			tool.CacheControl = sdk.NewCacheControlEphemeralParam()
+			return p, err
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tool})
 	}
@@ -86,6 +82,71 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// toolParam converts a tool definition; the last tool carries the cache
+// breakpoint.
+func toolParam(t llm.ToolDef, last bool) (*sdk.ToolParam, error) {
+	schema, err := inputSchema(t.Schema)
+	if err != nil {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic,
+			Message: fmt.Sprintf("tool %q: schema is not a JSON object", t.Name), Err: err}
+	}
+	tool := &sdk.ToolParam{Name: t.Name, InputSchema: schema}
+	if t.Description != "" {
+		tool.Description = param.NewOpt(t.Description)
+	}
+	if last {
+		tool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	return tool, nil
+}
+
+// toolCache holds each tool definition converted and encoded once: a task
+// sends the same tools with every call, and converting their schemas was
+// most of the work of building a request.
+type toolCache struct {
+	mu sync.Mutex
+	m  [2]map[string]*cachedTool // [last]: by name
+}
+
+// maxCachedTools bounds the cache; past it, it starts again.
+const maxCachedTools = 512
+
+type cachedTool struct {
+	desc, schema string
+	tool         *sdk.ToolParam // encoded: shared by the requests, read only
+}
+
+// param returns t converted, as the request's last tool or not.
+func (c *toolCache) param(t llm.ToolDef, last bool) (*sdk.ToolParam, error) {
+	k := 0
+	if last {
+		k = 1
+	}
+	c.mu.Lock()
+	e := c.m[k][t.Name]
+	c.mu.Unlock()
+	if e != nil && e.desc == t.Description && e.schema == string(t.Schema) {
+		return e.tool, nil
+	}
+	tool, err := toolParam(t, last)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(tool)
+	if err != nil {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic,
+			Message: fmt.Sprintf("tool %q: encoding its definition", t.Name), Err: err}
+	}
+	encoded := param.Override[sdk.ToolParam](json.RawMessage(raw))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[k] == nil || len(c.m[k]) >= maxCachedTools {
+		c.m[k] = map[string]*cachedTool{}
+	}
+	c.m[k][t.Name] = &cachedTool{desc: t.Description, schema: string(t.Schema), tool: &encoded}
+	return &encoded, nil
 }
 
 // inputSchema splits a JSON schema into the SDK's fields.

@@ -94,10 +94,11 @@ func (s *Store) ReadEvents(ctx context.Context, q event.Query) ([]event.Event, e
 	return out, nil
 }
 
-func escapeLike(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
-}
+func escapeLike(s string) string { return likeEscaper.Replace(s) }
+
+// likeEscaper is built once: building one per query was most of the
+// allocation of reading a task's recent events.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // LastEventID implements store.Store.
 func (s *Store) LastEventID(ctx context.Context) (int64, error) {

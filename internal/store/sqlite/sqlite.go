@@ -63,6 +63,9 @@ type Store struct {
 	closed bool
 
 	nextID int64 // next event ID; owned by the writer goroutine after Open
+
+	lists        listCache // whole listings, while no task changes
+	tasksWritten bool      // the batch being written wrote tasks; owned by the writer goroutine
 }
 
 var _ store.Store = (*Store)(nil)

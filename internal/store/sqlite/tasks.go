@@ -386,6 +386,10 @@ func (s *Store) ListSummariesJSON(ctx context.Context, opts store.ListOptions) (
 	if opts.Limit > 0 {
 		return s.summaryPage(ctx, opts)
 	}
+	key, gen := listingKey(opts), s.lists.gen.Load()
+	if p, ok := s.lists.get(key, gen); ok {
+		return p, nil
+	}
 	q, args, err := s.listQuery(ctx, "listing", opts)
 	if err != nil {
 		return store.SummaryPage{}, err
@@ -397,6 +401,7 @@ func (s *Store) ListSummariesJSON(ctx context.Context, opts store.ListOptions) (
 	if err := s.rdb.QueryRowContext(ctx, q, args...).Scan(&p.N, &p.JSON); err != nil {
 		return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
 	}
+	s.lists.put(key, gen, p)
 	return p, nil
 }
 

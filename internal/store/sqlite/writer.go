@@ -39,6 +39,9 @@ type wtx struct {
 // exec runs a statement in the transaction, prepared when the writer has
 // prepared it.
 func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
+	if w.s.lists.writesTasks(query) {
+		w.s.tasksWritten = true
+	}
 	return w.stmts.exec(w.ctx, query, args...)
 }
 
@@ -133,6 +136,7 @@ func (s *Store) commit(batch []op) {
 	ctx := context.Background()
 	results := make([]result, len(batch))
 	startID := s.nextID
+	s.tasksWritten = false
 	var committed []event.Event
 	err := func() error {
 		tx, err := s.wdb.BeginTx(ctx, nil)
@@ -169,6 +173,11 @@ func (s *Store) commit(batch []op) {
 		}
 		return nil
 	}()
+	if s.tasksWritten {
+		// After the commit (or its failure) and before any caller hears of
+		// it: a listing asked for once a write is acknowledged shows it.
+		s.lists.wrote()
+	}
 	// The connection is free again: prepare what ran unprepared.
 	s.stmts.prepareWanted(ctx, s.wdb)
 	if err != nil {
