@@ -309,3 +309,43 @@ func TestObservedCallsInOurVocabulary(t *testing.T) {
 		}
 	}
 }
+
+func TestFakeDenialAskedThenAllowed(t *testing.T) {
+	t.Parallel()
+	eng, dir := fakeEngine(t, "policy.jsonl,next.jsonl")
+	eng.o.Recover = &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, Recovery: lifecycle.Interactive}}
+	m := task.Manifest{Tools: []string{"Read"}, Writable: []string{"."}}
+	tk := task.Task{ID: "t-fake9", Description: "denied task", Manifest: &m}
+	h := newFakeHost(tk)
+	wd := t.TempDir()
+	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h})
+	if o.Status != engine.Waiting || !strings.Contains(o.Reason, "allow") {
+		t.Fatalf("outcome = %+v, want waiting with the question", o)
+	}
+	h.mu.Lock()
+	pending := h.t.Manifest.Pending
+	h.mu.Unlock()
+	if pending == nil {
+		t.Fatal("no widening pending in the stored manifest")
+	}
+	h.inject(inject.Message, "allow", false)
+	h.mu.Lock()
+	stored := h.t // the executor starts a run with the task as stored
+	h.mu.Unlock()
+	if o := eng.Run(context.Background(), engine.Run{Task: stored, Dir: wd, Host: h}); o.Status != engine.Completed {
+		t.Fatalf("after the answer: %+v", o)
+	}
+	h.mu.Lock()
+	got := *h.t.Manifest
+	h.mu.Unlock()
+	if !slices.Contains(got.Tools, "Bash") || got.Pending != nil {
+		t.Fatalf("manifest = %+v, want Bash allowed and nothing pending", got)
+	}
+	runs := readFakeLog(t, dir)
+	if len(runs) != 2 || !strings.Contains(runs[1].Prompt, "allow") {
+		t.Fatalf("runs = %+v", runs)
+	}
+	if policy, _ := os.ReadFile(eng.policyFile(tk.ID)); strings.Contains(string(policy), "run_shell_command") {
+		t.Errorf("the policy still denies the shell:\n%s", policy)
+	}
+}

@@ -236,29 +236,6 @@ func (ru *run) abandonCall(ctx context.Context) {
 	}
 }
 
-// recoverDenials hands the turn's permission denials to the recovery
-// strategy: a widened manifest is stored and the next turn retries; a
-// question to the user ends the run waiting.
-func (ru *run) recoverDenials(ctx context.Context) (engine.Outcome, bool) {
-	denials := ru.denials
-	ru.denials = nil
-	if ru.e.o.Recover == nil || len(denials) == 0 || ru.latest.Manifest == nil {
-		return engine.Outcome{}, false
-	}
-	dec := ru.e.o.Recover.Decide(*ru.latest.Manifest, denials[0])
-	m := dec.Manifest
-	if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: dec.Events, Manifest: &m}); err != nil {
-		return ru.stopOrPause(ctx, err), true
-	}
-	switch dec.Action {
-	case lifecycle.Retry:
-		ru.retry = dec.Fix.String()
-	case lifecycle.Ask:
-		return engine.Outcome{Status: engine.Waiting, Reason: dec.Question, Turn: ru.turn}, true
-	}
-	return engine.Outcome{}, false
-}
-
 // model is the model the task runs on as far as the engine knows it.
 func (ru *run) model() string {
 	if ru.cliModel != "" {

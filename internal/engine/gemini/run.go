@@ -66,6 +66,9 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if snap, err := git.TakeSnapshot(ctx, r.Dir); err == nil {
 		ru.snap, ru.snapTaken = snap, true
 	}
+	if out, stop := ru.answerPending(ctx); stop {
+		return out
+	}
 	return ru.loop(ctx)
 }
 
