@@ -349,3 +349,39 @@ func TestFakeDenialAskedThenAllowed(t *testing.T) {
 		t.Errorf("the policy still denies the shell:\n%s", policy)
 	}
 }
+
+// TestFakeLostSessionStartsAnew: a session the CLI cannot resume (its
+// worktree's project differs) is replaced by a new one that gets the task
+// and what the failed prompt carried.
+func TestFakeLostSessionStartsAnew(t *testing.T) {
+	t.Parallel()
+	eng, dir := fakeEngine(t, "next.jsonl")
+	tk := task.Task{ID: "t-fake10", Description: "hello task"}
+	h := newFakeHost(tk)
+	wd := t.TempDir()
+	if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h}); o.Status != engine.Completed {
+		t.Fatalf("first run = %+v", o)
+	}
+	old := eng.sessionFile(tk.ID)
+	moved := filepath.Join(eng.Home(tk.ID), ".gemini", "tmp", "elsewhere", "chats", filepath.Base(old))
+	if err := os.MkdirAll(filepath.Dir(moved), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(old, moved); err != nil {
+		t.Fatal(err)
+	}
+	id := h.inject(inject.Message, "carry this along", false)
+	if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h}); o.Status != engine.Completed {
+		t.Fatalf("second run = %+v", o)
+	}
+	runs := readFakeLog(t, dir)
+	if len(runs) != 3 || !hasArgs(runs[1].Args, "--resume", SessionID(tk.ID)) || !hasArgs(runs[2].Args, "--session-id", SessionID(tk.ID)) {
+		t.Fatalf("runs = %+v", runs)
+	}
+	if p := runs[2].Prompt; !strings.Contains(p, "hello task") || !strings.Contains(p, "carry this along") {
+		t.Fatalf("the new session's prompt = %q", p)
+	}
+	if !h.delivered(id) {
+		t.Fatal("the message was not receipted")
+	}
+}

@@ -119,6 +119,9 @@ type run struct {
 	last      *line  // the turn's result line, nil when none came
 	lastText  string // the turn's last assistant text
 	crashErr  error  // why a turn without a result ended
+	lost      bool   // the CLI could not resume the session
+	retried   bool   // a new session was started after a lost one
+	carry     string // a prompt the lost session did not take
 	denials   []event.PermissionDenied
 
 	snap      git.Snapshot
@@ -147,6 +150,14 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		first = false
 		if out, stop := ru.runTurn(ctx, prompt, injs); stop {
 			return out
+		}
+		if ru.lost {
+			// The CLI has no such session for this worktree: a new one
+			// starts with the task, and what this prompt carried.
+			ru.log.Warn("the CLI could not resume the task's session; starting a new one", "err", ru.crashErr)
+			ru.lost, ru.resumed, ru.started, ru.carry = false, false, false, prompt
+			first = true
+			continue
 		}
 		if ru.cut {
 			continue // the boundary delivers what ended the turn
@@ -222,6 +233,10 @@ func (ru *run) boundary(ctx context.Context, first bool) (prompt string, shown [
 	switch {
 	case first && !ru.resumed:
 		parts = append(parts, taskPrompt(ru.r.Task))
+		if ru.carry != "" {
+			parts = append(parts, ru.carry)
+			ru.carry = ""
+		}
 	case first && len(shown) == 0 && ru.retry == "":
 		parts = append(parts, engine.Note(resumeNote))
 	}
@@ -300,6 +315,8 @@ func (ru *run) runTurn(ctx context.Context, prompt string, injs []inject.Injecti
 	}
 	if !stop && ru.last == nil && !ru.cut {
 		ru.crashErr = ru.crashed(p, <-readErr)
+		ru.lost = resume && !ru.retried && strings.Contains(p.StderrTail(stderrTail), "Error resuming session")
+		ru.retried = ru.retried || ru.lost
 	}
 	return out, stop
 }
