@@ -22,6 +22,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/codexcli"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/geminicli"
 )
 
@@ -76,6 +77,14 @@ func TestScripts(t *testing.T) {
 				}
 				return skip == "" && err == nil, err
 			}
+			if cond == "codex" {
+				// The real Codex CLI can be installed with npm.
+				_, skip, err := codexcli.Install()
+				if skip != "" {
+					fmt.Fprintln(os.Stderr, "the codex engine's scripts skip: "+skip)
+				}
+				return skip == "" && err == nil, err
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -89,6 +98,7 @@ func TestScripts(t *testing.T) {
 			"alive":         cmdAlive,
 			"exitcode":      cmdExitCode,
 			"claudecli":     cmdClaudeCLI,
+			"codexcli":      cmdCodexCLI,
 			"geminicli":     cmdGeminiCLI,
 		},
 	})
@@ -128,6 +138,19 @@ func cmdClaudeCLI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("the real Claude Code is not available: %s%v (guard the script with [!claude] skip)", skip, err)
 	}
 	ts.Setenv("CLAUDE_CLI", path)
+}
+
+// codexcli sets CODEX_CLI to the real Codex CLI, installed (pinned, once
+// per test process, outside the repository) by the [codex] condition.
+func cmdCodexCLI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: codexcli")
+	}
+	path, skip, err := codexcli.Install()
+	if skip != "" || err != nil {
+		ts.Fatalf("the real Codex CLI is not available: %s%v (guard the script with [!codex] skip)", skip, err)
+	}
+	ts.Setenv("CODEX_CLI", path)
 }
 
 // geminicli sets GEMINI_CLI to the real Gemini CLI, installed (pinned,

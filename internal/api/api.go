@@ -71,6 +71,9 @@ type Status struct {
 	Held    string    `json:"held,omitempty"`
 	// Sandbox says how task commands are confined.
 	Sandbox Sandbox `json:"sandbox"`
+	// GitProcesses counts the git processes the daemon started since it
+	// started: what work costs in git is the difference of two readings.
+	GitProcesses int64 `json:"git_processes"`
 	// Engines says which engines can run tasks now, and why not.
 	Engines []EngineStatus `json:"engines,omitempty"`
 }

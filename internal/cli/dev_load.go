@@ -358,6 +358,7 @@ type loadReport struct {
 	TaskP50Seconds float64 `json:"task_p50_seconds"`
 	TaskMaxSeconds float64 `json:"task_max_seconds"`
 	Completed      int     `json:"completed"`
+	Git            loadGit `json:"git"`
 	// Phases are the tasks' phases, read from the event log.
 	Phases     *loadPhases `json:"phases,omitempty"`
 	ScratchDir string      `json:"scratch_dir,omitempty"`
@@ -408,6 +409,10 @@ func runLoad(ctx context.Context, d *loadDaemon, opts devLoadOpts, repo string) 
 		return abort(err)
 	}
 	rep.CreateSeconds = time.Since(start).Seconds()
+	gitBefore, err := gitProcesses(ctx, d.c)
+	if err != nil {
+		return abort(err)
+	}
 	release := time.Now()
 	err = fanOut(ctx, opts.tasks, func(ctx context.Context, i int) error {
 		if _, err := d.c.Act(ctx, string(ids[i]), client.Resume, "released by dev load"); err != nil {
@@ -431,6 +436,11 @@ func runLoad(ctx context.Context, d *loadDaemon, opts devLoadOpts, repo string) 
 	rep.AfterRSS, rep.PeakHWM = end.rss, end.hwm
 	rep.RSSPerTask = float64(rep.PeakRSS-rep.BaselineRSS) / float64(opts.tasks)
 
+	gitAfter, err := gitProcesses(ctx, d.c)
+	if err != nil {
+		return nil, err
+	}
+	rep.Git.measure(gitBefore, gitAfter, opts.tasks)
 	ts, err := d.c.ListTasks(ctx, nil, true)
 	if err != nil {
 		return nil, err
@@ -502,6 +512,7 @@ func writeLoadReport(out io.Writer, r *loadReport) {
 	fmt.Fprintf(tw, "  task run time\t%.2f s\tmedian; max %.2f s (started to finished)\n", r.TaskP50Seconds, r.TaskMaxSeconds)
 	fmt.Fprintf(tw, "  throughput\t%.1f tasks/s\t%.1f model calls/s\n", r.TasksPerSecond, r.CallsPerSecond)
 	fmt.Fprintf(tw, "  completed\t%d of %d\tcreated held in %.2f s, released in %.2f s; %d samples\n", r.Completed, r.Tasks, r.CreateSeconds, r.ReleaseSeconds, r.Samples)
+	r.Git.write(tw)
 	tw.Flush()
 	if r.Phases != nil {
 		writeLoadPhases(out, r.Phases, r.TurnsPerTask)

@@ -9,6 +9,7 @@ import (
 // (docs/engines.md).
 type Engines struct {
 	Claude ClaudeEngine `yaml:"claude"`
+	Codex  CodexEngine  `yaml:"codex"`
 	Gemini GeminiEngine `yaml:"gemini"`
 }
 
@@ -22,8 +23,22 @@ type GeminiEngine struct {
 }
 
 // Validate implements Validator.
-func (c GeminiEngine) Validate() error {
-	for tier := range c.Models {
+func (c GeminiEngine) Validate() error { return validTiers(c.Models) }
+
+// CodexEngine configures the "codex" engine: OpenAI's Codex CLI driven
+// through `codex app-server`.
+type CodexEngine struct {
+	Command string            `yaml:"command"` // the CLI: a path or a name in PATH; "" means "codex"
+	Args    []string          `yaml:"args"`    // extra arguments after the engine's own
+	Models  map[string]string `yaml:"models"`  // model per tier (router, worker, expert); a tier unset leaves the CLI's choice
+}
+
+// Validate implements Validator.
+func (c CodexEngine) Validate() error { return validTiers(c.Models) }
+
+// validTiers checks the tiers of an engine's models map.
+func validTiers(models map[string]string) error {
+	for tier := range models {
 		if !slices.Contains([]string{"router", "worker", "expert"}, tier) {
 			return &Error{Key: "models." + tier, Msg: "not a tier: want router, worker or expert"}
 		}

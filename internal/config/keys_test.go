@@ -41,6 +41,8 @@ func TestKeys(t *testing.T) {
 		"engines.claude.args",
 		"engines.claude.permission_mode",
 		"engines.claude.allowed_tools",
+		"engines.codex.command",
+		"engines.codex.args",
 		"engines.gemini.command",
 		"engines.gemini.args",
 		"engines.gemini.model",
@@ -48,6 +50,7 @@ func TestKeys(t *testing.T) {
 		"worktree.base",
 		"worktree.port_env",
 		"worktree.ignored_skip",
+		"worktree.parallel",
 		// worktree.bootstrap is a list of sections: edited in the file.
 		"merge.auto",
 		"merge.strategy",

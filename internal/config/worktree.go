@@ -23,7 +23,13 @@ type Worktree struct {
 	// was provisioned is kept in the task's archive. [] keeps everything.
 	IgnoredSkip []string    `yaml:"ignored_skip"`
 	Bootstrap   []Bootstrap `yaml:"bootstrap"`
+	// Parallel is how many worktrees are made at once (their checkouts
+	// and setups); 0 means four per CPU core, at least 8.
+	Parallel int `yaml:"parallel"`
 }
+
+// MaxWorktreeParallel bounds worktree.parallel.
+const MaxWorktreeParallel = 256
 
 // DefaultIgnoredSkip is worktree.ignored_skip's default.
 var DefaultIgnoredSkip = []string{"node_modules/", "target/", "dist/", ".cache/", "__pycache__/", "*.pyc"}
@@ -97,6 +103,9 @@ func (w Worktree) Validate() error {
 	}
 	if w.PortEnv != "" && !envName.MatchString(w.PortEnv) {
 		return &Error{Key: "port_env", Msg: fmt.Sprintf("want an environment variable name (letters, digits and _, not starting with a digit) or \"\" for none, got %q", w.PortEnv)}
+	}
+	if w.Parallel < 0 || w.Parallel > MaxWorktreeParallel {
+		return &Error{Key: "parallel", Msg: fmt.Sprintf("want 0 (four per CPU core) to %d worktrees made at once, got %d", MaxWorktreeParallel, w.Parallel)}
 	}
 	for _, p := range w.IgnoredSkip {
 		if _, err := path.Match(strings.TrimSuffix(p, "/"), ""); err != nil || strings.Trim(p, "/") == "" {

@@ -27,6 +27,7 @@ func TestWorktreeMergeDefaults(t *testing.T) {
 		"worktree.port_env":       "PORT",
 		"worktree.ignored_skip":   "- node_modules/\n- target/\n- dist/\n- .cache/\n- __pycache__/\n- '*.pyc'",
 		"worktree.bootstrap":      "[]",
+		"worktree.parallel":       "0",
 		"merge.auto":              "true",
 		"merge.strategy":          "rebase",
 		"merge.gate":              `""`,
@@ -64,6 +65,8 @@ func TestWorktreeMergeValidate(t *testing.T) {
 		{"pr without remote", func(c *Config) { c.Merge.PR, c.Merge.Remote = true, "" }, "merge.remote", "must not be empty when pr is true"},
 		{"remote like an option", func(c *Config) { c.Merge.Remote = "--mirror" }, "merge.remote", `must not start with -, got "--mirror"`},
 		{"port env with dash", func(c *Config) { c.Worktree.PortEnv = "MY-PORT" }, "worktree.port_env", ""},
+		{"negative parallel", func(c *Config) { c.Worktree.Parallel = -1 }, "worktree.parallel", ""},
+		{"parallel too high", func(c *Config) { c.Worktree.Parallel = 1000 }, "worktree.parallel", ""},
 		{"port env starting with a digit", func(c *Config) { c.Worktree.PortEnv = "1PORT" }, "worktree.port_env", ""},
 		{"root with tilde", func(c *Config) { c.Worktree.Root = "~/wt" }, "worktree.root", ""},
 		{"base like an option", func(c *Config) { c.Worktree.Base = "-b" }, "worktree.base", ""},
@@ -363,7 +366,7 @@ func TestWorktreeMergeSetRejects(t *testing.T) {
 		{name: "inside a bootstrap entry", before: "worktree:\n  bootstrap:\n    - {setup: make}\n", key: "worktree.bootstrap.0.setup", value: "x",
 			wantKey: "worktree.bootstrap.0.setup", wantMsg: "is inside worktree.bootstrap, which cannot be set from the command line; edit the file"},
 		{name: "section", before: commented, key: "worktree", value: "x",
-			wantKey: "worktree", wantMsg: "is a section, not a setting; set one of: worktree.root, worktree.base, worktree.port_env, worktree.ignored_skip"},
+			wantKey: "worktree", wantMsg: "is a section, not a setting; set one of: worktree.root, worktree.base, worktree.port_env, worktree.ignored_skip, worktree.parallel"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

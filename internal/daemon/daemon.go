@@ -34,6 +34,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
+	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
@@ -359,6 +360,7 @@ func (d *Daemon) Status(ctx context.Context) (api.Status, error) {
 		Health: d.Health(), Socket: p.Socket, DBFile: p.DBFile, ConfigFile: p.ConfigFile, LogFile: p.LogFile,
 		Tasks: c.Tasks, Events: c.Events, LastEventID: c.LastID, PendingMessages: c.Pending, Bus: d.bus.Stats(),
 		Models: d.models, Running: d.executor.Running(), Held: d.executor.Held(), Sandbox: d.sandbox, Engines: d.engineStatuses(),
+		GitProcesses: git.Started(),
 	}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/claude"
+	"github.com/neuraphage/neuraphage-go/internal/engine/codex"
 	"github.com/neuraphage/neuraphage-go/internal/engine/gemini"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
@@ -91,11 +92,12 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		return nil, err
 	}
 	claudeEng := newClaude(cfg, getenv, set, sb, log)
+	codexEng := newCodex(cfg, getenv, set, providerSet, setErr, sb, log)
 	geminiEng := newGemini(cfg, getenv, set, providerSet, sb, log)
 	w, m := cfg.Worktree, cfg.Merge
 	rt.wt = worktree.New(worktree.Options{Store: st, Logger: log, Config: worktree.Config{
 		Root: w.Root, Base: w.Base, PortEnv: w.PortEnv, AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
-		IgnoredSkip: w.IgnoredSkip,
+		IgnoredSkip: w.IgnoredSkip, Parallel: w.Parallel,
 		Bootstrap: func(repo string) worktree.Bootstrap {
 			b := w.BootstrapFor(repo)
 			return worktree.Bootstrap{Copy: b.Copy, Setup: b.Setup, SetupTimeout: b.SetupTimeout()}
@@ -144,7 +146,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Commit: rt.wt.Commit,
 	})
 	rt.ex = executor.New(executor.Options{
-		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, claudeEng, geminiEng, rt.wf.Engine()}, Logger: log,
+		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, claudeEng, codexEng, geminiEng, rt.wf.Engine()}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
@@ -281,6 +283,40 @@ func newClaude(cfg config.Config, getenv func(string) string, set *persona.Set, 
 		// Permission denials are recovered from under the user's policy
 		// (sandbox.recovery, docs/lifecycle.md).
 		Recovery: &lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)},
+		Launcher: sb.launcher, Logger: log,
+	})
+}
+
+// newCodex builds the Codex engine. Neuraphage's OpenAI settings
+// (llm.providers.openai: base_url, the key its api_key_env names), else
+// OPENAI_BASE_URL and OPENAI_API_KEY, point the CLI at that endpoint
+// through a custom provider; with none, the CLI keeps its own login. Each
+// task's CODEX_HOME lives under the data directory, beside the tasks'
+// temporary directories.
+func newCodex(cfg config.Config, getenv func(string) string, set *persona.Set, ps *providers.Set, setErr error, sb *taskSandbox, log *slog.Logger) *codex.Engine {
+	c := cfg.Engines.Codex
+	oa := cfg.LLM.Providers.OpenAI
+	base := cmp.Or(oa.BaseURL, strings.TrimSpace(getenv("OPENAI_BASE_URL")))
+	key := strings.TrimSpace(getenv(cmp.Or(oa.APIKeyEnv, "OPENAI_API_KEY")))
+	var cat *llm.Catalogue
+	if setErr == nil && ps != nil {
+		cat = ps.Catalogue()
+	}
+	rec := lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)}
+	return codex.New(codex.Options{
+		Command: c.Command, Args: c.Args,
+		Model: func(t task.Task) string {
+			if t.Model != "" {
+				return t.Model
+			}
+			if p, ok := set.Get(t.Persona); ok {
+				return c.Models[string(p.Tier)]
+			}
+			return ""
+		},
+		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "codex"),
+		BaseURL:  base, APIKey: key, Network: cfg.Sandbox.Network.Allows(),
+		Catalogue: cat, Recovery: &rec,
 		Launcher: sb.launcher, Logger: log,
 	})
 }

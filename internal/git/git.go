@@ -3,14 +3,15 @@
 // DefaultTimeout), and a failure comes back as a *Error carrying the
 // arguments, the directory, the exit code and git's stderr.
 //
-// Commands that take a repository lock (index.lock, ref locks: add, commit,
-// worktree, update-ref, rebase, ...) are serialized per repository within
-// the process, so the daemon never races itself; when another process holds
-// a lock, the command is retried briefly before its error is returned. Once
+// Commands that take a lock are serialized within the process only as far
+// as git itself needs (lock.go): a work tree's index, the list of worktrees,
+// the repository as a whole; read-only commands and updates of different
+// refs run side by side. When another process holds a lock, the command is
+// retried briefly before its error is returned. Once
 // started, such a command runs to its end even when its context is
 // cancelled (only its deadline stops it): git killed half way leaves lock
 // files and half-written work trees behind.
-// [Locked] holds a repository's lock across a sequence of commands.
+// [Locked] holds a work tree's lock across a sequence of commands.
 //
 // Git runs with GIT_TERMINAL_PROMPT=0 (a command that needs credentials fails
 // instead of waiting for a terminal nobody watches) and GIT_OPTIONAL_LOCKS=0
@@ -27,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -104,11 +106,11 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 		defer cancel()
 	}
 	if takesLock(args) {
-		if key := lockKey(ctx, dir); key != "" && !holds(ctx, key) {
-			unlock, err := acquire(ctx, key)
-			if err != nil {
-				return "", &Error{Dir: dir, Args: args, ExitCode: -1, Err: err}
-			}
+		unlock, err := lockFor(ctx, dir, args)
+		if err != nil {
+			return "", &Error{Dir: dir, Args: args, ExitCode: -1, Err: err}
+		}
+		if unlock != nil {
 			defer unlock()
 		}
 		if err := ctx.Err(); err != nil {
@@ -124,7 +126,7 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 	}
 	for attempt := 0; ; attempt++ {
 		out, err := runOnce(ctx, dir, env, args...)
-		if err == nil || attempt >= lockRetries || !lockBusy(err) {
+		if err == nil || attempt >= lockRetries || !(lockBusy(err) || halfMadeRead(err)) {
 			return out, err
 		}
 		if sequencing(args) && inProgress(ctx, dir) {
@@ -160,7 +162,15 @@ func runOnce(ctx context.Context, dir string, env []string, args ...string) (str
 	return runOnceIn(ctx, dir, env, nil, args...)
 }
 
+// started counts the git processes started: what a piece of work costs in
+// git is the difference of Started before and after.
+var started atomic.Int64
+
+// Started returns how many git processes this process has started so far.
+func Started() int64 { return started.Load() }
+
 func runOnceIn(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) (string, error) {
+	started.Add(1)
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Stdin = stdin

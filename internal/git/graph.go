@@ -178,3 +178,41 @@ func sortedSet(s map[string]bool) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Tips returns the commit each of refs (full names) points at, "" for a
+// ref that does not exist: one git process for all of them.
+func Tips(ctx context.Context, dir string, refs ...string) ([]string, error) {
+	out, err := run(ctx, dir, nil, append([]string{"for-each-ref", "--format=%(refname)%00%(objectname)"}, refs...)...)
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]string{}
+	for line := range strings.SplitSeq(out, "\n") {
+		if name, sha, ok := strings.Cut(line, "\x00"); ok {
+			found[name] = sha
+		}
+	}
+	tips := make([]string, len(refs))
+	for i, r := range refs {
+		tips[i] = found[r]
+	}
+	return tips, nil
+}
+
+// AheadBehind counts the commits of b not in a (ahead) and of a not in b
+// (behind), in one git process.
+func AheadBehind(ctx context.Context, dir, a, b string) (ahead, behind int, err error) {
+	out, err := run(ctx, dir, nil, "rev-list", "--left-right", "--count", a+"..."+b)
+	if err != nil {
+		return 0, 0, err
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		return 0, 0, errors.New("git rev-list --left-right --count: unexpected output " + strconv.Quote(out))
+	}
+	if behind, err = strconv.Atoi(f[0]); err != nil {
+		return 0, 0, err
+	}
+	ahead, err = strconv.Atoi(f[1])
+	return ahead, behind, err
+}

@@ -369,3 +369,29 @@ func TestRefTips(t *testing.T) {
 		t.Errorf("RefTips outside a repository = %v, want an error", tips)
 	}
 }
+
+func TestTipsAndAheadBehind(t *testing.T) {
+	t.Parallel()
+	dir := repo(t, nil)
+	base := rtHead(t, dir)
+	mustGit(t, dir, "checkout", "-q", "-b", "side")
+	c1 := rtCommit(t, dir, "one", nil)
+	c2 := rtCommit(t, dir, "two", nil)
+	mustGit(t, dir, "checkout", "-q", "main")
+	m1 := rtCommit(t, dir, "on main", nil)
+	ctx := context.Background()
+	tips, err := git.Tips(ctx, dir, "refs/heads/side", "refs/heads/gone", "refs/heads/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tips, []string{c2, "", m1}) {
+		t.Errorf("Tips = %q; want %q", tips, []string{c2, "", m1})
+	}
+	ahead, behind, err := git.AheadBehind(ctx, dir, "refs/heads/main", "refs/heads/side")
+	if err != nil || ahead != 2 || behind != 1 {
+		t.Errorf("AheadBehind(main, side) = %d, %d, %v; want 2, 1", ahead, behind, err)
+	}
+	if ahead, behind, err := git.AheadBehind(ctx, dir, base, c1); err != nil || ahead != 1 || behind != 0 {
+		t.Errorf("AheadBehind(base, c1) = %d, %d, %v; want 1, 0", ahead, behind, err)
+	}
+}

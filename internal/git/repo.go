@@ -37,40 +37,28 @@ type Repo struct {
 // Inspect describes the repository dir is in. A directory outside any
 // repository is ErrNotRepo; a bare repository is ErrBare.
 func Inspect(ctx context.Context, dir string) (Repo, error) {
-	out, err := run(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--is-bare-repository", "--git-common-dir", "--git-dir")
+	d, err := locate(ctx, dir)
 	if err != nil {
-		var gerr *Error
-		if errors.As(err, &gerr) && gerr.ExitCode == 128 && strings.Contains(gerr.Stderr, "not a git repository") {
-			return Repo{}, fmt.Errorf("%s: %w", dir, ErrNotRepo)
-		}
 		return Repo{}, err
 	}
-	f := strings.Split(strings.TrimSpace(out), "\n")
-	if len(f) < 3 {
-		return Repo{}, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, out)
-	}
-	if f[0] == "true" {
+	if d.bare {
 		return Repo{}, fmt.Errorf("%s %w", dir, ErrBare)
 	}
-	r := Repo{CommonDir: filepath.Clean(f[1]), GitDir: filepath.Clean(f[2])}
-	top, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel")
-	if err != nil {
-		var gerr *Error
-		if errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "work tree") {
-			return Repo{}, fmt.Errorf("%s: %w", dir, ErrNotRepo)
-		}
+	r := Repo{CommonDir: d.Common, GitDir: d.Own}
+	if r.Top, err = workTreeTop(ctx, dir, d); err != nil {
 		return Repo{}, err
-	}
-	r.Top = filepath.Clean(strings.TrimSpace(top))
-	if r.Top == "." || r.Top == "" {
-		return Repo{}, fmt.Errorf("%s: %w", dir, ErrNotRepo)
 	}
 	r.Main = r.Top
 	if filepath.Base(r.CommonDir) == ".git" {
 		r.Main = filepath.Dir(r.CommonDir)
 	}
 	r.Head, _ = RevParse(ctx, dir, "HEAD")
-	if b, err := run(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && r.Head != "" {
+	if r.Head == "" {
+		return r, nil
+	}
+	if b, ok := headBranch(d.Own); ok {
+		r.Branch = b
+	} else if b, err := run(ctx, dir, nil, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
 		r.Branch = strings.TrimSpace(b)
 	}
 	return r, nil
@@ -254,6 +242,8 @@ type Status struct {
 	// InProgress names an operation left half done: "merge", "rebase",
 	// "cherry-pick", "revert" or "".
 	InProgress string
+	// Head is HEAD's commit, "" on an unborn branch.
+	Head string
 }
 
 // Clean reports a work tree with nothing uncommitted, nothing untracked
@@ -289,32 +279,46 @@ func first(names []string, n int) string {
 
 // WorkStatus reads the status of the work tree at dir.
 func WorkStatus(ctx context.Context, dir string) (Status, error) {
-	// --no-renames: a rename is its two paths, each listed once; no record
-	// carries a second path to skip.
-	out, err := run(ctx, dir, nil, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--ignore-submodules=none")
+	// --no-renames: a rename is its two paths, each listed once. --branch
+	// names HEAD's commit in the same process (--no-ahead-behind: without
+	// counting against an upstream).
+	out, err := run(ctx, dir, nil, "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--no-renames", "--untracked-files=all", "--ignore-submodules=none")
 	if err != nil {
 		return Status{}, err
 	}
 	var s Status
-	fields := strings.Split(out, "\x00")
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if len(f) < 4 {
-			continue
-		}
-		code, name := f[:2], f[3:]
+	recs := strings.Split(out, "\x00")
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		// Fields before the path: 8 for a change, 9 for a rename or copy
+		// (its original path is the next record), 10 for a conflict.
+		fields := 0
 		switch {
-		case code == "??":
-			s.Untracked = append(s.Untracked, name)
-		default:
-			s.Changed = append(s.Changed, name)
+		case strings.HasPrefix(rec, "# branch.oid "):
+			if oid := strings.TrimPrefix(rec, "# branch.oid "); oid != "(initial)" {
+				s.Head = oid
+			}
+		case strings.HasPrefix(rec, "? "):
+			s.Untracked = append(s.Untracked, rec[2:])
+		case strings.HasPrefix(rec, "1 "):
+			fields = 8
+		case strings.HasPrefix(rec, "2 "):
+			fields = 9
+			i++
+		case strings.HasPrefix(rec, "u "):
+			fields = 10
+		}
+		if fields > 0 {
+			if parts := strings.SplitN(rec, " ", fields+1); len(parts) == fields+1 {
+				s.Changed = append(s.Changed, parts[fields])
+			}
 		}
 	}
-	gitDir, err := run(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-dir")
+	d, err := locate(ctx, dir)
 	if err != nil {
 		return Status{}, err
 	}
-	gd := strings.TrimSpace(gitDir)
+	gd := d.Own
 	for _, p := range []struct{ file, op string }{
 		{"MERGE_HEAD", "merge"}, {"rebase-merge", "rebase"}, {"rebase-apply", "rebase"},
 		{"CHERRY_PICK_HEAD", "cherry-pick"}, {"REVERT_HEAD", "revert"},

@@ -732,6 +732,9 @@ func TestWorkStatus(t *testing.T) {
 		if !s.Clean() || s.Describe() != "clean" || len(s.Changed)+len(s.Untracked) != 0 || s.InProgress != "" {
 			t.Errorf("WorkStatus = %+v (%q), want clean; ignored files must not be listed", s, s.Describe())
 		}
+		if head := rtHead(t, dir); s.Head != head {
+			t.Errorf("Head = %q, want %s", s.Head, head)
+		}
 		// From a subdirectory, too.
 		if s := rtStatus(t, filepath.Join(dir, "sub")); !s.Clean() {
 			t.Errorf("WorkStatus(sub) = %+v, want clean", s)
@@ -742,8 +745,8 @@ func TestWorkStatus(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		mustGit(t, dir, "init", "-q")
-		if s := rtStatus(t, dir); !s.Clean() {
-			t.Errorf("WorkStatus = %+v, want clean", s)
+		if s := rtStatus(t, dir); !s.Clean() || s.Head != "" {
+			t.Errorf("WorkStatus = %+v, want clean, no HEAD", s)
 		}
 		write(t, dir, "new.txt", "n\n")
 		if s := rtStatus(t, dir); s.Clean() || !slices.Equal(s.Untracked, []string{"new.txt"}) {
@@ -976,5 +979,33 @@ func TestStatusDescribe(t *testing.T) {
 	write(t, dir, "d/u.txt", "u\n")
 	if got, want := rtStatus(t, dir).Describe(), "1 changed file(s) (a.txt), 1 untracked file(s) (d/u.txt)"; got != want {
 		t.Errorf("Describe() = %q, want %q", got, want)
+	}
+}
+
+// TestGitDirsOfALinkedWorktree: the directories read from a linked
+// worktree's files are the ones git reports.
+func TestGitDirsOfALinkedWorktree(t *testing.T) {
+	t.Parallel()
+	dir := repo(t, nil)
+	wt := filepath.Join(t.TempDir(), "wt")
+	mustGit(t, dir, "worktree", "add", "-q", "-b", "wtb", wt)
+	ctx := context.Background()
+	got, err := git.GitDirs(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(mustGit(t, wt, "rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir"))
+	if got.Common != want[0] || got.Own != want[1] {
+		t.Errorf("GitDirs = %+v; git says %q", got, want)
+	}
+	main, err := git.GitDirs(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if main.Common != got.Common || main.Own != got.Common {
+		t.Errorf("GitDirs of the main work tree = %+v; want both %s", main, got.Common)
+	}
+	if _, err := git.GitDirs(ctx, t.TempDir()); !errors.Is(err, git.ErrNotRepo) {
+		t.Errorf("GitDirs outside a repository: %v", err)
 	}
 }

@@ -28,11 +28,11 @@ var DefaultIgnoredSkip = []string{"node_modules/", "target/", "dist/", ".cache/"
 // stateDir is where Neuraphage keeps a repository's worktree state beside
 // its archive refs: <git-common-dir>/neuraphage.
 func stateDir(ctx context.Context, repo string) (string, error) {
-	r, err := git.Inspect(ctx, repo)
+	d, err := git.GitDirs(ctx, repo)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(r.CommonDir, "neuraphage"), nil
+	return filepath.Join(d.Common, "neuraphage"), nil
 }
 
 // IgnoredArchive returns the directory that keeps the ignored files of task

@@ -42,8 +42,10 @@ func (m *Manager) Commit(ctx context.Context, id task.ID, message string) (strin
 		return "", false, fmt.Errorf("%s has a %s in progress; finish or abort it first", w.Path, st.InProgress)
 	}
 	if len(st.Changed) == 0 && len(st.Untracked) == 0 {
-		tip, err := git.RevParse(ctx, w.Path, "HEAD")
-		return tip, false, err
+		if st.Head == "" {
+			return "", false, fmt.Errorf("%s: HEAD: %w", w.Path, git.ErrNoRef)
+		}
+		return st.Head, false, nil
 	}
 	if strings.TrimSpace(message) == "" {
 		message = "neuraphage: work of " + string(id)
@@ -120,28 +122,28 @@ func (m *Manager) inspect(ctx context.Context, w store.Worktree) (Info, error) {
 			}
 		}
 	}
-	tip, err := git.RevParse(ctx, w.Repo, "refs/heads/"+w.Branch)
-	if err != nil && !errors.Is(err, git.ErrNoRef) {
+	base := "refs/heads/" + w.Base
+	// One git for the branch, its archive and the base.
+	tips, err := git.Tips(ctx, w.Repo, "refs/heads/"+w.Branch, ArchiveRef(w.TaskID), base)
+	if err != nil {
 		return in, err
 	}
+	tip, archived := tips[0], tips[1]
 	in.Tip = tip
-	archived, _ := git.RevParse(ctx, w.Repo, ArchiveRef(w.TaskID))
 	in.Archived = archived != "" && (tip == "" || archived == tip)
 	if tip == "" {
 		// The branch was deleted: merged if its work landed (or its
 		// archived tip is on the base).
 		in.Merged = w.Landed != ""
 		if !in.Merged && archived != "" {
-			in.Merged, _ = git.IsAncestor(ctx, w.Repo, archived, "refs/heads/"+w.Base)
+			in.Merged, _ = git.IsAncestor(ctx, w.Repo, archived, base)
 		}
 		return in, nil
 	}
-	base := "refs/heads/" + w.Base
-	if in.Ahead, err = git.Count(ctx, w.Repo, base, tip); err != nil {
-		return in, err
-	}
-	if in.Behind, err = git.Count(ctx, w.Repo, tip, base); err != nil {
-		return in, err
+	if tips[2] != tip { // on the base, nothing is ahead or behind
+		if in.Ahead, in.Behind, err = git.AheadBehind(ctx, w.Repo, base, tip); err != nil {
+			return in, err
+		}
 	}
 	in.Merged = in.Ahead == 0 || (w.LandedTip != "" && w.LandedTip == tip)
 	return in, nil
@@ -452,22 +454,21 @@ func (m *Manager) LandedActive(ctx context.Context) ([]store.Worktree, error) {
 }
 
 // archiveTip points the task's archive ref at tip. The archive refs are the
-// daemon's alone, so under the repository's lock a lock file on one is left
-// by a git killed with an earlier daemon (half way through archiving): it
-// is removed, or no later removal could finish.
+// daemon's alone and a task's are touched only under its operation lock
+// (lockTask), so a lock file on one is left by a git killed with an
+// earlier daemon (half way through archiving): it is removed, or no later
+// removal could finish.
 func (m *Manager) archiveTip(ctx context.Context, w store.Worktree, tip string) error {
-	return git.Locked(ctx, w.Repo, func(ctx context.Context) error {
-		r, err := git.Inspect(ctx, w.Repo)
-		if err != nil {
-			return err
-		}
-		lock := filepath.Join(r.CommonDir, filepath.FromSlash(ArchiveRef(w.TaskID))+".lock")
-		if err := os.Remove(lock); err == nil {
-			m.log.Warn("stale lock of an archive ref removed (left by a git killed with the daemon)", "task_id", w.TaskID, "lock", lock)
-		}
-		_, err = git.Run(ctx, w.Repo, "update-ref", ArchiveRef(w.TaskID), tip)
+	d, err := git.GitDirs(ctx, w.Repo)
+	if err != nil {
 		return err
-	})
+	}
+	lock := filepath.Join(d.Common, filepath.FromSlash(ArchiveRef(w.TaskID))+".lock")
+	if err := os.Remove(lock); err == nil {
+		m.log.Warn("stale lock of an archive ref removed (left by a git killed with the daemon)", "task_id", w.TaskID, "lock", lock)
+	}
+	_, err = git.Run(ctx, w.Repo, "update-ref", ArchiveRef(w.TaskID), tip)
+	return err
 }
 
 // keeping is what keepIgnored archived of one worktree: each file with the

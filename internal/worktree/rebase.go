@@ -74,8 +74,9 @@ const rebaseTimeout = 5 * time.Minute
 // and the stash list, and the work tree is checked against its photograph.
 //
 // The caller must make sure nothing else works in the worktree meanwhile
-// (the executor calls it at a task's turn boundary). Rebases and other
-// git writes in one repository are serialized (git.Locked).
+// (the executor calls it at a task's turn boundary). A rebase holds its
+// worktree (git.Locked) and the repository's stash stack (git.Serialized):
+// rebases in one repository run one at a time, beside other git work.
 func (m *Manager) Rebase(ctx context.Context, id task.ID, onto string) (RebaseResult, error) {
 	defer m.lockTask(id)()
 	w, err := m.st.GetWorktree(ctx, id)
@@ -94,9 +95,14 @@ func (m *Manager) Rebase(ctx context.Context, id task.ID, onto string) (RebaseRe
 	defer cancel()
 	var res RebaseResult
 	err = git.Locked(ctx, w.Path, func(ctx context.Context) error {
-		var err error
-		res, err = m.rebase(ctx, w, onto)
-		return err
+		// The stash stack is the repository's, not the worktree's: a
+		// rebase carrying work through it must not interleave with
+		// another's.
+		return git.Serialized(ctx, w.Repo, "stash", func(ctx context.Context) error {
+			var err error
+			res, err = m.rebase(ctx, w, onto)
+			return err
+		})
 	})
 	return res, err
 }

@@ -29,6 +29,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,7 +98,15 @@ type Config struct {
 	// AuthorName and AuthorEmail sign the commits made for tasks; empty
 	// means git's configured identity, else "Neuraphage".
 	AuthorName, AuthorEmail string
+	// Parallel is how many worktrees are made at once (checkout,
+	// bootstrap); 0 means DefaultParallel.
+	Parallel int
 }
+
+// DefaultParallel is how many worktrees are made at once when the config
+// does not say: four per CPU core, at least 8 (a checkout waits on the
+// disk and on starting git as much as on the CPU).
+func DefaultParallel() int { return max(8, 4*runtime.NumCPU()) }
 
 // Store is the worktree records, the tasks they belong to and the events
 // the Manager records and reads back.
@@ -127,9 +136,14 @@ type Manager struct {
 	log *slog.Logger
 	now func() time.Time
 
-	mu    sync.Mutex
-	tasks map[task.ID]*sync.Mutex // per-task operation locks
-	ports map[int]task.ID         // ports handed to active worktrees
+	// making bounds the worktrees made at once (Config.Parallel).
+	making chan struct{}
+
+	mu      sync.Mutex
+	tasks   map[task.ID]*sync.Mutex // per-task operation locks
+	ports   map[int]task.ID         // ports handed to active worktrees
+	targets map[string]target       // by repository as tasks name it
+	hooks   map[string]string       // hooks directories, by main work tree
 }
 
 // New returns a Manager.
@@ -140,11 +154,29 @@ func New(o Options) *Manager {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	n := o.Config.Parallel
+	if n <= 0 {
+		n = DefaultParallel()
+	}
 	return &Manager{
 		st: o.Store, cfg: o.Config, now: o.Now,
-		log:   o.Logger.With("component", "worktree"),
-		tasks: map[task.ID]*sync.Mutex{},
-		ports: map[int]task.ID{},
+		log:     o.Logger.With("component", "worktree"),
+		making:  make(chan struct{}, n),
+		tasks:   map[task.ID]*sync.Mutex{},
+		ports:   map[int]task.ID{},
+		targets: map[string]target{},
+		hooks:   map[string]string{},
+	}
+}
+
+// slot waits for a turn to make a worktree (Config.Parallel at once) and
+// returns its release.
+func (m *Manager) slot(ctx context.Context) (func(), error) {
+	select {
+	case m.making <- struct{}{}:
+		return func() { <-m.making }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 
@@ -264,45 +296,23 @@ func (m *Manager) root(main string) string {
 	return filepath.Join(main, m.cfg.Root)
 }
 
-// Target resolves the repository and base branch a task in repo works
-// against: the top of the main work tree and the configured (or default)
-// base branch. It refuses what a worktree cannot be made for.
-func (m *Manager) Target(ctx context.Context, repo string) (git.Repo, string, error) {
-	if repo == "" {
-		return git.Repo{}, "", errors.New("the task has no repository; create it with --repo")
-	}
-	r, err := git.Inspect(ctx, repo)
-	switch {
-	case errors.Is(err, git.ErrNotRepo):
-		return git.Repo{}, "", fmt.Errorf("%s is not inside a git repository; run `git init` there or pass --repo", repo)
-	case err != nil:
-		return git.Repo{}, "", err
-	}
-	if _, err := os.Stat(filepath.Join(r.Main, ".gitmodules")); err == nil {
-		return git.Repo{}, "", fmt.Errorf("%s has submodules (.gitmodules); worktrees of repositories with submodules are not supported yet", r.Main)
-	}
-	base := m.cfg.Base
-	if base == "" {
-		if base, err = git.DefaultBranch(ctx, r); err != nil {
-			return git.Repo{}, "", err
-		}
-	} else if ok, err := git.BranchExists(ctx, r.Main, base); err != nil {
-		return git.Repo{}, "", err
-	} else if !ok {
-		return git.Repo{}, "", fmt.Errorf("%s has no branch %q (worktree.base in the config)", r.Main, base)
-	}
-	return r, base, nil
-}
-
 // create makes a new worktree for t. The record is written first, so that
 // a daemon killed half way finds it and finishes the job.
 func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, error) {
 	start := m.now()
-	r, base, err := m.Target(ctx, t.Repo)
+	tg, err := m.target(ctx, t.Repo, false)
 	if err != nil {
 		return store.Worktree{}, err
 	}
-	baseCommit, err := git.RevParse(ctx, r.Main, "refs/heads/"+base)
+	baseCommit, err := git.RevParse(ctx, tg.repo.Main, "refs/heads/"+tg.base)
+	if errors.Is(err, git.ErrNoRef) {
+		// The base branch was deleted or renamed since it was read.
+		if tg, err = m.target(ctx, t.Repo, true); err != nil {
+			return store.Worktree{}, err
+		}
+		baseCommit, err = git.RevParse(ctx, tg.repo.Main, "refs/heads/"+tg.base)
+	}
+	r, base := tg.repo, tg.base
 	if err != nil {
 		return store.Worktree{}, fmt.Errorf("reading base branch %s: %w", base, err)
 	}
@@ -332,7 +342,12 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 	if _, err := m.st.PutWorktree(ctx, w); err != nil {
 		return store.Worktree{}, err
 	}
-	if err := m.add(ctx, w, baseCommit); err != nil {
+	release, err := m.slot(ctx)
+	if err != nil {
+		return store.Worktree{}, err
+	}
+	defer release()
+	if err := m.addNew(ctx, w, baseCommit); err != nil {
 		return store.Worktree{}, err
 	}
 	return m.finishCreate(ctx, w, start)
@@ -343,62 +358,22 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 // bootstrap.
 func (m *Manager) finishCreate(ctx context.Context, w store.Worktree, start time.Time) (store.Worktree, error) {
 	t := task.Task{ID: w.TaskID}
-	if _, _, err := m.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
-		t.Branch, t.Worktree = w.Branch, w.Path
-		return nil, nil
-	}); err != nil {
-		return store.Worktree{}, err
-	}
-	m.emit(ctx, t.ID, event.WorktreeCreated{
+	// The task's record and worktree.created in one commit.
+	created := event.New(m.now(), t.ID, event.WorktreeCreated{
 		Repo: w.Repo, Path: w.Path, Branch: w.Branch, Base: w.Base, BaseCommit: w.BaseCommit, Port: w.Port,
 		DurationMs: m.now().Sub(start).Milliseconds(),
 	})
+	if _, _, err := m.st.UpdateTask(ctx, t.ID, func(t *task.Task) ([]event.Event, error) {
+		t.Branch, t.Worktree = w.Branch, w.Path
+		return []event.Event{created}, nil
+	}); err != nil {
+		return store.Worktree{}, err
+	}
 	m.log.Info("worktree created", "task_id", t.ID, "path", w.Path, "branch", w.Branch, "base", w.Base)
 	if err := m.bootstrap(ctx, &w); err != nil {
 		return store.Worktree{}, err
 	}
 	return w, nil
-}
-
-// add runs `git worktree add` for w: on its branch when the branch exists
-// (its work is kept), else on a new branch at from.
-func (m *Manager) add(ctx context.Context, w store.Worktree, from string) error {
-	if err := os.MkdirAll(filepath.Dir(w.Path), 0o755); err != nil {
-		return fmt.Errorf("creating the worktree root: %w", err)
-	}
-	return git.Locked(ctx, w.Repo, func(ctx context.Context) error {
-		exists, err := git.BranchExists(ctx, w.Repo, w.Branch)
-		if err != nil {
-			return err
-		}
-		if exists {
-			// Checked out in a worktree whose directory is gone? git needs
-			// --force for exactly that case; any other checkout is refused.
-			force := false
-			list, err := git.Worktrees(ctx, w.Repo)
-			if err != nil {
-				return err
-			}
-			for _, wt := range list {
-				if wt.Branch != w.Branch {
-					continue
-				}
-				if wt.Path == w.Path && wt.Prunable {
-					force = true
-					continue
-				}
-				return fmt.Errorf("branch %s is checked out in %s; it cannot also be %s's worktree", w.Branch, wt.Path, w.TaskID)
-			}
-			args := []string{"worktree", "add"}
-			if force {
-				args = append(args, "--force")
-			}
-			_, err = git.Run(ctx, w.Repo, append(args, w.Path, w.Branch)...)
-			return err
-		}
-		_, err = git.Run(ctx, w.Repo, "worktree", "add", "-b", w.Branch, w.Path, from)
-		return err
-	})
 }
 
 // present reports whether w's directory is a work tree of its repository.
@@ -407,6 +382,9 @@ func (m *Manager) present(ctx context.Context, w store.Worktree) (bool, error) {
 		return false, nil
 	} else if err != nil {
 		return false, err
+	}
+	if linkedHere(w) {
+		return true, nil
 	}
 	r, err := git.Inspect(ctx, w.Path)
 	if err != nil {
