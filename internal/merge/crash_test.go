@@ -402,3 +402,50 @@ func TestKillDuringRebasePick(t *testing.T) {
 		t.Errorf("no merge.rolled_back event: %v", k)
 	}
 }
+
+// TestRebaseStateWithoutOrigHead: the state a kill leaves while git writes
+// a rebase's state, or while `rebase --abort` removes it, is part of the
+// rebase-merge directory without orig-head, HEAD on the branch at the
+// recorded tip (the chaos test, seed 101011450, left head-name,
+// author-script and drop_redundant_commits). --abort cannot read it; the
+// next start drops it (rebase --quit) and lands. Before the fix the entry
+// was parked "has a rebase in progress" for good.
+func TestRebaseStateWithoutOrigHead(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t, merge.Config{Strategy: merge.Rebase, MaxSendBacks: 2})
+	tk, w := e.newTask("task")
+	tip := e.commitOn(w.Path, "agent work", map[string]string{"task.txt": "task\n"})
+	e.commitOn(e.repo, "other work", map[string]string{"other.txt": "other\n"})
+	e.complete(tk.ID, "task work")
+	m := e.entries(tk.ID)[0]
+	if _, _, err := e.st.UpdateMerge(e.ctx, m.ID, func(m *store.MergeEntry) ([]evt, error) {
+		m.Step, m.StepTip = "rebase", tip
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	state := e.git(w.Path, "rev-parse", "--path-format=absolute", "--git-path", "rebase-merge")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, c := range map[string]string{"head-name": "refs/heads/" + w.Branch + "\n", "author-script": "GIT_AUTHOR_NAME='Test'\n", "drop_redundant_commits": ""} {
+		if err := os.WriteFile(filepath.Join(state, f), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := e.git(w.Path, "status"); !strings.Contains(st, "rebase") {
+		t.Fatalf("git does not see a rebase in progress; the test does not reproduce the state:\n%s", st)
+	}
+	e.start()
+	landed := e.waitState(tk.ID, store.MergeLanded)
+	e.waitTask(tk.ID, task.Completed)
+	if out := e.git(e.repo, "ls-tree", "--name-only", landed.Commit, "task.txt"); out != "task.txt" {
+		t.Errorf("landed commit lacks task.txt")
+	}
+	if k := e.kinds(tk.ID); !slices.Contains(k, "merge.rolled_back") {
+		t.Errorf("no merge.rolled_back event: %v", k)
+	}
+	if exists(state) {
+		t.Errorf("the rebase state %s is still there", state)
+	}
+}

@@ -140,6 +140,8 @@ type Queue struct {
 	workers map[string]bool     // queue key → a worker is draining it
 	running map[int64]*inflight // entries being processed
 	wg      sync.WaitGroup
+
+	cleanups cleanups
 }
 
 // New returns a queue; Run starts it.
@@ -168,9 +170,10 @@ func New(o Options) *Queue {
 	return &Queue{
 		st: o.Store, tasks: o.Tasks, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
 		log: o.Logger.With("component", "merge"), lookPath: o.LookPath, landed: o.Landed,
-		kick:    make(chan struct{}, 1),
-		workers: map[string]bool{},
-		running: map[int64]*inflight{},
+		kick:     make(chan struct{}, 1),
+		workers:  map[string]bool{},
+		running:  map[int64]*inflight{},
+		cleanups: cleanups{wake: make(chan struct{}, 1)},
 	}
 }
 
@@ -194,6 +197,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	tick := time.NewTicker(q.cfg.Retry)
 	defer tick.Stop()
 	defer q.wg.Wait()
+	q.wg.Go(func() { q.cleanLoop(ctx) })
 	for {
 		q.dispatch(ctx)
 		select {
@@ -289,6 +293,14 @@ func (q *Queue) drain(ctx context.Context, repo, target string) {
 		e := open[0] // first come, first served
 		if e.State == store.MergeWaiting && q.now().Sub(e.UpdatedAt) < q.cfg.Retry {
 			return // the ticker brings it back
+		}
+		if ready := q.readyEntries(open); len(ready) > 1 && !q.cfg.PR {
+			if took, goOn := q.landBatch(ctx, repo, target, ready); took {
+				if !goOn {
+					return
+				}
+				continue
+			}
 		}
 		if !q.process(ctx, e) {
 			return

@@ -34,6 +34,9 @@ type outcome struct {
 	gate     *gateFailure
 	// quiet: still waiting for the same reason; no new event.
 	quiet bool
+	// batched: landed with a batch, which tells the main-branch watcher
+	// once for all its entries.
+	batched bool
 }
 
 type gateFailure struct {
@@ -124,6 +127,10 @@ func (q *Queue) requeue(e store.MergeEntry, why string) {
 			return nil, errClosed
 		}
 		m.State, m.Detail = store.MergeQueued, why
+		if m.Step == stepBatch {
+			// Requeued only when the batch did not move the target.
+			m.Step, m.StepTip, m.Commit = "", "", ""
+		}
 		return nil, nil
 	}); err != nil && !errors.Is(err, errClosed) {
 		q.log.Error("requeueing an interrupted merge", "entry", e.ID, "err", err)
@@ -201,7 +208,7 @@ func (q *Queue) land(ctx context.Context, e store.MergeEntry) (outcome, error) {
 		if err != nil {
 			return outcome{}, err
 		}
-		out, err := q.advance(ctx, e, base, commit)
+		out, err := q.advance(ctx, e, base, commit, "neuraphage: land "+e.Branch)
 		if errors.Is(err, errMoved) {
 			continue // the target moved meanwhile: start over from the new one
 		}
@@ -357,7 +364,7 @@ var errMoved = errors.New("the target moved")
 // move is a fast-forward there, only when that checkout is clean, and git
 // refuses it if it would overwrite an untracked file; otherwise the ref is
 // compare-and-swapped. A target that moved is errMoved.
-func (q *Queue) advance(ctx context.Context, e store.MergeEntry, base, commit string) (outcome, error) {
+func (q *Queue) advance(ctx context.Context, e store.MergeEntry, base, commit, message string) (outcome, error) {
 	var out outcome
 	err := git.Locked(ctx, e.Repo, func(ctx context.Context) error {
 		now, err := git.RevParse(ctx, e.Repo, "refs/heads/"+e.Target)
@@ -406,7 +413,7 @@ func (q *Queue) advance(ctx context.Context, e store.MergeEntry, base, commit st
 			out = outcome{state: store.MergeLanded, commit: commit}
 			return nil
 		}
-		if _, err := git.Run(ctx, e.Repo, "update-ref", "-m", "neuraphage: land "+e.Branch, "refs/heads/"+e.Target, commit, base); err != nil {
+		if _, err := git.Run(ctx, e.Repo, "update-ref", "-m", message, "refs/heads/"+e.Target, commit, base); err != nil {
 			if cur, _ := git.RevParse(ctx, e.Repo, "refs/heads/"+e.Target); cur != base {
 				return errMoved
 			}
@@ -526,6 +533,9 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 	}
 	if _, _, err := q.st.UpdateMerge(ctx, e.ID, func(m *store.MergeEntry) ([]event.Event, error) {
 		m.State, m.Detail, m.Files, m.Commit, m.PRURL = out.state, out.detail, out.files, out.commit, out.pr
+		if m.Step == stepBatch {
+			m.Step, m.StepTip = "", ""
+		}
 		if !m.State.Open() {
 			m.FinishedAt = &now
 		}
@@ -550,15 +560,11 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 		q.moveTask(ctx, e.TaskID, moveTo, moveWhy)
 	}
 	if out.state == store.MergeLanded {
-		if q.landed != nil {
+		if q.landed != nil && !out.batched {
 			q.landed(e.Repo, e.Target, out.commit)
 		}
 		if q.cfg.Cleanup && w.TaskID != "" {
-			if cur, err := q.st.GetTask(ctx, e.TaskID); err == nil && cur.Status.Terminal() {
-				if _, err := q.wt.Remove(ctx, e.TaskID, "its work landed on "+e.Target, true); err != nil {
-					q.log.Info("worktree kept after landing", "task_id", e.TaskID, "reason", err)
-				}
-			}
+			q.cleanLater(e.TaskID, e.Target)
 		}
 	}
 	return out.state != store.MergeWaiting && out.state != store.MergeQueued

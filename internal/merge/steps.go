@@ -81,6 +81,9 @@ func stepOrigin(ctx context.Context, dir, step string) (string, error) {
 // reason). The step is cleared either way; an error means the branch is not
 // where it was and the entry must stop for the user.
 func (q *Queue) rollBack(ctx context.Context, e store.MergeEntry) error {
+	if e.Step == stepBatch {
+		return q.finishBatchStep(ctx, e)
+	}
 	var rolled bool
 	w, err := q.wt.Get(ctx, e.TaskID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -98,6 +101,27 @@ func (q *Queue) rollBack(ctx context.Context, e store.MergeEntry) error {
 			from, err := stepOrigin(ctx, w.Path, e.Step)
 			if err != nil {
 				return err
+			}
+			if st.InProgress == "rebase" && e.Step == "rebase" && from == "" {
+				// Part of the rebase's state without its orig-head: git
+				// was killed while it wrote that state (before anything
+				// was checked out) or while `rebase --abort` removed it
+				// (after the branch was put back), and --abort cannot read
+				// where to go back. With HEAD on the branch at the
+				// recorded tip and a clean work tree, dropping that state
+				// (--quit, which touches no ref, index or file) is the
+				// roll-back.
+				if ok, err := startedRebase(ctx, w.Path, w.Branch, e.StepTip); err != nil || !ok || len(st.Changed) > 0 || len(st.Untracked) > 0 {
+					if err == nil {
+						q.log.Warn("a rebase without its orig-head in a merging task's worktree, with HEAD moved or changes; left alone", "task_id", e.TaskID, "step_tip", e.StepTip)
+					}
+					return err
+				}
+				if _, err := git.Run(ctx, w.Path, "rebase", "--quit"); err != nil {
+					return fmt.Errorf("dropping the interrupted rebase's state in %s: %w", w.Path, err)
+				}
+				rolled = true
+				return nil
 			}
 			if st.InProgress != e.Step || from != e.StepTip {
 				q.log.Warn("a git operation in a merging task's worktree is not the queue's; left alone",
@@ -169,10 +193,56 @@ func (q *Queue) finishCleanups(ctx context.Context) {
 		if _, err := q.wt.RestoreInterruptedRemoval(ctx, w.TaskID); err != nil {
 			q.log.Warn("checking a landed worktree for an interrupted removal", "task_id", w.TaskID, "err", err)
 		}
+		if _, err := q.wt.RepairBackLink(ctx, w.TaskID); err != nil {
+			q.log.Warn("checking a landed worktree's back link", "task_id", w.TaskID, "err", err)
+		}
 		if _, err := q.wt.Remove(ctx, w.TaskID, "its work landed on "+w.Base+" (cleanup finished at start)", true); err != nil {
 			q.log.Info("worktree kept after landing", "task_id", w.TaskID, "reason", err)
 			continue
 		}
 		q.log.Info("landing cleanup finished at start", "task_id", w.TaskID)
 	}
+}
+
+// finishBatchStep settles an entry a batch was landing when the daemon
+// died: the target moved to the batch's commit or not, in one ref update.
+// When the commit it lands as is on the target, the landing is recorded (and
+// its cleanup is finished with the others'); otherwise the step is cleared
+// and the entry lands from the start. Nothing in the task's worktree or
+// branch was touched by the batch.
+func (q *Queue) finishBatchStep(ctx context.Context, e store.MergeEntry) error {
+	landed := false
+	if e.Commit != "" {
+		ok, err := git.IsAncestor(ctx, e.Repo, e.Commit, "refs/heads/"+e.Target)
+		if err != nil {
+			return fmt.Errorf("checking whether the batch that was landing %s reached %s: %w", e.Branch, e.Target, err)
+		}
+		landed = ok
+	}
+	if landed {
+		if err := q.wt.MarkLanded(ctx, e.TaskID, e.Commit, e.StepTip); err != nil {
+			return err
+		}
+		q.log.Info("a batch landing the daemon did not record is recorded", "task_id", e.TaskID, "entry", e.ID, "commit", e.Commit)
+		q.record(ctx, e, outcome{state: store.MergeLanded, commit: e.Commit, detail: "landed with a batch before the daemon stopped"}, q.now())
+		return nil
+	}
+	_, _, err := q.st.UpdateMerge(ctx, e.ID, func(m *store.MergeEntry) ([]event.Event, error) {
+		m.Step, m.StepTip, m.Commit = "", "", ""
+		return nil, nil
+	})
+	return err
+}
+
+// startedRebase reports whether the work tree at dir is on branch at tip.
+func startedRebase(ctx context.Context, dir, branch, tip string) (bool, error) {
+	head, err := git.Run(ctx, dir, "symbolic-ref", "-q", "HEAD")
+	if err != nil || strings.TrimSpace(head) != "refs/heads/"+branch {
+		return false, nil
+	}
+	at, err := git.RevParse(ctx, dir, "HEAD")
+	if err != nil {
+		return false, err
+	}
+	return at == tip, nil
 }
