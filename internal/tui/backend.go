@@ -15,7 +15,8 @@ import (
 // event stream, and the actions it offers. ClientBackend is the daemon's
 // API; tests may put a recorder in front of it.
 type Backend interface {
-	// Fleet lists the unfinished tasks, or every task with all set.
+	// Fleet lists the unfinished and the failed tasks, or every task
+	// with all set.
 	Fleet(ctx context.Context, all bool) ([]task.Summary, error)
 	Health(ctx context.Context) ([]api.TaskHealth, error)
 	Rebase(ctx context.Context) (api.RebaseStatus, error)
@@ -69,7 +70,11 @@ type ClientBackend struct{ C *client.Client }
 const reason = "from the terminal dashboard"
 
 func (b ClientBackend) Fleet(ctx context.Context, all bool) ([]task.Summary, error) {
-	return b.C.ListTasks(ctx, nil, all)
+	if all {
+		return b.C.ListTasks(ctx, nil, true)
+	}
+	// Failed tasks need the user too; the fleet shows recent ones.
+	return b.C.ListTasks(ctx, []task.Status{task.Queued, task.Running, task.Waiting, task.Paused, task.Merging, task.Failed}, false)
 }
 func (b ClientBackend) Health(ctx context.Context) ([]api.TaskHealth, error) {
 	return b.C.SupervisionHealth(ctx, "")

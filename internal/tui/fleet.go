@@ -210,14 +210,14 @@ func (f *fleet) put(s task.Summary, reason string) {
 
 // visible returns the rows shown: those needing the user first, then by
 // priority and age; finished tasks only with all; matching filter.
-func (f *fleet) visible(all bool, filter string) []*row {
+func (f *fleet) visible(all bool, filter string, now time.Time) []*row {
 	if !f.dirty {
 		return f.order
 	}
 	f.order = f.order[:0]
 	filter = strings.ToLower(filter)
 	for _, r := range f.rows {
-		if !all && r.sum.Status.Terminal() {
+		if !all && r.sum.Status.Terminal() && !recentFailure(r, now) {
 			continue
 		}
 		if filter != "" && !r.matches(filter) {
@@ -240,6 +240,20 @@ func (f *fleet) visible(all bool, filter string) []*row {
 	})
 	f.dirty = false
 	return f.order
+}
+
+// failedFor is how long a failed task stays in the fleet view.
+const failedFor = 24 * time.Hour
+
+func recentFailure(r *row, now time.Time) bool {
+	if r.sum.Status != task.Failed {
+		return false
+	}
+	at := r.sum.UpdatedAt
+	if r.sum.FinishedAt != nil {
+		at = *r.sum.FinishedAt
+	}
+	return at.IsZero() || now.Sub(at) < failedFor
 }
 
 func (r *row) matches(filter string) bool {

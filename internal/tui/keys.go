@@ -112,7 +112,7 @@ func (m *Model) back() {
 }
 
 func (m *Model) fleetKey(s string) (tea.Cmd, bool) {
-	n := len(m.fleet.visible(m.all, m.filter))
+	n := len(m.fleet.visible(m.all, m.filter, m.now()))
 	switch s {
 	case "up", "k":
 		m.cursor--

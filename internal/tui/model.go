@@ -388,7 +388,7 @@ func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 }
 
 func (m *Model) clampCursor() {
-	n := len(m.fleet.visible(m.all, m.filter))
+	n := len(m.fleet.visible(m.all, m.filter, m.now()))
 	m.cursor = max(0, min(m.cursor, n-1))
 	rows := m.fleetRows()
 	if m.cursor < m.top {
@@ -416,7 +416,7 @@ func (m *Model) selected() *row {
 	if m.screen != screenFleet {
 		return nil
 	}
-	rows := m.fleet.visible(m.all, m.filter)
+	rows := m.fleet.visible(m.all, m.filter, m.now())
 	if m.cursor < len(rows) {
 		return rows[m.cursor]
 	}

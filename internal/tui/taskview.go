@@ -146,6 +146,9 @@ func (v *taskView) render(r *row, w, h int) []string {
 	if len(v.detail.Pending) > 0 {
 		head = append(head, fmt.Sprintf("%d message(s) waiting for delivery", len(v.detail.Pending)))
 	}
+	for i, l := range head {
+		head[i] = ansi.Truncate(l, w, "…")
+	}
 	head = append(head, strings.Repeat("─", max(0, w)))
 	body := v.lines
 	if v.showDiff {

@@ -70,6 +70,9 @@ func (m *Model) bottom() string {
 		s = m.status
 		if s == "" {
 			s = "? help  enter open  / filter  a all  s send  p pause  r resume  m merges  L knowledge  q quit"
+			if m.w < 100 {
+				s = "? help  enter open  / filter  s send  p pause  r resume  q quit"
+			}
 		}
 		return styleStatus.Render(ansi.Truncate(words.Printable(s), m.w, "…"))
 	}
@@ -77,7 +80,7 @@ func (m *Model) bottom() string {
 }
 
 func (m *Model) renderFleet() []string {
-	rows := m.fleet.visible(m.all, m.filter)
+	rows := m.fleet.visible(m.all, m.filter, m.now())
 	need := 0
 	for _, r := range rows {
 		if r.attention != "" {
