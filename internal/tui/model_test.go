@@ -47,9 +47,9 @@ func (f *fakeBackend) Fleet(_ context.Context, all bool) ([]task.Summary, error)
 	}
 	return out, nil
 }
-func (f *fakeBackend) Health(context.Context) ([]api.TaskHealth, error)   { return f.health, nil }
-func (f *fakeBackend) Rebase(context.Context) (api.RebaseStatus, error)   { return f.rebase, nil }
-func (f *fakeBackend) Merge(context.Context) (api.MergeStatus, error)     { return f.merge, nil }
+func (f *fakeBackend) Health(context.Context) ([]api.TaskHealth, error) { return f.health, nil }
+func (f *fakeBackend) Rebase(context.Context) (api.RebaseStatus, error) { return f.rebase, nil }
+func (f *fakeBackend) Merge(context.Context) (api.MergeStatus, error)   { return f.merge, nil }
 func (f *fakeBackend) Knowledge(_ context.Context, q string) ([]api.Learning, error) {
 	var out []api.Learning
 	for _, l := range f.learn {
