@@ -38,6 +38,9 @@ type row struct {
 	line      string
 	lineWidth int
 	lineAge   string
+	// styledFor is the line styledOut (with styledKind) was made from.
+	styledFor, styledOut string
+	styledKind           int
 }
 
 // computeAttention sets r.attention from what is known of the task.

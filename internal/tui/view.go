@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -106,14 +107,7 @@ func (m *Model) renderFleet() []string {
 	end := min(len(rows), m.top+m.fleetRows())
 	for i := m.top; i < end; i++ {
 		r := rows[i]
-		line := r.render(m.w, now)
-		switch {
-		case i == m.cursor:
-			line = styleSelected.Render(line)
-		case r.attention != "":
-			line = styleAttention.Render(line)
-		}
-		out = append(out, line)
+		out = append(out, r.styled(m.w, now, i == m.cursor))
 	}
 	if len(rows) == 0 && m.loaded {
 		out = append(out, "  no tasks"+map[bool]string{true: " match the filter", false: ""}[m.filter != ""])
@@ -180,4 +174,29 @@ func (m *Model) renderHelp() []string {
 func window(lines []string, top, n int) []string {
 	top = max(0, min(top, len(lines)-n))
 	return lines[top:min(len(lines), top+max(0, n))]
+}
+
+// styled is the row with its style; styling costs more than building the
+// line, so it is cached with it.
+func (r *row) styled(w int, now time.Time, selected bool) string {
+	line := r.render(w, now)
+	kind := 0
+	switch {
+	case selected:
+		kind = 1
+	case r.attention != "":
+		kind = 2
+	}
+	if r.styledFor == line && r.styledKind == kind && r.styledOut != "" {
+		return r.styledOut
+	}
+	out := line
+	switch kind {
+	case 1:
+		out = styleSelected.Render(line)
+	case 2:
+		out = styleAttention.Render(line)
+	}
+	r.styledFor, r.styledKind, r.styledOut = line, kind, out
+	return out
 }
