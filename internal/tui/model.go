@@ -7,9 +7,11 @@ package tui
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -97,6 +99,7 @@ type (
 		health  []api.TaskHealth
 		rebase  api.RebaseStatus
 		reasons map[task.ID]string
+		doing   map[task.ID]event.Event
 		err     error
 	}
 	// EventsMsg is a batch of events from the live stream.
@@ -157,11 +160,32 @@ func (m *Model) loadFleet() tea.Cmd {
 		s.health, _ = m.backend.Health(m.ctx)
 		s.rebase, _ = m.backend.Rebase(m.ctx)
 		s.reasons = map[task.ID]string{}
+		s.doing = map[task.ID]event.Event{}
+		var mu sync.Mutex
+		g := errgroup.Group{}
+		g.SetLimit(8)
 		for _, t := range s.list {
-			if t.Status == task.Waiting || t.Status == task.Paused || t.Status == task.Failed {
-				s.reasons[t.ID] = m.lastReason(t.ID)
+			switch t.Status {
+			case task.Waiting, task.Paused, task.Failed:
+				g.Go(func() error {
+					r := m.lastReason(t.ID)
+					mu.Lock()
+					s.reasons[t.ID] = r
+					mu.Unlock()
+					return nil
+				})
+			case task.Running:
+				g.Go(func() error {
+					if e, ok := m.lastStep(t.ID); ok {
+						mu.Lock()
+						s.doing[t.ID] = e
+						mu.Unlock()
+					}
+					return nil
+				})
 			}
 		}
+		_ = g.Wait()
 		return s
 	}
 }
@@ -184,6 +208,16 @@ func (m *Model) lastReason(id task.ID) string {
 		}
 	}
 	return ""
+}
+
+// lastStep is the running task's last turn start, tool call or result:
+// what it is doing now, until the stream says more.
+func (m *Model) lastStep(id task.ID) (event.Event, bool) {
+	evs, err := m.backend.Events(m.ctx, event.Query{Filter: event.Filter{TaskID: id, Kinds: []string{string(event.KindTurnStarted), string(event.KindToolCall), string(event.KindToolResult)}}})
+	if err != nil || len(evs) == 0 {
+		return event.Event{}, false
+	}
+	return evs[len(evs)-1], true
 }
 
 // nextEvents waits for the next event and takes whatever else is already
@@ -285,6 +319,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.fleet.load(msg.list, msg.health, msg.rebase, msg.reasons)
+		for _, e := range msg.doing {
+			m.fleet.apply(e)
+		}
 		m.loaded = true
 		m.clampCursor()
 	case EventsMsg:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +74,7 @@ func (f *fakeBackend) Detail(_ context.Context, id task.ID) (api.TaskDetail, err
 func (f *fakeBackend) Events(_ context.Context, q event.Query) ([]event.Event, error) {
 	var out []event.Event
 	for _, e := range f.events[q.TaskID] {
-		if len(q.Kinds) == 0 || e.Kind == event.Kind(q.Kinds[0]) || (len(q.Kinds) > 1 && e.Kind == event.Kind(q.Kinds[1])) {
+		if len(q.Kinds) == 0 || slices.Contains(q.Kinds, string(e.Kind)) {
 			out = append(out, e)
 		}
 	}
