@@ -115,6 +115,7 @@ type (
 		events []event.Event
 		wt     api.Worktree
 		wtErr  error
+		merge  *api.MergeEntry
 		err    error
 	}
 	diffMsg struct {
@@ -270,6 +271,14 @@ func (m *Model) openTask(id task.ID) tea.Cmd {
 		}
 		d.events, d.err = m.backend.Events(m.ctx, event.Query{Filter: event.Filter{TaskID: id}})
 		d.wt, d.wtErr = m.backend.Worktree(m.ctx, id)
+		if st, err := m.backend.Merge(m.ctx); err == nil {
+			for _, e := range append(st.Open, st.Recent...) {
+				if e.TaskID == id {
+					d.merge = &e
+					break
+				}
+			}
+		}
 		return d
 	}
 }
@@ -340,7 +349,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = msg.err.Error()
 			return m, nil
 		}
-		m.task.detail, m.task.wt = msg.detail, msg.wt
+		m.task.detail, m.task.wt, m.task.merge = msg.detail, msg.wt, msg.merge
 		if msg.wtErr != nil {
 			m.task.wtErr = msg.wtErr.Error()
 		}

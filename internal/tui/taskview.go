@@ -19,6 +19,8 @@ type taskView struct {
 	detail api.TaskDetail
 	wt     api.Worktree
 	wtErr  string
+	// merge is the task's newest merge-queue entry, nil when none.
+	merge *api.MergeEntry
 	lines  []string
 	// scroll is how many lines above the bottom the view shows; 0 follows
 	// the stream.
@@ -143,6 +145,9 @@ func (v *taskView) render(r *row, w, h int) []string {
 		}
 	}
 	head = append(head, wt)
+	if v.merge != nil {
+		head = append(head, "merge: "+mergeLine(*v.merge).String())
+	}
 	if len(v.detail.Pending) > 0 {
 		head = append(head, fmt.Sprintf("%d message(s) waiting for delivery", len(v.detail.Pending)))
 	}
