@@ -230,7 +230,7 @@ func TestTaskViewFollowsStream(t *testing.T) {
 	if !strings.Contains(s, "landing now") || !strings.Contains(s, "→ grep") {
 		t.Errorf("the task view misses live events:\n%s", s)
 	}
-	if !strings.Contains(s, "merge:   #7     t-park   parked") {
+	if !strings.Contains(s, "merge:   #7    t-park   parked") {
 		t.Errorf("the task view does not show its merge state:\n%s", s)
 	}
 }
