@@ -21,7 +21,7 @@ type taskView struct {
 	wtErr  string
 	// merge is the task's newest merge-queue entry, nil when none.
 	merge *api.MergeEntry
-	lines  []string
+	lines []string
 	// scroll is how many lines above the bottom the view shows; 0 follows
 	// the stream.
 	scroll   int
