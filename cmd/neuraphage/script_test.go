@@ -47,6 +47,11 @@ func TestScripts(t *testing.T) {
 				env.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
 			}
 			env.Defer(func() {
+				// A script that runs the dashboard under tmux (tui.txtar)
+				// leaves no tmux server behind, passed or failed.
+				if sock := filepath.Join(env.WorkDir, "tmux.sock"); fileExists(sock) {
+					_ = exec.Command("tmux", "-S", sock, "kill-server").Run()
+				}
 				stopDaemon(env.T(), filepath.Join(home, "run", "daemon.pid"))
 				// Under -race, a race in a daemon the CLI started is reported
 				// only in its output file: fail the script on it.
@@ -429,4 +434,9 @@ func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
 	if !waitGone(pid, timeout) {
 		ts.Fatalf("process %d is still there after %v", pid, timeout)
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -146,7 +146,7 @@ func TestCoreNeverImportsTheTUIToolkit(t *testing.T) {
 	t.Parallel()
 	for pkg, imps := range imports(t) {
 		for _, imp := range imps {
-			if strings.HasPrefix(imp, "github.com/charmbracelet/") && !under(pkg, "internal/tui") {
+			if (strings.HasPrefix(imp, "github.com/charmbracelet/") || strings.HasPrefix(imp, "charm.land/")) && !under(pkg, "internal/tui") {
 				t.Errorf("%s imports %s; only internal/tui may", pkg, imp)
 			}
 		}
