@@ -188,15 +188,6 @@ func jsonLines(out io.Writer) func(event.Event) error {
 	return func(e event.Event) error { return enc.Encode(e) }
 }
 
-// terminalFor returns a stop function that ends following when task id
-// reaches a terminal status.
-func terminalFor(id task.ID) func(event.Event) bool {
-	return func(e event.Event) bool {
-		p, ok := e.Payload.(event.TaskStatus)
-		return ok && e.TaskID == id && p.To.Terminal()
-	}
-}
-
 // liveWriter renders events as they happen. Streamed text (agent.text.delta)
 // is written as it comes, inline; everything else ends that text's line
 // first. Without transcript every other event is one log line, as `events`
