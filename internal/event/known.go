@@ -81,6 +81,7 @@ var allKinds = []Kind{
 	KindWatcherPause,
 	KindWatcherAbort,
 	KindProcLeftoverStopped,
+	KindNotifyFailed,
 }
 
 // Kinds returns every kind this build knows, sorted.
