@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -54,9 +55,11 @@ func (a *app) runTaskAttach(ctx context.Context, opts taskAttachOpts, args []str
 	id := d.Task.ID
 	// Only a change of status after attaching ends it early: the replayed
 	// history holds the pauses and questions of the past.
-	st, err := c.Status(ctx)
-	if err != nil {
-		return err
+	// A daemon that cannot say where its log ends leaves attach to follow
+	// until a final status, as before.
+	after := int64(math.MaxInt64)
+	if st, err := c.Status(ctx); err == nil {
+		after = st.LastEventID
 	}
 	if !opts.json {
 		fmt.Fprintf(out, "attached to %s (%s): %s\n", id, d.Task.Status, truncate(d.Task.Description, 60))
@@ -71,7 +74,7 @@ func (a *app) runTaskAttach(ctx context.Context, opts taskAttachOpts, args []str
 	if !opts.json {
 		emit = newLiveWriter(out, time.Local, true).Print
 	}
-	stop := attachStop(id, st.LastEventID, isTerminal(in))
+	stop := attachStop(id, after, isTerminal(in))
 	var last task.Status
 	err = follow(ctx, c, event.Query{Filter: event.Filter{TaskID: id}}, emit, func(e event.Event) bool {
 		if stop(e) {

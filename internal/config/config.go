@@ -140,7 +140,7 @@ func Default() Config {
 			Remote:              "origin",
 			NotifyUnrelated:     true,
 			OnConflict:          "notify",
-		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer()},
+		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions()},
 		Notify: Notify{DebounceSecs: 30, TimeoutSecs: 10},
 		LLM:    llm.DefaultConfig(),
 	}

@@ -245,7 +245,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer endStreams()
 	srv := &http.Server{
 		Handler: server.RequireToken(server.New(server.Config{
-			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
+			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}), token, tokenFile),
@@ -275,6 +275,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		work.Go(func() error { return rt.mw.Run(workCtx) })
 		work.Go(func() error { return rt.sv.Run(workCtx) })
 		work.Go(func() error { return rt.sy.Run(workCtx) })
+		work.Go(func() error { return rt.ws.Run(workCtx) })
 		work.Go(func() error { return sb.Run(workCtx, bus) })
 		work.Go(func() error { return newNotifier(opts.Config.Notify, st, logger).Run(workCtx, bus) })
 		return work.Wait()

@@ -82,6 +82,11 @@ var allKinds = []Kind{
 	KindWatcherAbort,
 	KindProcLeftoverStopped,
 	KindNotifyFailed,
+	KindWatchSession,
+	KindWatchEvaluation,
+	KindWatchInterjected,
+	KindWatchContinued,
+	KindWatchDelivered,
 }
 
 // Kinds returns every kind this build knows, sorted.
