@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -102,6 +103,7 @@ func TestScripts(t *testing.T) {
 			"waitgone":      cmdWaitGone,
 			"alive":         cmdAlive,
 			"exitcode":      cmdExitCode,
+			"snakekeys":     cmdSnakeKeys,
 			"claudecli":     cmdClaudeCLI,
 			"codexcli":      cmdCodexCLI,
 			"geminicli":     cmdGeminiCLI,
@@ -131,6 +133,53 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
 }
+
+// snakekeys fails unless the last command's stdout is JSON (one value, or one
+// per line) whose object keys are all snake_case (lower case, digits, _ . -),
+// the one naming style of every --json output.
+func cmdSnakeKeys(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: snakekeys")
+	}
+	dec := json.NewDecoder(strings.NewReader(ts.ReadFile("stdout")))
+	var bad []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if !snakeKey.MatchString(k) {
+					bad = append(bad, path+"."+k)
+				}
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(path+"[]", e)
+			}
+		}
+	}
+	n := 0
+	for {
+		var v any
+		if err := dec.Decode(&v); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			ts.Fatalf("snakekeys: stdout is not JSON: %v", err)
+		}
+		n++
+		walk("", v)
+	}
+	if n == 0 {
+		ts.Fatalf("snakekeys: stdout holds no JSON")
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		ts.Fatalf("snakekeys: keys not in snake_case: %s", strings.Join(slices.Compact(bad), ", "))
+	}
+}
+
+var snakeKey = regexp.MustCompile(`^[a-z0-9_.-]*$`)
 
 // claudecli sets CLAUDE_CLI to the real Claude Code, installed (pinned,
 // once per test process, outside the repository) by the [claude] condition.

@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -133,6 +134,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newWorktreeCmd(), a.newMergeCmd(), a.newRebaseCmd(), a.newPersonaCmd(), a.newWorkflowCmd(),
 		a.newHealthCmd(), a.newWatcherCmd(), a.newWatchCmd(), a.newNudgeCmd(), a.newSupervisionCmd(), a.newKnowledgeCmd(), a.newSyncCmd(), a.newEventsCmd(), a.newCostCmd(), a.newVersionCmd(), a.newDemoCmd(), a.newSandboxExecCmd())
 	root.AddCommand(a.newTUICmd())
+	a.addCompletions(root)
 	return root
 }
 
@@ -227,6 +229,20 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 				hint: "usage: " + cmd.UseLine(),
 			}
 		}
-		return nil
+		return emptyIDs(cmd, names, args)
 	}
+}
+
+// emptyIDs rejects an empty task id (ID, BLOCKER) among args, which the
+// daemon would otherwise read as a different route.
+func emptyIDs(cmd *cobra.Command, names, args []string) error {
+	for i, a := range args {
+		if i < len(names) && (names[i] == "ID" || names[i] == "BLOCKER") && strings.TrimSpace(a) == "" {
+			return &usageError{
+				msg:  fmt.Sprintf("%s: the task id (%s) is empty", cmd.CommandPath(), names[i]),
+				hint: "`neuraphage task list` lists the tasks and their ids",
+			}
+		}
+	}
+	return nil
 }

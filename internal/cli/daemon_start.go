@@ -26,7 +26,7 @@ func (a *app) newDaemonStartCmd() *cobra.Command {
 			return a.runDaemonStart(cmd.Context(), opts, cmd.OutOrStdout())
 		}),
 	}
-	cmd.Flags().BoolVar(&opts.foreground, "foreground", false, "run in this process until SIGTERM, SIGINT or `daemon stop`")
+	cmd.Flags().BoolVar(&opts.foreground, "foreground", false, "run in this process until SIGTERM, SIGINT or daemon stop")
 	return cmd
 }
 

@@ -80,6 +80,25 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, &usageError{msg: fmt.Sprintf("--since %q is not a duration, time or date", s), hint: sinceHint}
 }
 
+// checkKinds rejects a --kind that matches no kind this build logs, listing
+// the kinds.
+func checkKinds(kinds []string) error {
+	for _, k := range kinds {
+		if event.KnownFilter(k) {
+			continue
+		}
+		names := make([]string, 0, len(event.Kinds()))
+		for _, k := range event.Kinds() {
+			names = append(names, string(k))
+		}
+		return &usageError{
+			msg:  fmt.Sprintf("--kind %q matches no event kind; the kinds are: %s", k, strings.Join(names, ", ")),
+			hint: "a kind or a dotted prefix, e.g. --kind task.status or --kind merge",
+		}
+	}
+	return nil
+}
+
 func (a *app) runEvents(ctx context.Context, opts eventsOpts, out io.Writer) error {
 	q := event.Query{AfterID: opts.after, Limit: opts.limit}
 	q.Kinds = opts.kinds
@@ -88,6 +107,9 @@ func (a *app) runEvents(ctx context.Context, opts eventsOpts, out io.Writer) err
 	}
 	if opts.limit < 0 {
 		return usageErrorf("--limit must not be negative")
+	}
+	if err := checkKinds(opts.kinds); err != nil {
+		return err
 	}
 	if opts.since != "" {
 		t, err := parseSince(opts.since, time.Now())
@@ -164,15 +186,6 @@ func follow(ctx context.Context, c *client.Client, q event.Query, emit func(even
 func jsonLines(out io.Writer) func(event.Event) error {
 	enc := json.NewEncoder(jsonOut(out))
 	return func(e event.Event) error { return enc.Encode(e) }
-}
-
-// terminalFor returns a stop function that ends following when task id
-// reaches a terminal status.
-func terminalFor(id task.ID) func(event.Event) bool {
-	return func(e event.Event) bool {
-		p, ok := e.Payload.(event.TaskStatus)
-		return ok && e.TaskID == id && p.To.Terminal()
-	}
 }
 
 // liveWriter renders events as they happen. Streamed text (agent.text.delta)

@@ -165,6 +165,6 @@ func maxArgs(name string) cobra.PositionalArgs {
 			return &usageError{msg: fmt.Sprintf("%s takes at most one %s, got %d arguments", cmd.CommandPath(), name, len(args)),
 				hint: "usage: " + cmd.UseLine()}
 		}
-		return nil
+		return emptyIDs(cmd, []string{name}, args)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // tablePage is how many tasks the table shows when --limit is not given.
@@ -96,15 +97,16 @@ func (a *app) runTaskList(ctx context.Context, opts taskListOpts, out io.Writer)
 		return nil
 	}
 	now := time.Now()
+	doing := doingNow(ctx, c, ts)
 	tw := newTable(out)
-	fmt.Fprintln(tw, "ID\tSTATUS\tPRI\tAGE\tPERSONA\tTOKENS\tCOST\tDESCRIPTION")
+	fmt.Fprintln(tw, "ID\tSTATUS\tPRI\tAGE\tPERSONA\tTOKENS\tCOST\tNOW\tDESCRIPTION")
 	for _, t := range ts {
 		st := string(t.Status)
 		if t.ResumePending {
 			st += "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t$%.2f\t%s\n", t.ID, st, t.Priority, age(now, t.CreatedAt),
-			dash(t.Persona), tokens(t.Usage), t.Usage.CostUSD, truncate(t.Description, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t$%.2f\t%s\t%s\n", t.ID, st, t.Priority, age(now, t.CreatedAt),
+			dash(t.Persona), tokens(t.Usage), t.Usage.CostUSD, dash(truncate(words.OneLine(doing[t.ID]), 40)), truncate(t.Description, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 
 type taskNewOpts struct {
 	repo, persona, parent, engine, model, context string
+	contextFile                                   string
 	workflow                                      string
 	tags                                          []string
 	watch                                         []string
@@ -32,7 +33,7 @@ type taskNewOpts struct {
 func (a *app) newTaskNewCmd() *cobra.Command {
 	var opts taskNewOpts
 	cmd := &cobra.Command{
-		Use:   "new DESCRIPTION",
+		Use:   "new DESCRIPTION|-",
 		Short: "Create a task",
 		Long: `Create a task from a description. It is queued to run unless --no-start holds
 it (paused) until ` + "`task resume`" + `. A queued task runs as soon as a slot is free
@@ -43,18 +44,25 @@ With --workflow the task runs as phases, each a child task of one persona (or
 several at once), one after another on the task's branch: --workflow names a
 workflow file, or else a named workflow of personas.yaml (` + "`neuraphage workflow list`" + `).
 A workflow file may give the description (` + "`description:`" + `); DESCRIPTION then
-may be left out. The phases choose the personas, so --persona goes without it.`,
+may be left out. The phases choose the personas, so --persona goes without it.
+
+A DESCRIPTION of - is read from standard input. A description holds at most
+10000 bytes; give a longer text (a spec, a log) with --context-file FILE and a
+short description of the work.`,
 		Args: maxOneArg("DESCRIPTION"),
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {
+			if err := readTaskNewInput(&opts, args, cmd.InOrStdin()); err != nil {
+				return err
+			}
 			return a.runTaskNew(cmd.Context(), opts, cmd.Flags().Changed("priority"), args, cmd.OutOrStdout())
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.repo, "repo", "", "git repository the task works on, in a worktree of its own (default: the one holding the current directory)")
-	f.StringVar(&opts.persona, "persona", "", "persona to run as (default: chosen by the router; `neuraphage persona list`)")
-	f.StringVar(&opts.workflow, "workflow", "", "run as the phases of this workflow file, or of this named workflow (`neuraphage workflow list`)")
+	f.StringVar(&opts.persona, "persona", "", "persona to run as (default: chosen by the router; see neuraphage persona list)")
+	f.StringVar(&opts.workflow, "workflow", "", "run as the phases of this workflow file, or of this named workflow (see neuraphage workflow list)")
 	f.StringSliceVar(&opts.tags, "tags", nil, "comma-separated tags, e.g. auth,jwt")
-	f.StringSliceVar(&opts.watch, "watch", nil, "attach a watcher session of this role (security, tests, scope, …; repeatable): `neuraphage watch`")
+	f.StringSliceVar(&opts.watch, "watch", nil, "attach a watcher session of this role (security, tests, scope, …; repeatable); see neuraphage watch")
 	f.StringVar(&opts.parent, "parent", "", "parent task id")
 	f.IntVar(&opts.priority, "priority", 2, "0 (most urgent) to 4; default from tasks.default_priority")
 	f.StringVar(&opts.engine, "engine", "", "engine that drives the agent (default from tasks.default_engine)")
@@ -63,7 +71,8 @@ may be left out. The phases choose the personas, so --persona goes without it.`,
 	f.IntVar(&opts.maxIterations, "max-iterations", 0, "pause the task after this many model calls (0: agent.max_iterations from the config)")
 	f.Int64Var(&opts.maxTokens, "max-tokens", 0, "pause the task once it has used this many tokens (0: no limit)")
 	f.StringVar(&opts.context, "context", "", "extra context for the agent")
-	f.BoolVar(&opts.noStart, "no-start", false, "create the task paused; `task resume` starts it")
+	f.StringVar(&opts.contextFile, "context-file", "", "read extra context for the agent from this `FILE` (- for standard input); for long texts")
+	f.BoolVar(&opts.noStart, "no-start", false, "create the task paused, until task resume starts it")
 	f.BoolVar(&opts.noSupervision, "no-supervision", false, "keep the Watcher away from the task: no health checks, nudges, escalations or pauses")
 	f.BoolVar(&opts.json, "json", false, "print the task as JSON")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the task id")
@@ -107,11 +116,17 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 		}
 		return &usageError{msg: "task new needs a DESCRIPTION of the task", hint: hint}
 	}
+	if n := len(strings.TrimSpace(description)); n > task.MaxDescriptionLen {
+		return &usageError{msg: fmt.Sprintf("the description is %d bytes; at most %d", n, task.MaxDescriptionLen),
+			hint: `put the long text in a file and pass it with --context-file FILE, with a short description: neuraphage task new "implement the spec" --context-file spec.md`}
+	}
 	if prioritySet && (opts.priority < task.MinPriority || opts.priority > task.MaxPriority) {
-		return usageErrorf("--priority %d is out of range; want %d (most urgent) to %d", opts.priority, task.MinPriority, task.MaxPriority)
+		return &usageError{msg: fmt.Sprintf("--priority %d is out of range; want %d (most urgent) to %d", opts.priority, task.MinPriority, task.MaxPriority),
+			hint: "e.g. --priority 1 for urgent work, --priority 3 for when a slot is free"}
 	}
 	if opts.budgetUSD < 0 || opts.maxIterations < 0 || opts.maxTokens < 0 {
-		return usageErrorf("--budget-usd, --max-iterations and --max-tokens must not be negative")
+		return &usageError{msg: "--budget-usd, --max-iterations and --max-tokens must not be negative",
+			hint: "e.g. --budget-usd 2.50; 0 takes the default from the config"}
 	}
 	repo := opts.repo
 	if repo == "" {
@@ -126,7 +141,8 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 		return usageErrorf("--repo %q: %v", opts.repo, err)
 	}
 	if fi, err := os.Stat(repo); err != nil || !fi.IsDir() {
-		return usageErrorf("--repo %q is not a directory", repo)
+		return &usageError{msg: fmt.Sprintf("--repo %q is not a directory", repo),
+			hint: "pass the path of a git repository's work tree, or run task new inside one"}
 	}
 	// The task runs in a worktree of this repository: refuse what cannot
 	// have one now, not when the task starts.
@@ -169,6 +185,41 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 			fmt.Fprintf(out, "watched by %s (`neuraphage watch list`)\n", strings.Join(opts.watch, ", "))
 		}
 	}
+	return nil
+}
+
+// readTaskNewInput reads a DESCRIPTION of - and a --context-file into opts
+// and args. Standard input is read at most once.
+func readTaskNewInput(opts *taskNewOpts, args []string, stdin io.Reader) error {
+	descStdin := len(args) == 1 && args[0] == "-"
+	if descStdin && opts.contextFile == "-" {
+		return &usageError{msg: "the description and --context-file cannot both come from standard input",
+			hint: "pass the context as a file: --context-file FILE"}
+	}
+	if descStdin {
+		b, err := io.ReadAll(io.LimitReader(stdin, 4*task.MaxDescriptionLen))
+		if err != nil {
+			return fmt.Errorf("reading the description from standard input: %w", err)
+		}
+		args[0] = string(b)
+	}
+	if opts.contextFile == "" {
+		return nil
+	}
+	if opts.context != "" {
+		return &usageError{msg: "--context and --context-file do not go together", hint: "pass one of them"}
+	}
+	var b []byte
+	var err error
+	if opts.contextFile == "-" {
+		b, err = io.ReadAll(stdin)
+	} else {
+		b, err = os.ReadFile(opts.contextFile)
+	}
+	if err != nil {
+		return &usageError{msg: fmt.Sprintf("--context-file: %v", err), hint: "pass a readable file, or - for standard input"}
+	}
+	opts.context = string(b)
 	return nil
 }
 

@@ -60,7 +60,7 @@ what, and "exact" when the step repeated an earlier one byte for byte).`,
 	f := cmd.Flags()
 	f.StringVar(&opts.task, "task", "", "only this task's")
 	f.IntVar(&opts.limit, "limit", 50, "at most this many, the newest")
-	f.BoolVar(&opts.json, "json", false, "print the events as a JSON array, as `events --json` does")
+	f.BoolVar(&opts.json, "json", false, "print the events as a JSON array, as events --json does")
 	return cmd
 }
 

@@ -34,6 +34,10 @@ type Config struct {
 	// Supervision watches running tasks, such as telling them to rebase
 	// when main moves.
 	Supervision Supervision `yaml:"supervision"`
+	// Notify sends attention signals (a task needs input, is paused,
+	// failed, landed, its merge parked) to the user's channels
+	// (docs/notify.md).
+	Notify Notify `yaml:"notify"`
 	// Hooks are the user's commands run at persona and supervision
 	// decision points (docs/hooks.md).
 	Hooks []Hook `yaml:"hooks"`
@@ -137,7 +141,8 @@ func Default() Config {
 			NotifyUnrelated:     true,
 			OnConflict:          "notify",
 		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions()},
-		LLM: llm.DefaultConfig(),
+		Notify: Notify{DebounceSecs: 30, TimeoutSecs: 10},
+		LLM:    llm.DefaultConfig(),
 	}
 }
 

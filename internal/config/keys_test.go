@@ -135,6 +135,7 @@ func TestKeys(t *testing.T) {
 		"supervision.sessions.min_interval_secs",
 		"supervision.sessions.evaluate_timeout_secs",
 		"supervision.sessions.max_tokens",
+		"notify.command", "notify.webhook", "notify.desktop", "notify.debounce_secs", "notify.timeout_secs",
 		"llm.providers.anthropic.base_url",
 		"llm.providers.anthropic.api_key_env",
 		"llm.providers.anthropic.api",
@@ -202,6 +203,9 @@ func TestValidate(t *testing.T) {
 		key    string
 	}{
 		{"bad level", func(c *Config) { c.Log.Level = "INFO" }, "log.level"},
+		{"notify webhook not a URL", func(c *Config) { c.Notify.Webhook = "ntfy.sh/topic" }, "notify.webhook"},
+		{"notify timeout zero", func(c *Config) { c.Notify.TimeoutSecs = 0 }, "notify.timeout_secs"},
+		{"notify debounce negative", func(c *Config) { c.Notify.DebounceSecs = -1 }, "notify.debounce_secs"},
 		{"shutdown timeout too low", func(c *Config) { c.Daemon.ShutdownTimeoutSecs = 0 }, "daemon.shutdown_timeout_secs"},
 		{"shutdown timeout too high", func(c *Config) { c.Daemon.ShutdownTimeoutSecs = 601 }, "daemon.shutdown_timeout_secs"},
 		{"start timeout too high", func(c *Config) { c.Daemon.StartTimeoutSecs = 121 }, "daemon.start_timeout_secs"},

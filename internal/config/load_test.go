@@ -96,6 +96,7 @@ llm:
 					}},
 					Merge: Merge{Strategy: "squash", Gate: "make test", GateTimeoutSecs: 60, AuthorName: "Bot",
 						AuthorEmail: "bot@example.com", PR: true, Remote: "upstream"},
+					Notify: Notify{DebounceSecs: 30, TimeoutSecs: 10},
 					Supervision: Supervision{MainWatcher: MainWatcher{IntervalSecs: 5, MainBranch: "trunk",
 						NotificationUrgency: "blocking", NotifyUnrelated: true, OnConflict: "pause"},
 						Watcher: Watcher{IntervalSecs: 2, WindowSteps: 50, Repeat: 5, Failing: 4, Monologue: 4, Alternation: 8,
@@ -191,7 +192,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
 			line: 3, key: "logs",
-			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, hooks, llm`,
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm`,
 		},
 		{
 			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",

@@ -17,18 +17,18 @@ var ErrSocketPathTooLong = errors.New("socket path too long")
 
 // Paths says where Neuraphage keeps its state.
 type Paths struct {
-	Home       string // NEURAPHAGE_HOME if set (made absolute), else ""
-	ConfigDir  string
-	ConfigFile string // ConfigDir/neuraphage.yaml
-	Personas   string // ConfigDir/personas.yaml: the user's persona overrides and workflows
-	DataDir    string
-	DBFile     string // DataDir/neuraphage.db
-	RunDir     string // holds the socket, pid and lock files; created 0700 by the daemon
-	Socket     string // RunDir/neuraphage.sock
-	PIDFile    string // RunDir/daemon.pid
-	LockFile   string // RunDir/daemon.lock
-	LogDir     string
-	LogFile    string // LogDir/daemon.log
+	Home       string `json:"home"` // NEURAPHAGE_HOME if set (made absolute), else ""
+	ConfigDir  string `json:"config_dir"`
+	ConfigFile string `json:"config_file"` // ConfigDir/neuraphage.yaml
+	Personas   string `json:"personas"`    // ConfigDir/personas.yaml: the user's persona overrides and workflows
+	DataDir    string `json:"data_dir"`
+	DBFile     string `json:"db_file"`   // DataDir/neuraphage.db
+	RunDir     string `json:"run_dir"`   // holds the socket, pid and lock files; created 0700 by the daemon
+	Socket     string `json:"socket"`    // RunDir/neuraphage.sock
+	PIDFile    string `json:"pid_file"`  // RunDir/daemon.pid
+	LockFile   string `json:"lock_file"` // RunDir/daemon.lock
+	LogDir     string `json:"log_dir"`
+	LogFile    string `json:"log_file"` // LogDir/daemon.log
 }
 
 // ResolvePaths computes Paths from the environment; pass os.Getenv in

@@ -128,4 +128,5 @@ var lifecycleKinds = map[Kind]reflect.Type{
 	KindPermissionDenied: reflect.TypeFor[PermissionDenied](),
 	KindPermissionError:  reflect.TypeFor[PermissionError](),
 	KindRecoveryAttempt:  reflect.TypeFor[RecoveryAttempt](),
+	KindNotifyFailed:     reflect.TypeFor[NotifyFailed](),
 }

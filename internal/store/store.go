@@ -80,7 +80,7 @@ type Counts struct {
 	Tasks   map[task.Status]int `json:"tasks"`
 	Events  int64               `json:"events"`
 	LastID  int64               `json:"last_event_id"`
-	Pending int                 `json:"pending_injections"`
+	Pending int                 `json:"pending_injections"` // queued for unfinished tasks, not yet delivered or returned
 }
 
 // Store is Neuraphage's durable state: every role below. The sqlite

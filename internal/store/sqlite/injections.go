@@ -238,7 +238,8 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 		return c, fmt.Errorf("counting events: %w", err)
 	}
 	c.LastID = last.Int64
-	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM injections WHERE delivered_at IS NULL AND returned_at IS NULL`).Scan(&c.Pending); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM injections i JOIN tasks t ON t.id = i.task_id
+		WHERE i.delivered_at IS NULL AND i.returned_at IS NULL AND t.status NOT IN (?, ?, ?)`, string(task.Completed), string(task.Failed), string(task.Cancelled)).Scan(&c.Pending); err != nil {
 		return c, fmt.Errorf("counting queued injections: %w", err)
 	}
 	return c, nil
