@@ -260,7 +260,11 @@ func (h *handlers) mergeStatus(ctx context.Context, _ *mcp.CallToolRequest, in M
 	if err != nil {
 		return nil, MergeOutput{}, err
 	}
-	ms, err := c.MergeStatus(ctx, in.Recent)
+	recent := in.Recent
+	if recent <= 0 {
+		recent = 20
+	}
+	ms, err := c.MergeStatus(ctx, recent)
 	if err != nil {
 		return nil, MergeOutput{}, explain(err)
 	}
