@@ -51,7 +51,7 @@ type mcpSession struct {
 
 // startMCP starts a scripted model server and `neuraphage mcp` under a fresh
 // NEURAPHAGE_HOME (the daemon starts on first use), with a git repository.
-func startMCP(t *testing.T) (*mcpSession, string) {
+func startMCP(t *testing.T) (*mcpSession, string, []string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -94,10 +94,17 @@ func startMCP(t *testing.T) (*mcpSession, string) {
 		}
 	}
 
-	cmd := exec.Command("neuraphage", "mcp")
-	cmd.Env = append(os.Environ(), "NEURAPHAGE_HOME="+home, "HOME="+work, "XDG_RUNTIME_DIR=",
+	env := append(os.Environ(), "NEURAPHAGE_HOME="+home, "HOME="+work, "XDG_RUNTIME_DIR=",
 		"ANTHROPIC_BASE_URL=http://"+ln.Addr().String(), "ANTHROPIC_API_KEY=test", "OPENAI_API_KEY=", "OPENAI_BASE_URL=",
 		"GORACE=atexit_sleep_ms=0")
+	return connectMCP(t, env), repo, env
+}
+
+// connectMCP starts `neuraphage mcp` with env and connects to it.
+func connectMCP(t *testing.T, env []string) *mcpSession {
+	t.Helper()
+	cmd := exec.Command("neuraphage", "mcp")
+	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	s := &mcpSession{t: t, tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{
@@ -113,7 +120,7 @@ func startMCP(t *testing.T) (*mcpSession, string) {
 	}
 	t.Cleanup(func() { cs.Close() })
 	s.cs = cs
-	return s, repo
+	return s
 }
 
 // listTools lists the tools and resolves each one's schemas.
@@ -235,7 +242,7 @@ type taskRef struct {
 // error that leaves the server serving.
 func TestMCP(t *testing.T) {
 	t.Parallel()
-	s, repo := startMCP(t)
+	s, repo, env := startMCP(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -288,6 +295,18 @@ func TestMCP(t *testing.T) {
 		t.Errorf("send_message = %+v, want a message queued for a running task", msg)
 	}
 	s.toolError(ctx, "answer_task", map[string]any{"id": b.ID, "answer": "yes"}, "asked nothing")
+	// A host that goes away leaves its tasks running: the next session
+	// finds the sleeper still at work.
+	if err := s.cs.Close(); err != nil {
+		t.Logf("closing the first session: %v", err)
+	}
+	s = connectMCP(t, env)
+	s.listTools(ctx)
+	var still taskRef
+	s.call(ctx, "get_task", map[string]any{"id": b.ID}, &still)
+	if still.Status != "running" {
+		t.Errorf("after the host left, %s is %s, want running", b.ID, still.Status)
+	}
 	var cancelled taskRef
 	s.call(ctx, "cancel_task", map[string]any{"id": b.ID, "reason": "not needed"}, &cancelled)
 
@@ -331,10 +350,10 @@ func TestMCP(t *testing.T) {
 	}
 
 	var rep struct {
-		Status   string `json:"status"`
-		Summary  string `json:"summary"`
+		Status   string                  `json:"status"`
+		Summary  string                  `json:"summary"`
 		Files    []struct{ Path string } `json:"files"`
-		Markdown string `json:"markdown"`
+		Markdown string                  `json:"markdown"`
 	}
 	res := s.call(ctx, "get_report", map[string]any{"id": a.ID}, &rep)
 	if rep.Summary != "alpha.txt is written" || len(rep.Files) != 1 || rep.Files[0].Path != "alpha.txt" {
@@ -380,6 +399,30 @@ func TestMCP(t *testing.T) {
 	}
 	if _, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "neuraphage://tasks/t-zzzzz/log"}); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("reading an unknown task's log: %v, want not found", err)
+	}
+}
+
+// TestMCPNoDaemon: with no daemon and auto_start off, a tool call is a tool
+// error that says so, and the server keeps serving.
+func TestMCPNoDaemon(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	home := filepath.Join(work, "h")
+	if err := os.MkdirAll(filepath.Join(home, "config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config", "neuraphage.yaml"), []byte("daemon:\n  auto_start: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "NEURAPHAGE_HOME="+home, "HOME="+work, "XDG_RUNTIME_DIR=", "GORACE=atexit_sleep_ms=0")
+	s := connectMCP(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s.listTools(ctx)
+	s.toolError(ctx, "list_tasks", map[string]any{}, "no daemon is running")
+	s.toolError(ctx, "wait_tasks", map[string]any{"ids": []string{"t-aaaaa"}}, "no daemon is running")
+	if _, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "neuraphage://tasks/t-aaaaa/report"}); err == nil || !strings.Contains(err.Error(), "no daemon is running") {
+		t.Errorf("reading a resource with no daemon: %v", err)
 	}
 }
 
