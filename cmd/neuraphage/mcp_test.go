@@ -388,6 +388,8 @@ func TestMCP(t *testing.T) {
 	}
 	s.call(ctx, "search_knowledge", map[string]any{"query": "alpha"}, nil)
 
+	checkMCPOverSocket(t, ctx, envValue(env, "NEURAPHAGE_HOME"), 2)
+
 	// The resources: the report as markdown, the log as JSON.
 	rr, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "neuraphage://tasks/" + a.ID + "/report"})
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "alpha.txt") {
