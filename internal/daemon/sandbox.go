@@ -63,6 +63,7 @@ func newTaskSandbox(cfg config.Sandbox, p config.Paths, getenv func(string) stri
 			// refs/heads/neuraphage/<id>, made at each launch when
 			// missing (see sandbox.GitWrites).
 			BranchDir: strings.TrimSuffix(worktree.BranchPrefix, "/"),
+			Log:       log,
 		},
 		tmpRoot: filepath.Join(p.DataDir, "tmp"),
 		st:      st, log: log,

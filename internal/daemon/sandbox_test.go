@@ -122,8 +122,8 @@ func TestTaskSandboxOff(t *testing.T) {
 
 // The bootstrap setup runs confined as the task's commands do (its own
 // TMPDIR, nothing written outside the worktree), and the task's commits are
-// written in its own object directory, found by every git of the
-// repository while the worktree lives.
+// written in its own object directory and moved into the shared store when
+// the command ends, found by every git of the repository.
 func TestTaskSetupAndObjectsSandboxed(t *testing.T) {
 	t.Parallel()
 	if st := sandbox.Probe(); !st.Available() {
@@ -174,8 +174,20 @@ func TestTaskSetupAndObjectsSandboxed(t *testing.T) {
 	if own == "" {
 		t.Fatalf("no commit of the task's near its branch's tip %s", tip)
 	}
-	if _, err := os.Stat(filepath.Join(sandbox.ObjectDir(r.CommonDir, string(tk.ID)), own[:2], own[2:])); err != nil {
-		t.Errorf("the task's commit is not in its own object directory: %v", err)
+	// Written in the task's own object directory, moved into the shared
+	// store when its command ended: the directory is empty and unlisted.
+	ownDir := sandbox.ObjectDir(r.CommonDir, string(tk.ID))
+	if fi, err := os.Stat(ownDir); err != nil || !fi.IsDir() {
+		t.Errorf("the task has no object directory: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(ownDir, "??", "*")); len(left) > 0 {
+		t.Errorf("objects left in the task's directory between commands: %q", left)
+	}
+	if _, err := os.Stat(filepath.Join(r.CommonDir, "objects", own[:2], own[2:])); err != nil {
+		t.Errorf("the task's commit is not in the shared store: %v", err)
+	}
+	if alt, _ := os.ReadFile(filepath.Join(r.CommonDir, "objects", "info", "alternates")); strings.Contains(string(alt), string(tk.ID)) {
+		t.Errorf("the shared alternates name the finished task: %q", alt)
 	}
 	if out, err := git.Run(ctx, d.repo, "fsck", "--full", "--no-dangling"); err != nil {
 		t.Errorf("git fsck in the user's checkout: %v\n%s", err, out)

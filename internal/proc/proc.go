@@ -69,6 +69,13 @@ type Cmd struct {
 	// long Run waits for the output pipe to close once the group is gone;
 	// zero means DefaultGrace.
 	Grace time.Duration
+	// Before and After, when set, run around the command, for a wrapper
+	// such as the sandbox launcher: Before just before it starts (an
+	// error starts nothing and is Run's error); After once it has ended
+	// and its group is gone, before Run returns, whenever Before
+	// succeeded (or is nil) and the command was asked to start.
+	Before func() error
+	After  func()
 }
 
 // Result is what happened to a command that started.
@@ -106,6 +113,14 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	if ctx.Err() != nil {
 		return Result{Cancelled: true, ExitCode: -1}, nil
+	}
+	if c.Before != nil {
+		if err := c.Before(); err != nil {
+			return Result{}, err
+		}
+	}
+	if c.After != nil {
+		defer c.After()
 	}
 	maxOut := c.MaxOutput
 	if maxOut <= 0 {

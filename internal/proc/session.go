@@ -52,11 +52,14 @@ type Session struct {
 	owner   owner
 	tracked bool
 	rec     Record
+	after   func() // c.After, run once the group is gone
 }
 
 // Start starts c as a Session. c.Stdin, c.Timeout, c.MaxOutput and
 // c.SeparateStderr are ignored: input and output are the Session's pipes,
-// stderr's last StderrTailSize bytes are kept (StderrTail). The Session
+// stderr's last StderrTailSize bytes are kept (StderrTail). c.Before runs
+// before the child starts (its error is Start's), c.After once the session
+// is stopped and its group gone (or when the child could not start). The Session
 // ends when ctx does; Stop ends it earlier. The caller must call Stop (or
 // let ctx end and call Wait) to release it.
 func Start(ctx context.Context, c Cmd) (*Session, error) {
@@ -66,6 +69,19 @@ func Start(ctx context.Context, c Cmd) (*Session, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if c.Before != nil {
+		if err := c.Before(); err != nil {
+			return nil, err
+		}
+	}
+	started := false
+	if c.After != nil {
+		defer func() {
+			if !started {
+				c.After()
+			}
+		}()
 	}
 	grace := cmp.Or(c.Grace, DefaultGrace)
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -126,6 +142,7 @@ func Start(ctx context.Context, c Cmd) (*Session, error) {
 	if s.tracked {
 		s.rec, _ = s.owner.t.started(s.rec, cmd.Process.Pid)
 	}
+	started, s.after = true, c.After
 	ir.Close()
 	ow.Close()
 	ew.Close()
@@ -222,6 +239,9 @@ func (s *Session) stop() {
 		_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
 		if s.tracked {
 			s.owner.t.end(s.rec)
+		}
+		if s.after != nil {
+			s.after()
 		}
 		s.Stdin.Close()
 		// A process outside the group may hold the output open: the

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -41,6 +42,9 @@ type Launcher struct {
 	// or beneath it: for neuraphage/<id>/work, refs/heads/neuraphage/<id>
 	// alone.
 	BranchDir string
+	// Log receives what goes wrong when a command's objects are moved
+	// into the shared store at its end; nil discards it.
+	Log *slog.Logger
 }
 
 // Task is what one task's command may be given.
@@ -87,7 +91,7 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 			}
 			return proc.Cmd{}, fmt.Errorf("%w: %s", ErrRequired, reason)
 		}
-		return withObjects(c, own), nil
+		return l.withObjects(c, own), nil
 	}
 	if l.Require && !l.Network.Allows() && l.Status.ABI < TCP {
 		return proc.Cmd{}, fmt.Errorf("%w: network %s needs Landlock ABI v%d, the kernel has v%d", ErrRequired, l.Network, TCP, l.Status.ABI)
@@ -103,7 +107,7 @@ func (l *Launcher) Wrap(c proc.Cmd, t Task) (proc.Cmd, error) {
 	if t.Narrow != nil {
 		p = within(t.Narrow(p), p)
 	}
-	c = withObjects(c, own)
+	c = l.withObjects(c, own)
 	if c.Label == "" {
 		c.Label = cmp.Or(c.Shell, strings.Join(argv, " "))
 	}
@@ -165,9 +169,11 @@ const (
 
 // withObjects returns c with its git writing objects in own and reading the
 // shared store beside it (c's environment, or the caller's when c has none,
-// with GIT_OBJECT_DIRECTORY and GIT_ALTERNATE_OBJECT_DIRECTORIES set), or
-// c as it is when own is "".
-func withObjects(c proc.Cmd, own string) proc.Cmd {
+// with GIT_OBJECT_DIRECTORY and GIT_ALTERNATE_OBJECT_DIRECTORIES set), own
+// listed in the shared store's alternates while it runs and its objects
+// moved into the shared store when it ends (BeginObjects and EndObjects,
+// as c's Before and After); or c as it is when own is "".
+func (l *Launcher) withObjects(c proc.Cmd, own string) proc.Cmd {
 	if own == "" {
 		return c
 	}
@@ -181,7 +187,62 @@ func withObjects(c proc.Cmd, own string) proc.Cmd {
 	// own is <common>/neuraphage/objects/<id>.
 	shared := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(own))), "objects")
 	c.Env = append(env, EnvObjects+"="+own, EnvAlternates+"="+shared)
+	before, after := c.Before, c.After
+	c.Before = func() error {
+		if before != nil {
+			if err := before(); err != nil {
+				return err
+			}
+		}
+		if err := BeginObjects(own); err != nil {
+			if after != nil {
+				after()
+			}
+			return fmt.Errorf("listing the task's object directory: %w", err)
+		}
+		return nil
+	}
+	c.After = func() {
+		l.ended(own)
+		if after != nil {
+			after()
+		}
+	}
 	return c
+}
+
+// ended moves the objects of a command that ended into the shared store.
+func (l *Launcher) ended(own string) {
+	m, err := EndObjects(own)
+	l.report(own, m, err)
+}
+
+// report logs what went wrong moving own's objects.
+func (l *Launcher) report(own string, m Moved, err error) {
+	if l == nil || l.Log == nil {
+		return
+	}
+	if err != nil {
+		l.Log.Warn("the task's objects were not moved into the shared store; moved at its next command's end or its worktree's removal", "dir", own, "err", err)
+	}
+	if len(m.Corrupt) > 0 {
+		l.Log.Warn("task objects whose content did not match their name were dropped", "dir", own, "objects", m.Corrupt)
+	}
+}
+
+// Settle moves the objects task t's commands wrote so far into the shared
+// store (SettleObjects), for a command that runs long (an agent CLI living
+// across turns) at each turn's end: its commits are then in the shared
+// store, as a bash call's are when it returns. A task without an object
+// directory has nothing to settle.
+func (l *Launcher) Settle(t Task) error {
+	own := l.TaskObjects(t)
+	if own == "" {
+		return nil
+	}
+	m, err := SettleObjects(own)
+	l.report(own, m, err)
+	return err
 }
 
 // RefDir returns the directory under refs/heads whose refs a task on branch

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"bufio"
+	"compress/flate"
 	"compress/zlib"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -20,53 +22,71 @@ import (
 
 // MigrateObjects moves the objects of the git object directory from into
 // the object directory to, leaving from as it is: each loose object that to
-// lacks is hard linked there (copied where a link cannot be made), once its
-// content is checked against its name; then packs, each with its index
-// last (git finds a pack by its index). Everything moved is synced, with
-// the directories that gained it, before it returns: from may be deleted
-// then. It can be run again after an interruption: what to holds already is
-// kept as it is.
+// lacks is copied there (a file of the daemon's, never a link to from's,
+// which from's writer could still change), its content checked against its
+// name as it is copied; then packs, each with its index last (git finds a
+// pack by its index). Everything moved is synced, with the directories that
+// gained it, before it returns: from may be deleted then. It can be run
+// again after an interruption: what to holds already is kept as it is.
 func MigrateObjects(from, to string) (Moved, error) {
+	m, _, err := migrate(from, to, nil)
+	return m, err
+}
+
+// migrate is MigrateObjects, of the loose directories of from named in
+// fans (nil: all); it also returns the loose object files of from that to
+// now holds, durably (those it held already included), and those found
+// corrupt, which may be removed from from.
+func migrate(from, to string, fans []string) (Moved, []string, error) {
 	var m Moved
-	entries, err := os.ReadDir(from)
-	if err != nil {
-		return m, err
+	if fans == nil {
+		entries, err := os.ReadDir(from)
+		if err != nil {
+			return m, nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() && len(e.Name()) == 2 && isHex(e.Name()) {
+				fans = append(fans, e.Name())
+			}
+		}
 	}
-	var placed []string
+	var placed, done []string
 	dirty := map[string]bool{}
-	for _, e := range entries {
-		if !e.IsDir() || len(e.Name()) != 2 || !isHex(e.Name()) {
+	for _, fan := range fans {
+		objs, err := os.ReadDir(filepath.Join(from, fan))
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		objs, err := os.ReadDir(filepath.Join(from, e.Name()))
 		if err != nil {
-			return m, err
+			return m, nil, err
 		}
 		for _, o := range objs {
 			name := o.Name()
 			if !o.Type().IsRegular() || (len(name) != 38 && len(name) != 62) || !isHex(name) {
 				continue // git's temporary files, and anything not an object
 			}
-			src := filepath.Join(from, e.Name(), name)
-			dst := filepath.Join(to, e.Name(), name)
+			src := filepath.Join(from, fan, name)
+			dst := filepath.Join(to, fan, name)
 			if _, err := os.Lstat(dst); err == nil {
 				// Held already, or placed by a run cut short before it
 				// synced: synced again below.
 				m.Present++
 				placed = append(placed, dst)
+				done = append(done, src)
 				dirty[filepath.Dir(dst)] = true
 				continue
 			}
-			if err := checkLoose(src, e.Name()+name); err != nil {
-				m.Corrupt = append(m.Corrupt, e.Name()+name)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return m, nil, err
+			}
+			moved, err := copyChecked(src, dst, fan+name)
+			if errors.Is(err, errCorrupt) {
+				m.Corrupt = append(m.Corrupt, fan+name)
+				done = append(done, src)
 				continue
 			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return m, err
-			}
-			moved, err := place(src, dst)
 			if err != nil {
-				return m, fmt.Errorf("moving object %s%s: %w", e.Name(), name, err)
+				return m, nil, fmt.Errorf("moving object %s%s: %w", fan, name, err)
 			}
 			if moved {
 				m.Objects++
@@ -74,6 +94,7 @@ func MigrateObjects(from, to string) (Moved, error) {
 				m.Present++
 			}
 			placed = append(placed, dst)
+			done = append(done, src)
 			dirty[filepath.Dir(dst)] = true
 		}
 	}
@@ -82,15 +103,100 @@ func MigrateObjects(from, to string) (Moved, error) {
 	// could lose.
 	if len(placed) > 0 {
 		if err := syncMoved(to, placed, slices.Sorted(maps.Keys(dirty))); err != nil {
-			return m, fmt.Errorf("syncing the moved objects: %w", err)
+			return m, nil, fmt.Errorf("syncing the moved objects: %w", err)
 		}
 	}
 	packs, err := migratePacks(filepath.Join(from, "pack"), filepath.Join(to, "pack"))
 	m.Packs = packs
 	if err != nil {
-		return m, err
+		return m, nil, err
 	}
-	return m, nil
+	return m, done, nil
+}
+
+// errCorrupt is a loose object whose content does not match its name.
+var errCorrupt = errors.New("content does not match the name")
+
+// copyChecked copies the loose object file src to dst, written beside it
+// and linked in once whole, when its content, as read, is the object named
+// hexName (its inflated content hashes to the name, SHA-1 for 40 digits,
+// SHA-256 for 64, and nothing follows the compressed stream); else it
+// returns errCorrupt and places nothing. What is checked is what is
+// written: src may change meanwhile, dst never holds anything else. It
+// reports false when dst exists already.
+func copyChecked(src, dst, hexName string) (bool, error) {
+	h, err := objectHash(hexName)
+	if err != nil {
+		return false, err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return false, err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp-migrate"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o444)
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	cerr := inflateHash(bufio.NewReader(io.TeeReader(in, out)), h, hexName)
+	if err := out.Close(); err != nil && cerr == nil {
+		cerr = err
+	}
+	if cerr != nil {
+		return false, cerr
+	}
+	if err := os.Link(tmp, dst); errors.Is(err, fs.ErrExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// inflateHash reads one loose object from br to its end, hashing its
+// inflated content with h: errCorrupt unless the hash is the name and
+// nothing follows the compressed stream (git refuses such an object).
+func inflateHash(br *bufio.Reader, h hash.Hash, hexName string) error {
+	z, err := zlib.NewReader(br)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	defer z.Close()
+	if _, err := io.Copy(h, z); err != nil {
+		if errors.Is(err, zlib.ErrChecksum) || errors.Is(err, zlib.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) || isFlateError(err) {
+			return fmt.Errorf("%w: %v", errCorrupt, err)
+		}
+		return err
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: data after the object", errCorrupt)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != hexName {
+		return fmt.Errorf("%w: %s hashes to %s", errCorrupt, hexName, got)
+	}
+	return nil
+}
+
+// isFlateError reports a malformed compressed stream.
+func isFlateError(err error) bool {
+	var c flate.CorruptInputError
+	return errors.As(err, &c)
+}
+
+// objectHash returns the hash of objects named by hexName's length.
+func objectHash(hexName string) (hash.Hash, error) {
+	switch len(hexName) {
+	case 2 * sha1.Size:
+		return sha1.New(), nil
+	case 2 * sha256.Size:
+		return sha256.New(), nil
+	}
+	return nil, fmt.Errorf("%s: not an object name", hexName)
 }
 
 // migratePacks moves the packs of from into to: every file of a pack but
@@ -144,7 +250,9 @@ func migratePacks(from, to string) (int, error) {
 
 // place makes dst hold src's content: a hard link, or a copy written beside
 // dst and linked in where a link cannot be made (across file
-// systems). dst is never replaced: it reports false when dst exists
+// systems). It moves packs, which a task's command cannot make in its
+// directory (it may not make a pack directory there) but a daemon's own
+// git could. dst is never replaced: it reports false when dst exists
 // already. The caller syncs what was placed (syncMoved).
 func place(src, dst string) (bool, error) {
 	err := os.Link(src, dst)
@@ -190,42 +298,6 @@ func syncFile(p string) error {
 	}
 	defer f.Close()
 	return f.Sync()
-}
-
-// checkLoose checks that the loose object file p holds the object named
-// hexName: its inflated content hashes to the name (SHA-1 for 40 digits,
-// SHA-256 for 64).
-func checkLoose(p, hexName string) error {
-	want, err := hex.DecodeString(hexName)
-	if err != nil {
-		return err
-	}
-	var h hash.Hash
-	switch len(want) {
-	case sha1.Size:
-		h = sha1.New()
-	case sha256.Size:
-		h = sha256.New()
-	default:
-		return fmt.Errorf("%s: not an object name", hexName)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	z, err := zlib.NewReader(f)
-	if err != nil {
-		return err
-	}
-	defer z.Close()
-	if _, err := io.Copy(h, z); err != nil {
-		return err
-	}
-	if got := h.Sum(nil); string(got) != string(want) {
-		return fmt.Errorf("%s: content hashes to %x", hexName, got)
-	}
-	return nil
 }
 
 func isHex(s string) bool {

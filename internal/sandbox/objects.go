@@ -20,11 +20,13 @@ import (
 // <common>/neuraphage/objects/<id> (GIT_OBJECT_DIRECTORY, set by
 // [Launcher.Wrap], with GIT_ALTERNATE_OBJECT_DIRECTORIES naming the shared
 // object store, so everything stays readable); the shared store, loose
-// objects included, is read-only to the task. While the task lives its
-// directory is listed in the shared store's info/alternates, so every other
-// git process (the daemon's on the task's branch, the user's `git log
-// --all`, `git gc`, `git fsck`) finds the objects its branch points at. Before the directory goes, its
-// objects are moved into the shared store ([ReleaseObjects]).
+// objects included, is read-only to the task. While one of the task's
+// commands runs its directory is listed in the shared store's
+// info/alternates, so every other git process (the daemon's on the task's
+// branch, the user's `git log --all`, `git gc`, `git fsck`) finds the
+// objects its branch points at; when it ends they are moved into the
+// shared store and the line removed (calls.go). Before the directory goes,
+// what is left is moved too ([ReleaseObjects]).
 
 // objectsHome is where the task object directories are, under the common
 // git directory.
@@ -46,8 +48,9 @@ func validID(id string) bool {
 }
 
 // ProvideObjects makes task id's object directory in the repository whose
-// common git directory is common, when missing, and lists it in the shared
-// store's info/alternates. It can be called again: what exists is kept.
+// common git directory is common, when missing. It is listed in the shared
+// store's info/alternates only while a command of the task runs
+// ([Launcher.Wrap]). It can be called again: what exists is kept.
 func ProvideObjects(common, id string) (string, error) {
 	if !validID(id) {
 		return "", fmt.Errorf("task id %q cannot name an object directory", id)
@@ -60,14 +63,6 @@ func ProvideObjects(common, id string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("making the task's object directory: %w", err)
 	}
-	if err := editAlternates(common, func(lines []string) []string {
-		if slices.Contains(lines, altPrefix+id) {
-			return lines
-		}
-		return append(lines, altPrefix+id)
-	}); err != nil {
-		return "", err
-	}
 	return dir, nil
 }
 
@@ -79,15 +74,16 @@ type Moved struct {
 	// Packs counts the packs moved.
 	Packs int
 	// Corrupt lists the loose objects whose content does not match their
-	// name: never moved, dropped with the directory.
+	// name: never moved; SettleObjects removes them, ReleaseObjects drops
+	// them with the directory.
 	Corrupt []string
 }
 
 // ReleaseObjects ends task id's object directory: its objects are moved into
-// the shared store (each hard linked, or copied, and synced), then its line
-// is removed from the shared store's alternates, then the directory is
-// deleted, in that order, so that an interruption between any two steps
-// loses no object and a second call finishes the job. A missing directory
+// the shared store (each copied, checked against its name, and synced),
+// then its line is removed from the shared store's alternates, then the
+// directory is deleted, in that order, so that an interruption between any
+// two steps loses no object and a second call finishes the job. A missing directory
 // only has its line removed.
 func ReleaseObjects(common, id string) (Moved, error) {
 	if !validID(id) {
@@ -102,14 +98,13 @@ func ReleaseObjects(common, id string) (Moved, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return m, err
 	}
-	if err := editAlternates(common, func(lines []string) []string {
-		return slices.DeleteFunc(lines, func(l string) bool { return l == altPrefix+id })
-	}); err != nil {
+	if err := editAlternates(common, true, unlist(id)); err != nil {
 		return m, err
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return m, fmt.Errorf("removing the task's object directory: %w", err)
 	}
+	forget(dir)
 	return m, nil
 }
 
@@ -136,7 +131,7 @@ func ObjectDirs(common string) ([]string, error) {
 // of task object directories that no longer exist (git reports an error
 // for each in every command otherwise); the user's own lines are kept.
 func DropStaleAlternates(common string) error {
-	return editAlternates(common, func(lines []string) []string {
+	return editAlternates(common, true, func(lines []string) []string {
 		return slices.DeleteFunc(lines, func(l string) bool {
 			id, ok := strings.CutPrefix(l, altPrefix)
 			if !ok {
@@ -153,9 +148,12 @@ func DropStaleAlternates(common string) error {
 // process and another). The file is replaced whole (written beside,
 // synced, renamed), so a git reading it meanwhile sees the old lines or the
 // new ones. Edits asked for at once in this process are applied together,
-// in one rewrite: each rewrite waits for the disk, the lines do not.
-func editAlternates(common string, edit func([]string) []string) error {
-	r := &altEdit{edit: edit, done: make(chan error, 1)}
+// in one rewrite: each rewrite waits for the disk, the lines do not. A
+// rewrite is synced when one of its edits is durable; the others (the
+// lines of running commands, which a restart drops) are not worth a disk
+// flush.
+func editAlternates(common string, durable bool, edit func([]string) []string) error {
+	r := &altEdit{edit: edit, durable: durable, done: make(chan error, 1)}
 	altBatches.mu.Lock()
 	b := altBatches.by[common]
 	if b == nil {
@@ -183,8 +181,9 @@ func editAlternates(common string, edit func([]string) []string) error {
 
 // altEdit is one edit of a repository's alternates waiting to be written.
 type altEdit struct {
-	edit func([]string) []string
-	done chan error
+	edit    func([]string) []string
+	durable bool
+	done    chan error
 }
 
 // altBatch is a repository's edits waiting, and the writer's turn.
@@ -222,8 +221,10 @@ func rewriteAlternates(common string, edits []*altEdit) error {
 		}
 	}
 	out := slices.Clone(lines)
+	durable := false
 	for _, e := range edits {
 		out = e.edit(out)
+		durable = durable || e.durable
 	}
 	if slices.Equal(out, lines) {
 		return nil
@@ -235,7 +236,7 @@ func rewriteAlternates(common string, edits []*altEdit) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := writeFileSynced(path, nb.Bytes()); err != nil {
+	if err := writeFileSynced(path, nb.Bytes(), durable); err != nil {
 		return fmt.Errorf("writing the repository's alternates: %w", err)
 	}
 	return nil
@@ -269,9 +270,13 @@ func lockObjects(common string) (func(), error) {
 }
 
 // writeFileSynced replaces path with b: written beside it, synced, renamed
-// over it, and the directory synced.
-func writeFileSynced(path string, b []byte) error {
+// over it, and the directory synced; without durable, only renamed (a
+// reader sees the old content or the new, a crash may keep the old).
+func writeFileSynced(path string, b []byte, durable bool) error {
 	tmp := path + ".tmp"
+	if !durable {
+		return replaceQuick(path, tmp, b)
+	}
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err

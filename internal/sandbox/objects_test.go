@@ -1,8 +1,12 @@
 package sandbox_test
 
 import (
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +55,12 @@ func (w *world) store(t *testing.T) map[string]string {
 			delete(s, p)
 		}
 	}
+	// The lock of the alternates, and the shared alternates with no line
+	// (a command's line is there while it runs), are no part of the store.
+	delete(s, filepath.Join(w.common(), "neuraphage", "objects", ".flock"))
+	if alt := filepath.Join(w.common(), "objects", "info", "alternates"); s[alt] == "" {
+		delete(s, alt)
+	}
 	b, err := os.ReadFile(filepath.Join(w.own(), "info", "alternates"))
 	s["task alternates"] = fmt.Sprint(string(b), err)
 	if len(s) < 4 {
@@ -79,6 +89,69 @@ func TestObjectCasesUnconfined(t *testing.T) {
 	}
 }
 
+// storeDiff is diff of two w.store snapshots, less the objects the shared
+// store gained whose content is the object they are named after (a
+// command's objects, moved into the store when it ends) and the loose
+// directories made for them: a store may gain objects, never lose or
+// change one.
+func (w *world) storeDiff(t *testing.T, before, after map[string]string) []string {
+	t.Helper()
+	shared := filepath.Join(w.common(), "objects")
+	return slices.DeleteFunc(diff(before, after), func(d string) bool {
+		p, ok := strings.CutPrefix(d, "added ")
+		if !ok {
+			return false
+		}
+		rel, err := filepath.Rel(shared, p)
+		if err != nil || len(rel) < 2 || !isHexName(rel[:2]) {
+			return false
+		}
+		if len(rel) == 2 {
+			return true // a loose directory
+		}
+		name := rel[:2] + rel[3:]
+		if rel[2] != filepath.Separator || !isHexName(name) {
+			return false
+		}
+		if err := looseValid(p, name); err != nil {
+			t.Logf("%s: %v", p, err)
+			return false
+		}
+		return true
+	})
+}
+
+func isHexName(s string) bool {
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// looseValid checks that the loose object file p inflates to content
+// whose SHA-1 is name.
+func looseValid(p, name string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return err
+	}
+	h := sha1.New()
+	if _, err := io.Copy(h, z); err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != name {
+		return fmt.Errorf("content hashes to %s", got)
+	}
+	return nil
+}
+
 func (w *world) common() string { return filepath.Join(w.repo, ".git") }
 func (w *world) own() string    { return sandbox.ObjectDir(w.common(), "t1") }
 
@@ -100,21 +173,27 @@ func (w *world) clean(t *testing.T, when string) {
 	}
 }
 
-// TestTaskObjects: a task's commits go to its own object directory; every
-// other git (the user's log --all, gc, fsck) finds them while it lives;
-// its gc cannot drop shared objects; released, its objects are in the
-// shared store, its alternates line and directory gone, its branch and
-// archive ref resolving.
+// TestTaskObjects: a task's commits go to its own object directory and,
+// when the command ends, into the shared store, the directory left empty
+// and unlisted; every other git (the user's log --all, gc, fsck) finds
+// them; its gc cannot drop shared objects; released, its directory is gone,
+// its branch and archive ref resolving.
 func TestTaskObjects(t *testing.T) {
 	w := newWorld(t)
 	l := w.launcher(t)
-	res := w.sh(t, l, `echo c > c.txt && git add c.txt && git commit -q -m "task work" && git rev-parse HEAD`)
+	res := w.sh(t, l, `echo c > c.txt && git add c.txt && git commit -q -m "task work" && git rev-parse HEAD && test -f "$GIT_OBJECT_DIRECTORY/$(git rev-parse HEAD | cut -c1-2)/$(git rev-parse HEAD | cut -c3-)" && grep -x ../neuraphage/objects/t1 "$REPO/.git/objects/info/alternates"`)
 	if res.ExitCode != 0 {
-		t.Fatalf("commit: %s", res.Output)
+		t.Fatalf("commit, in the task's directory, listed while the command runs: %s", res.Output)
 	}
-	tip := strings.TrimSpace(res.Output)
-	if !exists(objectPath(w.own(), tip)) || exists(objectPath(filepath.Join(w.common(), "objects"), tip)) {
-		t.Fatalf("the task's commit %s is not in its own object directory alone", tip)
+	tip := strings.Fields(res.Output)[0]
+	if !exists(objectPath(filepath.Join(w.common(), "objects"), tip)) {
+		t.Fatalf("the task's commit %s is not in the shared store once the command ended", tip)
+	}
+	if n := w.ownObjects(t); n != 0 {
+		t.Errorf("the task's object directory holds %d objects between commands, want none", n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.common(), "objects", "info", "alternates")); strings.Contains(string(b), "t1") {
+		t.Errorf("the shared alternates name the task between its commands: %q", b)
 	}
 	if got := w.git(t, w.repo, "log", "--all", "--format=%s"); !strings.Contains(got, "task work") {
 		t.Errorf("git log --all in the user's checkout: %q, want the task's commit", got)
@@ -141,13 +220,8 @@ func TestTaskObjects(t *testing.T) {
 	w.git(t, w.repo, "update-ref", "refs/neuraphage/archive/t1", tip)
 	w.git(t, w.repo, "worktree", "remove", "--force", w.wt)
 	w.git(t, w.repo, "update-ref", "-d", "refs/heads/"+branchA)
-	m, err := sandbox.ReleaseObjects(w.common(), "t1")
-	if err != nil {
+	if _, err := sandbox.ReleaseObjects(w.common(), "t1"); err != nil {
 		t.Fatal(err)
-	}
-	t.Logf("released: %+v", m)
-	if m.Objects < 3 { // the commit, its tree, the blob
-		t.Errorf("released %+v, want the commit, its tree and its blob moved", m)
 	}
 	if exists(w.own()) {
 		t.Errorf("the task's object directory is still there")
@@ -172,7 +246,7 @@ func TestReleaseInterrupted(t *testing.T) {
 		t.Run(stop, func(t *testing.T) {
 			w := newWorld(t)
 			l := w.launcher(t)
-			res := w.sh(t, l, `for i in 1 2 3 4 5 6; do echo $i > f$i && git add f$i && git commit -q -m c$i || exit 1; done; git rev-parse HEAD`)
+			res := w.killedAtEnd(t, l, `for i in 1 2 3 4 5 6; do echo $i > f$i && git add f$i && git commit -q -m c$i || exit 1; done; git rev-parse HEAD`)
 			if res.ExitCode != 0 {
 				t.Fatalf("commits: %s", res.Output)
 			}
@@ -210,8 +284,8 @@ func TestReleaseInterrupted(t *testing.T) {
 }
 
 // TestCorruptObjectNotMoved: an object file the task forged in its own
-// directory (content not matching its name) is not moved into the shared
-// store.
+// directory (content not matching its name, or data after a valid object)
+// is not moved into the shared store: dropped when its command ends.
 func TestCorruptObjectNotMoved(t *testing.T) {
 	w := newWorld(t)
 	l := w.launcher(t)
@@ -220,17 +294,91 @@ func TestCorruptObjectNotMoved(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("%s", res.Output)
 	}
-	m, err := sandbox.ReleaseObjects(w.common(), "t1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(m.Corrupt, []string{forged}) || m.Objects != 1 {
-		t.Errorf("released %+v, want the commit moved and the forged object refused", m)
-	}
 	if exists(objectPath(filepath.Join(w.common(), "objects"), forged)) {
 		t.Errorf("the forged object reached the shared store")
 	}
-	w.clean(t, "after the release")
+	if n := w.ownObjects(t); n != 0 {
+		t.Errorf("%d objects left in the task's directory, want the forged one dropped", n)
+	}
+	w.clean(t, "after the command")
+
+	// A valid object followed by more data, which git refuses to read.
+	res = w.killedAtEnd(t, l, `git commit -q --allow-empty -m padded && f="$GIT_OBJECT_DIRECTORY/$(git rev-parse HEAD | cut -c1-2)/$(git rev-parse HEAD | cut -c3-)" && chmod u+w "$f" && printf 'tail' >> "$f" && printf 'not an object' > "$GIT_OBJECT_DIRECTORY/01/23456789abcdef0123456789abcdef01234567" && git rev-parse HEAD`)
+	if res.ExitCode != 0 {
+		t.Fatalf("%s", res.Output)
+	}
+	padded := strings.TrimSpace(res.Output)
+	m, err := sandbox.SettleObjects(w.own())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(m.Corrupt)
+	if want := []string{forged, padded}; !slices.Equal(m.Corrupt, want) || m.Objects != 0 {
+		t.Errorf("settled %+v, want %v refused", m, want)
+	}
+	if exists(objectPath(filepath.Join(w.common(), "objects"), padded)) {
+		t.Errorf("the padded object reached the shared store")
+	}
+}
+
+// TestObjectChangedAfterMove: the task keeps a writable descriptor of an
+// object it wrote; once the object is moved into the shared store, writing
+// through it changes the task's file, never the shared store's, which is
+// the daemon's own copy.
+func TestObjectChangedAfterMove(t *testing.T) {
+	w := newWorld(t)
+	l := w.launcher(t)
+	res := w.killedAtEnd(t, l, `git commit -q --allow-empty -m held && git rev-parse HEAD`)
+	if res.ExitCode != 0 {
+		t.Fatalf("%s", res.Output)
+	}
+	tip := strings.TrimSpace(res.Output)
+	src := objectPath(w.own(), tip)
+	if err := os.Chmod(src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(src, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := sandbox.SettleObjects(w.own()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("garbage"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.git(t, w.repo, "log", "-1", "--format=%s", tip); got != "held" {
+		t.Errorf("the moved commit reads %q", got)
+	}
+	w.clean(t, "after writing through the task's descriptor")
+}
+
+// ownObjects counts the files in t1's loose-object directories.
+func (w *world) ownObjects(t *testing.T) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(w.own(), "??", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(files)
+}
+
+// killedAtEnd runs command in the worktree through l as a command whose
+// end the daemon never saw (killed with it): its objects stay in the
+// task's directory, listed in the alternates.
+func (w *world) killedAtEnd(t *testing.T, l *sandbox.Launcher, command string) proc.Result {
+	t.Helper()
+	c, err := l.Wrap(proc.Cmd{Dir: w.wt, Shell: command, Env: w.env}, sandbox.Task{Dir: w.wt, TempDir: w.tmp, Repo: w.repo, Branch: branchA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.After = nil
+	res, err := proc.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // TestTaskWithoutObjectDirectory: a task provisioned before tasks had an
@@ -286,49 +434,75 @@ func TestWrapSetsObjectDirectory(t *testing.T) {
 	}
 }
 
-// TestProvideConcurrently: provisions and releases running at once each
-// leave their line in the shared alternates, and the user's own lines
-// stay.
-func TestProvideConcurrently(t *testing.T) {
+// TestBeginEndConcurrently: commands of many tasks starting and ending at
+// once each have their task's line in the shared alternates while they
+// run, and none once all ended; a task with two commands keeps its line
+// until the second ends; the user's own lines stay.
+func TestBeginEndConcurrently(t *testing.T) {
 	w := newWorld(t)
 	alt := filepath.Join(w.common(), "objects", "info", "alternates")
-	b, _ := os.ReadFile(alt)
-	write(t, alt, "/users/own/objects\n"+string(b))
+	write(t, alt, "/users/own/objects\n")
+	lines := func() []string {
+		b, _ := os.ReadFile(alt)
+		l := strings.Split(strings.TrimSpace(string(b)), "\n")
+		slices.Sort(l)
+		return l
+	}
+	var dirs []string
+	for i := range 32 {
+		d, err := sandbox.ProvideObjects(w.common(), fmt.Sprintf("c%02d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	if err := sandbox.BeginObjects(w.own()); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
-	for i := range 32 {
+	for _, d := range dirs {
 		wg.Go(func() {
-			id := fmt.Sprintf("c%02d", i)
-			if _, err := sandbox.ProvideObjects(w.common(), id); err != nil {
+			if err := sandbox.BeginObjects(d); err != nil {
 				errs <- err
-				return
-			}
-			if i%2 == 1 {
-				if _, err := sandbox.ReleaseObjects(w.common(), id); err != nil {
-					errs <- err
-				}
 			}
 		})
+	}
+	wg.Wait()
+	want := []string{"../neuraphage/objects/t1", "/users/own/objects"}
+	for i := range 32 {
+		want = append(want, fmt.Sprintf("../neuraphage/objects/c%02d", i))
+	}
+	slices.Sort(want)
+	if got := lines(); !slices.Equal(got, want) {
+		t.Errorf("alternates while the commands run:\n%q\nwant\n%q", got, want)
+	}
+	if err := sandbox.BeginObjects(w.own()); err != nil { // t1's second command
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		wg.Go(func() {
+			if _, err := sandbox.EndObjects(d); err != nil {
+				errs <- err
+			}
+		})
+	}
+	if _, err := sandbox.EndObjects(w.own()); err != nil {
+		t.Fatal(err)
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
-	got, _ := os.ReadFile(alt)
-	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
-	want := []string{"/users/own/objects", "../neuraphage/objects/t1"}
-	for i := 0; i < 32; i += 2 {
-		want = append(want, fmt.Sprintf("../neuraphage/objects/c%02d", i))
+	if got := lines(); !slices.Equal(got, []string{"../neuraphage/objects/t1", "/users/own/objects"}) {
+		t.Errorf("alternates with t1's second command running: %q", got)
 	}
-	slices.Sort(lines)
-	slices.Sort(want)
-	if !slices.Equal(lines, want) {
-		t.Errorf("alternates:\n%s\nwant the user's line, t1 and the even tasks", got)
+	if _, err := sandbox.EndObjects(w.own()); err != nil {
+		t.Fatal(err)
 	}
-	ids, err := sandbox.ObjectDirs(w.common())
-	if err != nil || len(ids) != 17 {
-		t.Errorf("ObjectDirs: %d %v, want t1 and 16 tasks", len(ids), err)
+	if got := lines(); !slices.Equal(got, []string{"/users/own/objects"}) {
+		t.Errorf("alternates once every command ended: %q, want the user's line alone", got)
 	}
 }
 

@@ -309,7 +309,7 @@ func TestEscapes(t *testing.T) {
 			if d := diff(before, snapshot(t, w.home, w.outside, filepath.Join(w.root, "run", "secret"))); len(d) > 0 {
 				t.Errorf("%s: the outside changed: %v", tc.cmd, d)
 			}
-			if d := diff(store, w.store(t)); len(d) > 0 {
+			if d := w.storeDiff(t, store, w.store(t)); len(d) > 0 {
 				t.Errorf("%s: the shared object store changed: %v", tc.cmd, d)
 			}
 			if got := w.git(t, w.repo, "rev-parse", "main"); got != main {

@@ -11,10 +11,10 @@ import (
 
 // Each task's git writes objects in a directory of its own
 // (<git-common-dir>/neuraphage/objects/<task-id>, see internal/sandbox),
-// listed in the shared store's alternates while the task's worktree is
-// active. Provision makes it; removing the worktree moves its objects into
-// the shared store, then ends it; Reconcile finishes at start what a killed
-// daemon left.
+// listed in the shared store's alternates while one of its commands runs,
+// its objects moved into the shared store when each ends. Provision makes
+// it; removing the worktree moves what is left into the shared store, then
+// ends it; Reconcile finishes at start what a killed daemon left.
 
 // provideObjects makes w's object directory when missing: its commands
 // write objects there, so a failure stops the provisioning rather than let
@@ -51,10 +51,11 @@ func (m *Manager) releaseObjects(w store.Worktree) {
 
 // recoverObjects finishes, in each repository of ws, what a daemon killed
 // between provisioning and removal left of the task object directories:
-// that of an active worktree is listed again when its line is missing,
-// that of a removed one released; a directory no record of this daemon
-// names is left alone; an alternates line whose directory is gone is
-// dropped.
+// the objects of an active worktree's (a command killed with the daemon)
+// are moved into the shared store and its line removed, no command of it
+// running now; that of a removed one is released; a directory no record of
+// this daemon names is left alone; an alternates line whose directory is
+// gone is dropped.
 func (m *Manager) recoverObjects(ctx context.Context, ws []store.Worktree) {
 	byRepo := map[string]map[task.ID]store.Worktree{}
 	for _, w := range ws {
@@ -81,8 +82,13 @@ func (m *Manager) recoverObjects(ctx context.Context, ws []store.Worktree) {
 			func() {
 				defer m.lockTask(w.TaskID)()
 				if w.State == store.WorktreeActive {
-					if err := m.provideObjects(w); err != nil {
-						m.log.Warn("task object directory not listed", "task_id", w.TaskID, "err", err)
+					moved, err := sandbox.DetachObjects(common, id)
+					if err != nil {
+						m.log.Warn("the objects a task left were not moved into the shared store", "task_id", w.TaskID, "err", err)
+						return
+					}
+					if moved.Objects > 0 || len(moved.Corrupt) > 0 {
+						m.log.Info("moved the objects a task's command left into the shared store", "task_id", w.TaskID, "moved", moved.Objects, "dropped", moved.Corrupt)
 					}
 					return
 				}

@@ -27,14 +27,41 @@ func wtAlternates(t *testing.T, repo string) string {
 }
 
 // wtTaskCommit commits in the task's worktree as its commands do: with
-// GIT_OBJECT_DIRECTORY naming its object directory.
+// GIT_OBJECT_DIRECTORY naming its object directory, listed in the shared
+// alternates while it runs, its objects moved into the shared store at its
+// end.
 func wtTaskCommit(t *testing.T, path, own, msg string) string {
 	t.Helper()
+	tip := wtTaskCommitKilled(t, path, own, msg)
+	if _, err := sandbox.EndObjects(own); err != nil {
+		t.Fatal(err)
+	}
+	return tip
+}
+
+// wtTaskCommitKilled is wtTaskCommit for a command whose end the daemon
+// never saw (killed with it): its objects stay in the task's directory,
+// listed.
+func wtTaskCommitKilled(t *testing.T, path, own, msg string) string {
+	t.Helper()
+	if err := sandbox.BeginObjects(own); err != nil {
+		t.Fatal(err)
+	}
 	env := []string{sandbox.EnvObjects + "=" + own, sandbox.EnvAlternates + "=" + filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(own))), "objects")}
 	wtWrite(t, path, msg+".txt", msg+"\n")
 	wtGitEnv(t, path, env, "add", "-A")
 	wtGitEnv(t, path, env, "commit", "-q", "-m", msg)
 	return wtGitEnv(t, path, env, "rev-parse", "HEAD")
+}
+
+// wtLoose counts the loose objects in the object directory dir.
+func wtLoose(t *testing.T, dir string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "??", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(files)
 }
 
 // wtClean runs git fsck in repo and fails on any error.
@@ -47,10 +74,10 @@ func wtClean(t *testing.T, repo, when string) {
 }
 
 // TestTaskObjectsLifecycle: provisioning gives the task its object
-// directory, listed in the shared alternates; while it lives the daemon's
-// commit on its branch and the user's log --all, gc and fsck find its
-// objects; removal moves them into the shared store and ends the directory,
-// the archive ref resolving.
+// directory, unlisted in the shared alternates until a command runs; after
+// each command its objects are in the shared store, so the daemon's commit
+// on its branch and the user's log --all, gc and fsck find them; removal
+// ends the directory, the archive ref resolving.
 func TestTaskObjectsLifecycle(t *testing.T) {
 	t.Parallel()
 	e := wtNewEnv(t, worktree.Config{})
@@ -62,12 +89,15 @@ func TestTaskObjectsLifecycle(t *testing.T) {
 	if fi, err := os.Stat(own); err != nil || !fi.IsDir() {
 		t.Fatalf("no object directory after provisioning: %v", err)
 	}
-	if !strings.Contains(wtAlternates(t, repo), "../neuraphage/objects/"+string(tk.ID)+"\n") {
-		t.Fatalf("the shared alternates do not name the task: %q", wtAlternates(t, repo))
+	if strings.Contains(wtAlternates(t, repo), string(tk.ID)) {
+		t.Fatalf("the shared alternates name an idle task: %q", wtAlternates(t, repo))
 	}
 	tip := wtTaskCommit(t, w.Path, own, "task work")
-	if _, err := os.Stat(filepath.Join(own, tip[:2], tip[2:])); err != nil {
-		t.Fatalf("the task's commit is not in its object directory: %v", err)
+	if _, err := os.Stat(filepath.Join(common, "objects", tip[:2], tip[2:])); err != nil || wtLoose(t, own) != 0 {
+		t.Fatalf("after the command, the task's commit is not in the shared store alone: %v", err)
+	}
+	if strings.Contains(wtAlternates(t, repo), string(tk.ID)) {
+		t.Fatalf("the shared alternates name the task after its command: %q", wtAlternates(t, repo))
 	}
 	// The daemon's own commit of what the task left, on its branch.
 	wtWrite(t, w.Path, "left.txt", "left over\n")
@@ -108,9 +138,10 @@ func TestTaskObjectsLifecycle(t *testing.T) {
 // TestTaskObjectsRecoveredAtStart: what a daemon stopped half way left is
 // finished by Reconcile: a removed worktree's objects whose release was cut
 // short after they were moved (its alternates line and directory still
-// there) are released; an active one's missing alternates line is listed
-// again; a line whose directory is gone is dropped; a directory of a task
-// this daemon does not know is left alone.
+// there) are released; the objects an active one's command left (killed
+// with the daemon, its line lost) are moved into the shared store; a line
+// whose directory is gone is dropped; a directory of a task this daemon
+// does not know is left alone.
 func TestTaskObjectsRecoveredAtStart(t *testing.T) {
 	t.Parallel()
 	e := wtNewEnv(t, worktree.Config{})
@@ -118,8 +149,8 @@ func TestTaskObjectsRecoveredAtStart(t *testing.T) {
 	common := filepath.Join(repo, ".git")
 	gone, live := e.task(repo), e.task(repo)
 	wGone, wLive := e.provision(gone), e.provision(live)
-	tip := wtTaskCommit(t, wGone.Path, sandbox.ObjectDir(common, string(gone.ID)), "gone's work")
-	wtTaskCommit(t, wLive.Path, sandbox.ObjectDir(common, string(live.ID)), "live's work")
+	tip := wtTaskCommitKilled(t, wGone.Path, sandbox.ObjectDir(common, string(gone.ID)), "gone's work")
+	liveTip := wtTaskCommitKilled(t, wLive.Path, sandbox.ObjectDir(common, string(live.ID)), "live's work")
 
 	// The release is cut short after the objects were moved: the
 	// alternates cannot be rewritten (the file it is written beside is
@@ -138,8 +169,9 @@ func TestTaskObjectsRecoveredAtStart(t *testing.T) {
 	if err := os.Remove(block); err != nil {
 		t.Fatal(err)
 	}
-	// The active task's line is lost (a kill between making its directory
-	// and listing it); a stale line and a stranger's directory are there.
+	// The active task's line is lost (the rewrite that listed it, not
+	// synced, lost with the machine); a stale line and a stranger's
+	// directory are there.
 	alt := strings.ReplaceAll(wtAlternates(t, repo), "../neuraphage/objects/"+string(live.ID)+"\n", "")
 	wtWrite(t, common, "objects/info/alternates", alt+"../neuraphage/objects/t-vanished\n")
 	stranger := sandbox.ObjectDir(common, "t-stranger")
@@ -151,8 +183,11 @@ func TestTaskObjectsRecoveredAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	alt = wtAlternates(t, repo)
-	if strings.Contains(alt, string(gone.ID)) || strings.Contains(alt, "t-vanished") || !strings.Contains(alt, string(live.ID)) {
-		t.Errorf("alternates after Reconcile: %q; want the live task's line alone", alt)
+	if strings.Contains(alt, string(gone.ID)) || strings.Contains(alt, "t-vanished") || strings.Contains(alt, string(live.ID)) {
+		t.Errorf("alternates after Reconcile: %q; want no task's line", alt)
+	}
+	if _, err := os.Stat(filepath.Join(common, "objects", liveTip[:2], liveTip[2:])); err != nil || wtLoose(t, sandbox.ObjectDir(common, string(live.ID))) != 0 {
+		t.Errorf("the live task's commit is not in the shared store alone: %v", err)
 	}
 	if _, err := os.Stat(sandbox.ObjectDir(common, string(gone.ID))); !os.IsNotExist(err) {
 		t.Errorf("the removed task's object directory is still there (%v)", err)

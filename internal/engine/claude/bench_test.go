@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,8 +99,9 @@ func BenchmarkInjectLatency(b *testing.B) {
 
 // BenchmarkDaemonMemoryPerTask: the daemon's side of a running Claude task
 // (its run, the reader of the CLI's output, the pipes' buffers), measured
-// as the Go heap and goroutines of 4 tasks waiting in a tool call. The
-// CLI's own memory is its process's, not the daemon's.
+// as the Go heap and goroutines of 4 tasks waiting in a tool call; beside
+// it the CLI's own memory, the resident set of the processes running in
+// the task's directory (the CLI and its waiting tool).
 func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 	eng, _ := benchEnv(b)
 	const n = 4
@@ -128,6 +131,11 @@ func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 		runtime.ReadMemStats(&during)
 		b.ReportMetric(float64(int64(during.HeapAlloc)-int64(before.HeapAlloc))/n/1024, "KiB-heap/task")
 		b.ReportMetric(float64(runtime.NumGoroutine()-g0)/n, "goroutines/task")
+		var rss int64
+		for _, dir := range dirs {
+			rss += rssIn(b, dir)
+		}
+		b.ReportMetric(float64(rss)/n/1024, "MiB-cli-rss/task")
 		for i, dir := range dirs {
 			if err := os.WriteFile(filepath.Join(dir, "go.flag"), nil, 0o644); err != nil {
 				b.Fatal(err)
@@ -135,4 +143,34 @@ func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 			<-dones[i]
 		}
 	}
+}
+
+// rssIn sums the resident set (KiB) of this user's processes whose working
+// directory is dir.
+func rssIn(b *testing.B, dir string) int64 {
+	b.Helper()
+	pids, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var kib int64
+	for _, p := range pids {
+		if cwd, err := os.Readlink(filepath.Join(p, "cwd")); err != nil || cwd != dir {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join(p, "status"))
+		if err != nil {
+			continue // it ended
+		}
+		for l := range strings.Lines(string(status)) {
+			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				kib += n
+			}
+		}
+	}
+	if kib == 0 {
+		b.Fatalf("no process runs in %s", dir)
+	}
+	return kib
 }

@@ -188,6 +188,7 @@ func (e *Engine) args(path string, t task.Task, resume bool) []string {
 		settings, _ := json.Marshal(map[string]string{"apiKeyHelper": "cat " + shellQuote(e.keyFile(t.ID))})
 		a = append(a, "--settings", string(settings))
 	}
+	a = append(a, "--append-system-prompt", systemPrompt)
 	if resume {
 		a = append(a, "--resume", SessionID(t.ID))
 	} else {

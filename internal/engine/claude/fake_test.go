@@ -88,6 +88,13 @@ func fakeClaude(args []string) int {
 		}
 	}
 	mode := os.Getenv("FAKE_CLAUDE_MODE")
+	if resume && mode == "resume" {
+		// A resumed session replays the turns after those its transcript
+		// holds (one per user line).
+		b, _ := os.ReadFile(transcript)
+		done := strings.Count(string(b), `"type":"user"`)
+		turns = turns[min(done, len(turns)):]
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
 	next := func() (string, bool) {

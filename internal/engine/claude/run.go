@@ -224,6 +224,10 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		if ru.restart {
 			return engine.Outcome{Turn: ru.turn} // Run starts the CLI again
 		}
+		if !ru.last.IsError && ru.ask == "" {
+			// A reply that ends asking the user (QuestionMarker) waits.
+			ru.ask = question(ru.last.Result)
+		}
 		if q := ru.ask; q != "" {
 			ru.ask = ""
 			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.NeedsInput{Turn: ru.turn, Question: q}}}); err != nil {
