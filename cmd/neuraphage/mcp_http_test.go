@@ -40,7 +40,7 @@ func unixHTTP(socket, token string) *http.Client {
 // connectHTTP connects the SDK's client to endpoint with hc.
 func connectHTTP(t *testing.T, ctx context.Context, endpoint string, hc *http.Client) (*mcpSession, error) {
 	t.Helper()
-	s := &mcpSession{t: t, tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
+	s := &mcpSession{t: t, tools: map[string]*mcp.Tool{}, inputs: map[string]*jsonschema.Resolved{}, outputs: map[string]*jsonschema.Resolved{}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 	if err != nil {

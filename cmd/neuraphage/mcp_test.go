@@ -44,6 +44,7 @@ type mcpSession struct {
 	t        *testing.T
 	cs       *mcp.ClientSession
 	tools    map[string]*mcp.Tool
+	inputs   map[string]*jsonschema.Resolved
 	outputs  map[string]*jsonschema.Resolved
 	mu       sync.Mutex
 	progress []string
@@ -106,7 +107,7 @@ func connectMCP(t *testing.T, env []string) *mcpSession {
 	cmd := exec.Command("neuraphage", "mcp")
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
-	s := &mcpSession{t: t, tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
+	s := &mcpSession{t: t, tools: map[string]*mcp.Tool{}, inputs: map[string]*jsonschema.Resolved{}, outputs: map[string]*jsonschema.Resolved{}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			s.mu.Lock()
@@ -133,6 +134,7 @@ func (s *mcpSession) listTools(ctx context.Context) {
 	for _, tool := range res.Tools {
 		s.tools[tool.Name] = tool
 		in := resolveSchema(s.t, tool.Name+" input", tool.InputSchema)
+		s.inputs[tool.Name] = in
 		if in.Schema().Type != "object" {
 			s.t.Errorf("%s: input schema type %q, want object", tool.Name, in.Schema().Type)
 		}
@@ -145,6 +147,20 @@ func (s *mcpSession) listTools(ctx context.Context) {
 			s.t.Errorf("%s has no description", tool.Name)
 		}
 	}
+}
+
+// jsonValue is v as JSON decodes it.
+func jsonValue(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func resolveSchema(t *testing.T, what string, v any) *jsonschema.Resolved {
@@ -168,6 +184,11 @@ func resolveSchema(t *testing.T, what string, v any) *jsonschema.Resolved {
 // the tool's output schema and decodes it into out.
 func (s *mcpSession) call(ctx context.Context, name string, args map[string]any, out any) *mcp.CallToolResult {
 	s.t.Helper()
+	if in, ok := s.inputs[name]; !ok {
+		s.t.Fatalf("%s was not listed", name)
+	} else if err := in.Validate(jsonValue(s.t, args)); err != nil {
+		s.t.Fatalf("%s(%v): the arguments do not match the input schema: %v", name, args, err)
+	}
 	res := s.callRaw(ctx, name, args)
 	if res.IsError {
 		s.t.Fatalf("%s(%v): tool error: %s", name, args, text(res))
@@ -267,7 +288,7 @@ func TestMCP(t *testing.T) {
 	s.toolError(ctx, "get_task", map[string]any{"id": "t-zzzzz"}, "not found")
 	s.toolError(ctx, "spawn_task", map[string]any{"description": "x", "repo": repo, "engine": "nope"}, "no such engine")
 	s.toolError(ctx, "wait_tasks", map[string]any{"ids": []string{"t-zzzzz"}}, "not found")
-	s.toolError(ctx, "wait_tasks", map[string]any{"ids": []string{"x"}, "mode": "some"}, "unknown mode")
+	s.toolError(ctx, "wait_tasks", map[string]any{"ids": []string{"x"}, "mode": "some"}, "mode")
 
 	var a, b taskRef
 	s.call(ctx, "spawn_task", map[string]any{"description": "write the alpha file", "repo": repo, "tags": []string{"mcp"}}, &a)
@@ -374,7 +395,14 @@ func TestMCP(t *testing.T) {
 	if len(l.Tasks) != 0 {
 		t.Errorf("list_tasks (unfinished) = %+v, want none", l.Tasks)
 	}
-	s.toolError(ctx, "list_tasks", map[string]any{"status": []string{"done"}}, "unknown status")
+	// Values outside an enum are refused by the schema before the handler.
+	s.toolError(ctx, "list_tasks", map[string]any{"status": []string{"done"}}, "status")
+	if err := s.inputs["list_tasks"].Validate(jsonValue(t, map[string]any{"status": []string{"done"}})); err == nil {
+		t.Error("list_tasks's input schema accepts the status done")
+	}
+	if err := s.inputs["wait_tasks"].Validate(jsonValue(t, map[string]any{"ids": []string{"t-a"}, "mode": "some"})); err == nil {
+		t.Error("wait_tasks's input schema accepts the mode some")
+	}
 	var ms struct {
 		Open   []any `json:"open"`
 		Recent []struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
@@ -21,12 +22,12 @@ func (h *handlers) addTools(s *mcp.Server) {
 		"the task runs without you. Its work lands on the repository's branch through the merge queue when it completes. " +
 		"Spawn all tasks of a batch, then wait_tasks."}, h.spawn)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_tasks", Description: "List tasks with their status and cost: the unfinished ones by default, or those in the given statuses.",
-		Annotations: readOnly}, h.list)
+		Annotations: readOnly, InputSchema: withEnums[ListInput](map[string][]any{"status": statuses})}, h.list)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_task", Description: "Show one task: status, health, what it is doing now, cost, worktree, blockers, queued messages and merge state.",
 		Annotations: readOnly}, h.get)
 	mcp.AddTool(s, &mcp.Tool{Name: "wait_tasks", Description: "Wait until all (or any) of the given tasks finish (completed, failed or cancelled), or until the timeout. " +
 		"Sends progress notifications as tasks change status. Also returns early when a task asks a question (status waiting): answer it with answer_task and wait again.",
-		Annotations: readOnly}, h.wait)
+		Annotations: readOnly, InputSchema: withEnums[WaitInput](map[string][]any{"mode": {"all", "any"}})}, h.wait)
 	mcp.AddTool(s, &mcp.Tool{Name: "send_message", Description: "Send a message to a task: guidance, a correction, more context. " +
 		"It is read at the task's next turn; urgent interrupts the turn in flight."}, h.send)
 	mcp.AddTool(s, &mcp.Tool{Name: "answer_task", Description: "Answer the question of a task in status waiting; it resumes with the answer."}, h.answer)
@@ -43,6 +44,29 @@ func (h *handlers) addTools(s *mcp.Server) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// statuses are the task statuses, for list_tasks's schema.
+var statuses = []any{"queued", "running", "waiting", "paused", "merging", "completed", "failed", "cancelled"}
+
+// withEnums returns the input schema inferred from T with the allowed values
+// of some properties (of their items, for a list).
+func withEnums[T any](enums map[string][]any) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("the schema of %T: %v", *new(T), err))
+	}
+	for name, values := range enums {
+		p := s.Properties[name]
+		if p == nil {
+			panic(fmt.Sprintf("the schema of %T has no property %q", *new(T), name))
+		}
+		if p.Items != nil {
+			p = p.Items
+		}
+		p.Enum = values
+	}
+	return s
+}
 
 func (h *handlers) spawn(ctx context.Context, _ *mcp.CallToolRequest, in SpawnInput) (*mcp.CallToolResult, SpawnOutput, error) {
 	if strings.TrimSpace(in.Description) == "" {

@@ -127,8 +127,8 @@ func (h *handlers) wait(ctx context.Context, req *mcp.CallToolRequest, in WaitIn
 			}
 			w.byID[id] = summaryOf(d.Task.Summarize())
 		case <-ctx.Done():
-			if err := context.Cause(ctx); errors.Is(err, context.Canceled) && req.Session != nil {
-				return nil, WaitOutput{}, err // the host cancelled the call
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return nil, WaitOutput{}, ctx.Err() // the host cancelled the call
 			}
 			return nil, w.output(), nil
 		}
