@@ -287,6 +287,7 @@ func TestMCP(t *testing.T) {
 	s.toolError(ctx, "get_task", map[string]any{}, "id")
 	s.toolError(ctx, "get_task", map[string]any{"id": "t-zzzzz"}, "not found")
 	s.toolError(ctx, "spawn_task", map[string]any{"description": "x", "repo": repo, "engine": "nope"}, "no such engine")
+	s.toolError(ctx, "spawn_task", map[string]any{"description": "x", "repo": repo, "watch": []string{"nope"}}, `"nope"`)
 	s.toolError(ctx, "wait_tasks", map[string]any{"ids": []string{"t-zzzzz"}}, "not found")
 	s.toolError(ctx, "wait_tasks", map[string]any{"ids": []string{"x"}, "mode": "some"}, "mode")
 

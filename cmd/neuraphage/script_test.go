@@ -23,6 +23,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/codexcli"
+	"github.com/neuraphage/neuraphage-go/internal/testkit/geminicli"
 )
 
 func TestMain(m *testing.M) {
@@ -69,6 +70,13 @@ func TestScripts(t *testing.T) {
 				}
 				return skip == "" && err == nil, err
 			}
+			if cond == "gemini" {
+				_, skip, err := geminicli.Install()
+				if skip != "" {
+					fmt.Fprintln(os.Stderr, "the gemini engine's scripts skip: "+skip)
+				}
+				return skip == "" && err == nil, err
+			}
 			if cond == "codex" {
 				// The real Codex CLI can be installed with npm.
 				_, skip, err := codexcli.Install()
@@ -91,6 +99,7 @@ func TestScripts(t *testing.T) {
 			"exitcode":      cmdExitCode,
 			"claudecli":     cmdClaudeCLI,
 			"codexcli":      cmdCodexCLI,
+			"geminicli":     cmdGeminiCLI,
 		},
 	})
 }
@@ -142,6 +151,19 @@ func cmdCodexCLI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("the real Codex CLI is not available: %s%v (guard the script with [!codex] skip)", skip, err)
 	}
 	ts.Setenv("CODEX_CLI", path)
+}
+
+// geminicli sets GEMINI_CLI to the real Gemini CLI, installed (pinned,
+// once per test process, outside the repository) by the [gemini] condition.
+func cmdGeminiCLI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: geminicli")
+	}
+	path, skip, err := geminicli.Install()
+	if skip != "" || err != nil {
+		ts.Fatalf("the real Gemini CLI is not available: %s%v (guard the script with [!gemini] skip)", skip, err)
+	}
+	ts.Setenv("GEMINI_CLI", path)
 }
 
 // envfile VAR FILE sets VAR to the first line of FILE.

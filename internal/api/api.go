@@ -135,6 +135,9 @@ type CreateTaskRequest struct {
 	NoStart  bool   `json:"no_start,omitempty"`
 	// NoSupervision keeps the Watcher away from the task.
 	NoSupervision bool `json:"no_supervision,omitempty"`
+	// Watch attaches a watcher session of each of these roles to the task
+	// (`watch add TASK --role R`), checked before the task is created.
+	Watch []string `json:"watch,omitempty"`
 	// Workflow makes a workflow task whose phases run as child tasks
 	// (docs/personas.md).
 	Workflow []task.Phase `json:"workflow,omitempty"`
@@ -227,6 +230,8 @@ const (
 	CostByDay   = "day"   // UTC date, YYYY-MM-DD
 	CostByTask  = "task"  // task ID
 	CostByModel = "model" // provider/model
+	// CostByWatcher groups watcher sessions' evaluations by session ID.
+	CostByWatcher = "watcher"
 )
 
 // CostQuery selects a cost report: the query of GET /v1/cost.

@@ -62,7 +62,7 @@ func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(
 func TestDomainPackagesDoNoIO(t *testing.T) {
 	t.Parallel()
 	graph := imports(t)
-	pure := []string{"internal/task", "internal/event", "internal/api", "internal/llm", "internal/engine", "internal/inject", "internal/knowledge", "internal/words"}
+	pure := []string{"internal/task", "internal/event", "internal/api", "internal/llm", "internal/engine", "internal/inject", "internal/knowledge", "internal/words", "internal/interject"}
 	forbidden := []string{"os", "os/exec", "net", "net/http", "database/sql", "syscall", "io/fs", "os/signal"}
 	// internal/llm classifies transport errors and reads Retry-After headers:
 	// it uses the error types and constants of these packages and performs no

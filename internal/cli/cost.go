@@ -25,9 +25,10 @@ func (a *app) newCostCmd() *cobra.Command {
 	var opts costOpts
 	cmd := &cobra.Command{
 		Use:   "cost",
-		Short: "Show what model calls cost, by day, task or model",
+		Short: "Show what model calls cost, by day, task, model or watcher session",
 		Long: `Cost summarizes the cost ledger: every model call the tasks made, with its
-tokens and price. --by groups the rows by day (UTC date), task or model; the
+tokens and price. --by groups the rows by day (UTC date), task, model or watcher (the watcher
+sessions' evaluations, per session); the
 last line is the total. --task keeps one task's calls, --since the calls from a
 time on: a duration back from now (24h, 7d), an RFC 3339 time or a date. The
 cache column counts tokens read from and written to the prompt cache.`,
@@ -38,7 +39,7 @@ cache column counts tokens read from and written to the prompt cache.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.task, "task", "", "only this task's calls")
-	f.StringVar(&opts.by, "by", api.CostByDay, "group by day, task or model")
+	f.StringVar(&opts.by, "by", api.CostByDay, "group by day, task, model or watcher")
 	f.StringVar(&opts.since, "since", "", "only calls since T: 24h, 7d, 2026-11-01 or 2026-11-01T09:00:00Z")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
 	return cmd
@@ -68,9 +69,9 @@ func (a *app) runCost(ctx context.Context, opts costOpts, out io.Writer) error {
 func costQuery(opts costOpts, now time.Time) (api.CostQuery, error) {
 	q := api.CostQuery{Task: opts.task, By: opts.by}
 	switch opts.by {
-	case api.CostByDay, api.CostByTask, api.CostByModel:
+	case api.CostByDay, api.CostByTask, api.CostByModel, api.CostByWatcher:
 	default:
-		return q, &usageError{msg: fmt.Sprintf("--by %q is not a grouping", opts.by), hint: "use --by day, --by task or --by model"}
+		return q, &usageError{msg: fmt.Sprintf("--by %q is not a grouping", opts.by), hint: "use --by day, --by task, --by model or --by watcher"}
 	}
 	if opts.since != "" {
 		t, err := parseSince(opts.since, now)

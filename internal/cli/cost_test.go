@@ -29,8 +29,8 @@ func TestCostQueryFlags(t *testing.T) {
 			want: api.CostQuery{Task: "4k", By: "model", Since: now.AddDate(0, 0, -7)}},
 		{name: "by task since a date", opts: costOpts{by: "task", since: "2026-11-01"},
 			want: api.CostQuery{By: "task", Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local)}},
-		{name: "unknown grouping", opts: costOpts{by: "week"}, hint: "use --by day, --by task or --by model"},
-		{name: "no grouping", opts: costOpts{by: ""}, hint: "use --by day, --by task or --by model"},
+		{name: "unknown grouping", opts: costOpts{by: "week"}, hint: "use --by day, --by task, --by model or --by watcher"},
+		{name: "no grouping", opts: costOpts{by: ""}, hint: "use --by day, --by task, --by model or --by watcher"},
 		{name: "bad since", opts: costOpts{by: "day", since: "last week"}, hint: "e.g. --since 10m, --since 7d, --since 2026-11-21"},
 	}
 	for _, tt := range tests {

@@ -21,6 +21,7 @@ type taskNewOpts struct {
 	repo, persona, parent, engine, model, context string
 	workflow                                      string
 	tags                                          []string
+	watch                                         []string
 	priority                                      int
 	budgetUSD                                     float64
 	maxIterations                                 int
@@ -53,6 +54,7 @@ may be left out. The phases choose the personas, so --persona goes without it.`,
 	f.StringVar(&opts.persona, "persona", "", "persona to run as (default: chosen by the router; `neuraphage persona list`)")
 	f.StringVar(&opts.workflow, "workflow", "", "run as the phases of this workflow file, or of this named workflow (`neuraphage workflow list`)")
 	f.StringSliceVar(&opts.tags, "tags", nil, "comma-separated tags, e.g. auth,jwt")
+	f.StringSliceVar(&opts.watch, "watch", nil, "attach a watcher session of this role (security, tests, scope, …; repeatable): `neuraphage watch`")
 	f.StringVar(&opts.parent, "parent", "", "parent task id")
 	f.IntVar(&opts.priority, "priority", 2, "0 (most urgent) to 4; default from tasks.default_priority")
 	f.StringVar(&opts.engine, "engine", "", "engine that drives the agent (default from tasks.default_engine)")
@@ -140,7 +142,7 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 		Description: description, Context: opts.context, Tags: opts.tags, ParentID: opts.parent,
 		Persona: opts.persona, Engine: opts.engine, Model: opts.model, Repo: repo,
 		Budget: api.Budget{MaxCostUSD: opts.budgetUSD, MaxIterations: opts.maxIterations, MaxTokens: opts.maxTokens}, NoStart: opts.noStart,
-		Workflow: phases, NoSupervision: opts.noSupervision,
+		Workflow: phases, NoSupervision: opts.noSupervision, Watch: opts.watch,
 	}
 	if prioritySet {
 		req.Priority = &opts.priority
@@ -162,6 +164,9 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 		fmt.Fprintf(out, "created %s (%s)\n", t.ID, t.Status)
 		if len(phases) > 0 {
 			fmt.Fprintf(out, "workflow of %d phase%s: %s\n", len(phases), plural(len(phases)), phasesLine(phases))
+		}
+		if len(opts.watch) > 0 {
+			fmt.Fprintf(out, "watched by %s (`neuraphage watch list`)\n", strings.Join(opts.watch, ", "))
 		}
 	}
 	return nil

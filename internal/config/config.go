@@ -138,7 +138,7 @@ func Default() Config {
 			Remote:              "origin",
 			NotifyUnrelated:     true,
 			OnConflict:          "notify",
-		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer()},
+		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions()},
 		LLM: llm.DefaultConfig(),
 	}
 }

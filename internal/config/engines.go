@@ -10,7 +10,20 @@ import (
 type Engines struct {
 	Claude ClaudeEngine `yaml:"claude"`
 	Codex  CodexEngine  `yaml:"codex"`
+	Gemini GeminiEngine `yaml:"gemini"`
 }
+
+// GeminiEngine configures the "gemini" engine: Gemini CLI driven headless
+// (-p … -o stream-json), one process per turn.
+type GeminiEngine struct {
+	Command string            `yaml:"command"` // the CLI: a path or a name in PATH; "" means "gemini"
+	Args    []string          `yaml:"args"`    // extra arguments after the engine's own
+	Model   string            `yaml:"model"`   // -m for every task; "" leaves the CLI's routing
+	Models  map[string]string `yaml:"models"`  // model per tier (router, worker, expert); wins over model
+}
+
+// Validate implements Validator.
+func (c GeminiEngine) Validate() error { return validTiers(c.Models) }
 
 // CodexEngine configures the "codex" engine: OpenAI's Codex CLI driven
 // through `codex app-server`.

@@ -63,6 +63,7 @@ supervision:
      cooldown_secs: 0, max_pending: 50, pending_ttl_secs: 1200, persona: false, persona_timeout_secs: 40, llm_extract: true,
      extract_errors: false, extract_discoveries: false, extract_statements: false, dedup_similarity: 0.9, brief: 0,
      max_message_chars: 1000}
+  sessions: {enabled: false, settle_secs: 7, min_interval_secs: 0, evaluate_timeout_secs: 9, max_tokens: 100}
 llm:
   providers:
     anthropic: {base_url: "https://a.example", api_key_env: A_KEY, max_concurrent: 0, requests_per_minute: 1, tokens_per_minute: 2, max_output_tokens: 3}
@@ -104,7 +105,8 @@ llm:
 							Abort: true, HardTokens: 90000, HardUSD: 9},
 						Syncer: Syncer{IntervalSecs: 30, RelayBlocking: "related", RelayHelpful: "same-parent", RelayFYI: "never",
 							MinRelevance: 0.5, MaxPerMinute: 10, MaxPending: 50, PendingTTLSecs: 1200, PersonaTimeoutSecs: 40,
-							LLMExtract: true, DedupSimilarity: 0.9, MaxMessageChars: 1000}},
+							LLMExtract: true, DedupSimilarity: 0.9, MaxMessageChars: 1000},
+						Sessions: Sessions{SettleSecs: 7, EvaluateTimeoutSecs: 9, MaxTokens: 100}},
 					LLM: llm.Config{
 						Providers: llm.ProvidersConfig{
 							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},

@@ -12,6 +12,7 @@ type Supervision struct {
 	MainWatcher MainWatcher `yaml:"main_watcher"`
 	Watcher     Watcher     `yaml:"watcher"`
 	Syncer      Syncer      `yaml:"syncer"`
+	Sessions    Sessions    `yaml:"sessions"`
 }
 
 // MainWatcher configures the main-branch watcher, which tells running tasks

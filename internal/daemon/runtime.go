@@ -15,6 +15,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/claude"
 	"github.com/neuraphage/neuraphage-go/internal/engine/codex"
+	"github.com/neuraphage/neuraphage-go/internal/engine/gemini"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/hooks"
@@ -32,6 +33,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/syncer"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/tasks"
+	"github.com/neuraphage/neuraphage-go/internal/watchers"
 	"github.com/neuraphage/neuraphage-go/internal/workflow"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
@@ -49,6 +51,7 @@ type runtime struct {
 	wf    *workflow.Service
 	sv    *supervise.Watcher
 	sy    *syncer.Syncer
+	ws    *watchers.Service
 }
 
 // send is the door for the merge queue's, the main watcher's and the
@@ -92,6 +95,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 	}
 	claudeEng := newClaude(cfg, getenv, set, sb, log)
 	codexEng := newCodex(cfg, getenv, set, providerSet, setErr, sb, log)
+	geminiEng := newGemini(cfg, getenv, set, providerSet, sb, log)
 	w, m := cfg.Worktree, cfg.Merge
 	rt.wt = worktree.New(worktree.Options{Store: st, Logger: log, Config: worktree.Config{
 		Root: w.Root, Base: w.Base, PortEnv: w.PortEnv, AuthorName: m.AuthorName, AuthorEmail: m.AuthorEmail,
@@ -144,7 +148,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Commit: rt.wt.Commit,
 	})
 	rt.ex = executor.New(executor.Options{
-		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, claudeEng, codexEng, rt.wf.Engine()}, Logger: log,
+		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, claudeEng, codexEng, geminiEng, rt.wf.Engine()}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,
@@ -192,6 +196,7 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 	svc.Bind(tasks.Runtime{Runner: rt.ex, Workflows: rt.wf, Merges: rt.mq, Rebases: rt.mw})
 	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)
 	rt.sy = newSyncer(cfg.Supervision.Syncer, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)
+	rt.ws = newWatchers(cfg.Supervision.Sessions, set, rt.ps.Models(), st, bus, svc, log)
 	return rt, nil
 }
 
@@ -315,6 +320,47 @@ func newCodex(cfg config.Config, getenv func(string) string, set *persona.Set, p
 		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "codex"),
 		BaseURL:  base, APIKey: key, Network: cfg.Sandbox.Network.Allows(),
 		Catalogue: cat, Recovery: &rec,
+		Launcher: sb.launcher, Logger: log,
+	})
+}
+
+// newGemini builds the Gemini CLI engine. Neuraphage's Gemini settings
+// (llm.providers.gemini: base_url, the key its api_key_env names; else
+// GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY) go to the CLI when set;
+// otherwise the CLI keeps its own login. Each task's HOME for the CLI lives
+// under the data directory, beside the tasks' temporary directories.
+func newGemini(cfg config.Config, getenv func(string) string, set *persona.Set, ps *providers.Set, sb *taskSandbox, log *slog.Logger) *gemini.Engine {
+	c := cfg.Engines.Gemini
+	gm := cfg.LLM.Providers.Gemini
+	base := cmp.Or(gm.BaseURL, strings.TrimSpace(getenv("GOOGLE_GEMINI_BASE_URL")))
+	key := strings.TrimSpace(getenv(cmp.Or(gm.APIKeyEnv, "GEMINI_API_KEY")))
+	cat := llm.NewCatalogue(nil)
+	if ps != nil {
+		cat = ps.Catalogue()
+	}
+	recoverer := lifecycle.Recoverer{Policy: taskPolicy(cfg.Sandbox, sb, getenv)}
+	return gemini.New(gemini.Options{
+		Command: c.Command, Args: c.Args,
+		Model: func(t task.Task) string {
+			if t.Model != "" {
+				return t.Model
+			}
+			if p, ok := set.Get(t.Persona); ok {
+				if m := c.Models[string(p.Tier)]; m != "" {
+					return m
+				}
+			}
+			return c.Model
+		},
+		Price: func(model string, u llm.Usage) float64 {
+			if m, ok := cat.Lookup(llm.ProviderGemini, model); ok {
+				return m.Cost(u)
+			}
+			return 0
+		},
+		StateDir: filepath.Join(filepath.Dir(sb.tmpRoot), "engines", "gemini"),
+		BaseURL:  base, APIKey: key,
+		Recover:  &recoverer,
 		Launcher: sb.launcher, Logger: log,
 	})
 }

@@ -67,3 +67,14 @@ func FuzzNeutralize(f *testing.F) {
 		}
 	})
 }
+
+// A watcher session's interjection shows the model who speaks and with
+// what authority, and says it is urgent.
+func TestRenderInterjectionProvenance(t *testing.T) {
+	t.Parallel()
+	got := Render(inject.NewInterjection("t-1", "w-3f9a1c", "Security Reviewer", "supervisor", "Use a parameterized query.", true))
+	want := "<interjection authority=\"supervisor\" from=\"Security Reviewer\" session=\"w-3f9a1c\" urgent=\"true\">\nUse a parameterized query.\n</interjection>"
+	if got != want {
+		t.Errorf("Render =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -139,7 +139,7 @@ var personaKinds = map[Kind]reflect.Type{
 }
 
 // personaPayload is newPayload for the kinds of this file, of watcher.go,
-// syncer.go and lifecycle.go.
+// syncer.go, lifecycle.go and watch.go.
 func personaPayload(k Kind) any {
 	if t, ok := personaKinds[k]; ok {
 		return reflect.New(t).Interface()
@@ -151,6 +151,9 @@ func personaPayload(k Kind) any {
 		return reflect.New(t).Interface()
 	}
 	if t, ok := lifecycleKinds[k]; ok {
+		return reflect.New(t).Interface()
+	}
+	if t, ok := watchKinds[k]; ok {
 		return reflect.New(t).Interface()
 	}
 	return nil
@@ -170,7 +173,8 @@ func derefPersona(p any) (Payload, bool) {
 	_, watcher := watcherKinds[pl.EventKind()]
 	_, syncer := syncerKinds[pl.EventKind()]
 	_, lifecycle := lifecycleKinds[pl.EventKind()]
-	if !persona && !watcher && !syncer && !lifecycle {
+	_, watch := watchKinds[pl.EventKind()]
+	if !persona && !watcher && !syncer && !lifecycle && !watch {
 		return nil, false
 	}
 	return pl, true

@@ -37,7 +37,9 @@ const (
 	// one without an Outcome asks the executor to rebase the branch at the
 	// boundary, and its Outcome is what the model then sees.
 	Rebase Kind = "rebase"
-	// Interjection is from a watcher session; attributes from, authority.
+	// Interjection is from a watcher session (NewInterjection);
+	// attributes from (the session's name), authority (peer or
+	// supervisor) and session (its id).
 	Interjection Kind = "interjection"
 	// Pause stops the task at its next boundary. The model never sees it.
 	Pause Kind = "pause"
@@ -106,6 +108,20 @@ const (
 	FromMergeQueue  Source = "merge-queue"
 	FromWorkflow    Source = "workflow"
 )
+
+// FromSession is the source of a watcher session's interjection: "watch:"
+// and the session's id.
+func FromSession(id string) Source { return Source("watch:" + id) }
+
+// NewInterjection returns a watcher session's interjection for a task:
+// kind Interjection, with its provenance in the attributes the model sees
+// in the wrapper (from: the session's name, authority: peer or
+// supervisor, session: its id). Urgent interrupts the turn in flight;
+// otherwise it waits for the task's next boundary.
+func NewInterjection(id task.ID, session, name, authority, text string, urgent bool) Injection {
+	return Injection{TaskID: id, Kind: Interjection, Source: FromSession(session), Urgent: urgent, Text: text,
+		Attrs: map[string]string{"from": name, "authority": authority, "session": session}}
+}
 
 // FromTask is the source of an injection another task sends.
 func FromTask(id task.ID) Source { return Source(id) }

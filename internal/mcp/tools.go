@@ -77,7 +77,7 @@ func (h *handlers) spawn(ctx context.Context, _ *mcp.CallToolRequest, in SpawnIn
 		return nil, SpawnOutput{}, err
 	}
 	req := api.CreateTaskRequest{Description: in.Description, Context: in.Context, Tags: in.Tags, Priority: in.Priority,
-		ParentID: in.ParentID, Persona: in.Persona, Engine: in.Engine, Model: in.Model, Repo: in.Repo,
+		ParentID: in.ParentID, Persona: in.Persona, Engine: in.Engine, Model: in.Model, Repo: in.Repo, Watch: in.Watch,
 		Budget: api.Budget{MaxIterations: in.MaxTurns, MaxTokens: in.MaxTokens, MaxCostUSD: in.BudgetUSD},
 		// A task with dependencies is held until they are recorded, so it
 		// cannot start before them.

@@ -20,6 +20,7 @@ type SpawnInput struct {
 	BudgetUSD   float64  `json:"budget_usd,omitempty" jsonschema:"cost cap in US dollars; the task stops when it is spent"`
 	MaxTurns    int      `json:"max_iterations,omitempty" jsonschema:"cap on the number of model turns"`
 	MaxTokens   int64    `json:"max_tokens,omitempty" jsonschema:"cap on tokens used"`
+	Watch       []string `json:"watch,omitempty" jsonschema:"roles of watcher sessions to attach to the task (built in: security, tests, scope): each reviews its work as it goes"`
 	DependsOn   []string `json:"depends_on,omitempty" jsonschema:"ids of tasks that must complete (their work on main) before this one starts"`
 	ParentID    string   `json:"parent_id,omitempty" jsonschema:"id of the task this one is a sub-task of"`
 }

@@ -20,6 +20,7 @@ type fileShape struct {
 	Personas     map[string]*personaYAML `yaml:"personas"`
 	TaskDefaults defaultsYAML            `yaml:"task-defaults"`
 	Workflows    map[string][]Phase      `yaml:"workflows"`
+	Watchers     map[string]*watcherYAML `yaml:"watchers"`
 }
 
 type personaYAML struct {
@@ -156,6 +157,9 @@ func merge(base, user fileShape) (*Set, error) {
 	applyDefaults(&d, base.TaskDefaults)
 	applyDefaults(&d, user.TaskDefaults)
 	s.Defaults = d
+	if err := mergeWatchers(s, base.Watchers, user.Watchers); err != nil {
+		return nil, err
+	}
 	for name, phases := range base.Workflows {
 		s.workflows[name] = Workflow{Name: name, Origin: BuiltIn}
 		s.raw[name] = phases

@@ -82,6 +82,7 @@ type Set struct {
 	order     []string // built-in personas in their order, then custom ones by name
 	workflows map[string]Workflow
 	raw       map[string][]Phase // workflows as written, while loading
+	watchers  map[string]WatcherRole
 }
 
 //go:embed defaults.yaml

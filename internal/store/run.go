@@ -74,7 +74,9 @@ type CostQuery struct {
 	// Since selects charges at or after it (zero: all).
 	Since time.Time
 	// By groups the rows: "day" (UTC date, YYYY-MM-DD), "task", "model"
-	// ("provider/model") or "" (one row with key "total").
+	// ("provider/model"), "watcher" (the watcher session an evaluation
+	// was charged to; only watcher sessions' charges) or "" (one row with
+	// key "total").
 	By string
 }
 

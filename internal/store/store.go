@@ -98,6 +98,8 @@ type Store interface {
 	SyncMessageLog
 	Worktrees
 	MergeQueue
+	WatchSessions
+	WatchLog
 	Admin
 }
 

@@ -18,10 +18,18 @@ const feedSize = 256
 // log unreadable) is logged and ends the feed.
 func (r *Runtime) Follow(ctx context.Context, bus *event.Bus, log event.Log, f event.Filter) (<-chan event.Event, func()) {
 	q := event.Query{AfterID: -1, Filter: f}
-	if r.last > 0 {
+	if r.last > 0 || r.fromLog {
 		q.AfterID = r.last
 	}
 	return event.Feed(ctx, bus, log, q, feedSize, func(err error) { r.log.Warn("following the event bus", "err", err) })
+}
+
+// StartAfter makes the first feed start after event id of the log (0: its
+// beginning) instead of live: a supervisor built before the daemon serves
+// anything, and started concurrently with the server, misses nothing
+// accepted in between. It is called before Run.
+func (r *Runtime) StartAfter(id int64) {
+	r.last, r.fromLog = id, true
 }
 
 // Handled records e as handled: a later Follow goes on after it.

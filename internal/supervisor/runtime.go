@@ -45,8 +45,10 @@ type Runtime struct {
 	jobs    sync.WaitGroup
 
 	// last is the last event the loop handled (0: none); owned by the
-	// loop goroutine.
-	last int64
+	// loop goroutine. fromLog makes a last of 0 mean the log's beginning
+	// (StartAfter), not live.
+	last    int64
+	fromLog bool
 
 	mu sync.Mutex
 	st Stats // guarded by mu

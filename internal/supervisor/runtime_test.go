@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,5 +319,35 @@ func TestAskWithoutAModel(t *testing.T) {
 	p := Persona{Model: func() (llm.Client, string, error) { return nil, "", errors.New("no model for the tier") }}
 	if _, err := Ask(t.Context(), p, "q", func(string) (int, error) { return 1, nil }); err == nil {
 		t.Error("Ask without a model succeeded")
+	}
+}
+
+// StartAfter makes the first feed replay the log after a position, even
+// its beginning, where a feed of a runtime that handled nothing starts
+// live.
+func TestStartAfterReplaysTheLog(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{}, 0)
+	log := &memLog{bus: bus}
+	for i := range 3 {
+		log.append(i)
+	}
+	for _, tc := range []struct {
+		from int64
+		want []int64
+	}{{0, []int64{1, 2, 3}}, {2, []int64{3}}} {
+		r := New(Options{})
+		r.StartAfter(tc.from)
+		ctx, cancel := context.WithCancel(context.Background())
+		feed, stop := r.Follow(ctx, bus, log, event.Filter{})
+		var got []int64
+		for len(got) < len(tc.want) {
+			got = append(got, (<-feed).ID)
+		}
+		stop()
+		cancel()
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("StartAfter(%d): %v, want %v", tc.from, got, tc.want)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func (s *Service) Log(ctx context.Context, ref string, from int) (task.ID, []sto
 // grouping is *task.InvalidError.
 func (s *Service) Costs(ctx context.Context, ref, by string, since time.Time) ([]store.CostRow, error) {
 	if !validGrouping(by) {
-		return nil, &task.InvalidError{Field: "by", Msg: fmt.Sprintf("%q is not a grouping; want day, task or model", by)}
+		return nil, &task.InvalidError{Field: "by", Msg: fmt.Sprintf("%q is not a grouping; want day, task, model or watcher", by)}
 	}
 	q := store.CostQuery{Since: since, By: by}
 	if ref != "" {
@@ -48,7 +48,7 @@ func (s *Service) Costs(ctx context.Context, ref, by string, since time.Time) ([
 
 func validGrouping(by string) bool {
 	switch by {
-	case "", "day", "task", "model":
+	case "", "day", "task", "model", "watcher":
 		return true
 	}
 	return false

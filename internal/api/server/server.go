@@ -100,6 +100,8 @@ type Config struct {
 	// Knowledge serves /v1/knowledge and /v1/sync/messages; nil answers
 	// them 503.
 	Knowledge Knowledge
+	// Watchers serves /v1/watchers; nil answers them 503.
+	Watchers Watchers
 	// Personas serves escalations; nil answers them unavailable.
 	Personas Personas
 	Daemon   Daemon
@@ -160,6 +162,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/knowledge/{id}", s.knowledge(s.getLearning))
 	s.mux.HandleFunc("DELETE /v1/knowledge/{id}", s.knowledge(s.forgetLearning))
 	s.mux.HandleFunc("GET /v1/sync/messages", s.knowledge(s.syncMessages))
+	s.routeWatchers()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})
@@ -209,6 +212,9 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 	if req.Priority != nil {
 		prio = *req.Priority
 	}
+	if !s.checkWatchRoles(w, r, req.Watch) {
+		return
+	}
 	t, err := s.cfg.Tasks.Create(r.Context(), task.Spec{
 		Description: req.Description, Context: req.Context, Tags: req.Tags, Priority: prio,
 		ParentID: task.ID(req.ParentID), Persona: req.Persona, Engine: req.Engine, Model: req.Model,
@@ -217,6 +223,9 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if !s.attachWatchers(w, r, t.ID, req.Watch) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, t)

@@ -80,6 +80,14 @@ func (p *Proc) WriteLine(v any) error {
 	return nil
 }
 
+// CloseStdin closes the CLI's stdin: a CLI that reads its input to the
+// end before it starts (a one-shot run) starts then.
+func (p *Proc) CloseStdin() error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	return p.s.Stdin.Close()
+}
+
 // Stdout is the CLI's output.
 func (p *Proc) Stdout() io.Reader { return p.s.Stdout }
 

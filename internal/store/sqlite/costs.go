@@ -32,8 +32,10 @@ func costKey(by string) (string, error) {
 		return `task_id`, nil
 	case "model":
 		return `provider || '/' || model`, nil
+	case "watcher":
+		return `watcher`, nil
 	}
-	return "", fmt.Errorf("summarizing costs: unknown grouping %q: use day, task, model or nothing", by)
+	return "", fmt.Errorf("summarizing costs: unknown grouping %q: use day, task, model, watcher or nothing", by)
 }
 
 // Costs implements store.Store.
@@ -49,6 +51,9 @@ func (s *Store) Costs(ctx context.Context, q store.CostQuery) ([]store.CostRow, 
 	if q.TaskID != "" {
 		where = append(where, "task_id = ?")
 		args = append(args, string(q.TaskID))
+	}
+	if q.By == "watcher" {
+		where = append(where, "watcher <> ''")
 	}
 	if !q.Since.IsZero() {
 		where = append(where, "at >= ?")

@@ -252,6 +252,30 @@ ALTER TABLE tasks ADD COLUMN started_at INTEGER;
 ALTER TABLE tasks ADD COLUMN finished_at INTEGER;
 ALTER TABLE tasks ADD COLUMN listing TEXT NOT NULL DEFAULT '{}';
 `,
+	// 8: watcher sessions and their evaluations; the cost ledger marks a
+	// watcher session's charges with its id.
+	`
+CREATE TABLE watch_sessions (
+	id         TEXT PRIMARY KEY,
+	name       TEXT NOT NULL UNIQUE,
+	status     TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	data       TEXT NOT NULL -- store.WatchSession as JSON
+);
+
+-- No foreign key, like the ledger: an evaluation is history and outlives
+-- its session's row.
+CREATE TABLE watch_evaluations (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id TEXT NOT NULL,
+	task_id    TEXT NOT NULL,
+	at         INTEGER NOT NULL,
+	data       TEXT NOT NULL -- store.WatchEvaluation as JSON
+);
+CREATE INDEX watch_evaluations_session ON watch_evaluations (session_id, id);
+
+ALTER TABLE costs ADD COLUMN watcher TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // backfills run after the migration of their number, in its transaction:

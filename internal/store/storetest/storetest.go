@@ -62,6 +62,8 @@ func Run(t *testing.T, open Opener) {
 		{"MergeConcurrentEnqueue", testMergeConcurrentEnqueue},
 		{"GitReopen", testGitReopen},
 		{"GitClosed", testGitClosed},
+		{"WatchSessions", testWatchSessions},
+		{"WatchEvaluations", testWatchEvaluations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
