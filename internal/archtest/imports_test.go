@@ -93,13 +93,13 @@ func TestDomainPackagesDoNoIO(t *testing.T) {
 	}
 }
 
-// TestClientsNeverImportDaemonInternals: the CLI and the TUI reach the daemon
-// only through api/client.
+// TestClientsNeverImportDaemonInternals: the CLI, the TUI and the MCP server
+// reach the daemon only through api/client.
 func TestClientsNeverImportDaemonInternals(t *testing.T) {
 	t.Parallel()
 	graph := imports(t)
 	internals := []string{"internal/daemon", "internal/tasks", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/syncer", "internal/agent", "internal/engine", "internal/merge", "internal/worktree", "internal/mainwatch"}
-	for _, client := range []string{"internal/cli", "internal/tui"} {
+	for _, client := range []string{"internal/cli", "internal/tui", "internal/mcp"} {
 		if _, ok := graph[client]; !ok {
 			continue
 		}
@@ -153,6 +153,19 @@ func TestCoreNeverImportsTheTUIToolkit(t *testing.T) {
 	}
 }
 
+// TestOnlyMCPImportsTheSDK: the Model Context Protocol SDK stays inside
+// internal/mcp; the CLI and the daemon call it through that package.
+func TestOnlyMCPImportsTheSDK(t *testing.T) {
+	t.Parallel()
+	for pkg, imps := range imports(t) {
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, "github.com/modelcontextprotocol/") && !under(pkg, "internal/mcp") {
+				t.Errorf("%s imports %s; only internal/mcp may", pkg, imp)
+			}
+		}
+	}
+}
+
 // TestOnlyTheEdgesImportTheWireTypes: internal/api holds wire types only.
 // Services return their own domain types; api/server converts them to wire
 // types and api/client reads them back; the CLI, the TUI and the daemon
@@ -160,7 +173,7 @@ func TestCoreNeverImportsTheTUIToolkit(t *testing.T) {
 // package imports internal/api or its subpackages.
 func TestOnlyTheEdgesImportTheWireTypes(t *testing.T) {
 	t.Parallel()
-	edges := []string{"internal/api", "internal/cli", "internal/tui", "internal/daemon", "cmd"}
+	edges := []string{"internal/api", "internal/cli", "internal/tui", "internal/mcp", "internal/daemon", "cmd"}
 	var bad []string
 	for pkg, imps := range imports(t) {
 		edge := false
@@ -180,6 +193,6 @@ func TestOnlyTheEdgesImportTheWireTypes(t *testing.T) {
 	}
 	sort.Strings(bad)
 	for _, b := range bad {
-		t.Errorf("%s: only api/server, api/client, cli, tui, daemon and cmd use the wire types; return a domain type and convert it in api/server", b)
+		t.Errorf("%s: only api/server, api/client, cli, tui, mcp, daemon and cmd use the wire types; return a domain type and convert it in api/server", b)
 	}
 }

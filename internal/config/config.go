@@ -44,6 +44,8 @@ type Config struct {
 	// LLM is the model layer: providers, tiers, retry, the model catalogue.
 	// Its keys are documented in docs/llm.md and summarized in docs/config.md.
 	LLM llm.Config `yaml:"llm"`
+	// MCP serves the Model Context Protocol over HTTP (docs/mcp.md).
+	MCP MCP `yaml:"mcp"`
 }
 
 // Log configures the daemon's logging.

@@ -167,6 +167,8 @@ func TestKeys(t *testing.T) {
 		"llm.retry.base_delay_ms",
 		"llm.retry.max_delay_ms",
 		"llm.stream_idle_timeout_secs",
+		"mcp.listen",
+		"mcp.token_file",
 		// llm.models is a list of sections: edited in the file, not by Set.
 	}
 	if diff := cmp.Diff(want, Keys()); diff != "" {

@@ -192,7 +192,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
 			line: 3, key: "logs",
-			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm`,
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm, mcp`,
 		},
 		{
 			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",

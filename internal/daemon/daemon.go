@@ -243,12 +243,18 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// watch streams let the server stop.
 	streamCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
+	mcpH := mcpHandler(p.Socket, opts.Version)
+	mcpTCP, err := listenMCP(opts.Config.MCP, p, mcpH, func(net.Listener) context.Context { return streamCtx })
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	srv := &http.Server{
-		Handler: server.RequireToken(server.New(server.Config{
+		Handler: server.RequireToken(withMCP(server.New(server.Config{
 			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
-		}), token, tokenFile),
+		}), mcpH), token, tokenFile),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
 		ReadHeaderTimeout: 10 * time.Second,
 	}
@@ -261,6 +267,12 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 		return nil
 	})
+	if mcpTCP != nil {
+		logger.Info("serving MCP over TCP", "addr", mcpTCP.ln.Addr().String())
+		g.Go(func() error {
+			return mcpTCP.serve(gctx, time.Duration(opts.Config.Daemon.ShutdownTimeoutSecs)*time.Second)
+		})
+	}
 	g.Go(func() error { return d.pruneEvents(gctx) })
 	// The executor runs under its own context: shutdown stops it after
 	// intake and before the store closes, and waits for it.

@@ -229,3 +229,51 @@ conversations:
 		t.Fatalf("err = %v, want the group count and the bad name", err)
 	}
 }
+
+// A capture the first user message does not match is taken from the newest
+// tool result that does, and fills a tool call's input as well as the text:
+// a scripted host waits for the task id a tool returned.
+func TestCaptureFromAToolResultFillsAToolCall(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, &llmtest.Script{Conversations: []llmtest.Conversation{
+		{Name: "host", Match: llmtest.Match{User: "spawn", Capture: map[string]string{"id": `"id":"(t-[0-9a-z]+)"`}},
+			Steps: []llmtest.Step{
+				{ToolCalls: []llmtest.ToolCall{{Name: "spawn_task", Input: map[string]any{"description": "x"}}}},
+				{Text: "waiting for ${id}", ToolCalls: []llmtest.ToolCall{{Name: "wait_tasks", Input: map[string]any{"ids": []any{"${id}"}}}}},
+			}},
+	}})
+	msgs := []message{
+		{Role: "user", Content: []block{{Type: "text", Text: "spawn a task"}}},
+		{Role: "assistant", Content: []block{{Type: "tool_use", ID: "toolu_1", Name: "spawn_task", Input: map[string]any{"description": "x"}},
+			{Type: "tool_use", ID: "toolu_2", Name: "spawn_task", Input: map[string]any{"description": "y"}}}},
+		{Role: "user", Content: []block{{Type: "tool_result", ToolUseID: "toolu_1", Content: `{"id":"t-old00"}`},
+			{Type: "tool_result", ToolUseID: "toolu_2", Content: `{"id":"t-ab12c","status":"queued"}`}}},
+	}
+	resp, b := post(t, srv.URL()+"/v1/messages", anthropicBody(t, msgs))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var r struct {
+		Content []block `json:"content"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	var input any
+	for _, c := range r.Content {
+		switch c.Type {
+		case "text":
+			text += c.Text
+		case "tool_use":
+			input = c.Input
+		}
+	}
+	if text != "waiting for t-ab12c" {
+		t.Errorf("text = %q, want the id of the newest tool result", text)
+	}
+	got, _ := json.Marshal(input)
+	if string(got) != `{"ids":["t-ab12c"]}` {
+		t.Errorf("tool input = %s, want the captured id", got)
+	}
+}

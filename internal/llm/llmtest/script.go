@@ -57,10 +57,12 @@ type Match struct {
 	After string `yaml:"after"`
 	// Capture names values taken from the first user message: each is a
 	// Go regular expression with one group, whose first match replaces
-	// ${name} in the conversation's step texts. It scripts replies that
-	// name what the script cannot know (the ids of tasks in a prompt). A
-	// capture that does not match leaves ${name} as it is. It does not
-	// select requests.
+	// ${name} in the conversation's step texts and tool call inputs. It
+	// scripts replies that name what the script cannot know (the ids of
+	// tasks in a prompt). A capture that does not match the first user
+	// message is looked for in the request's tool results, the newest
+	// first (an id a tool returned); one that matches neither leaves
+	// ${name} as it is. It does not select requests.
 	Capture map[string]string `yaml:"capture"`
 }
 
@@ -353,15 +355,18 @@ func (c *compiledConv) afterIndex(req *Request) int {
 var captureName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 // captured replaces ${name} in text by what c's captures find in the
-// request's first user message.
-func (c *compiledConv) captured(req *Request, text string) string {
+// request's first user message or, failing that, in its tool results, the
+// newest first; escape, when not nil, encodes each value first.
+func (c *compiledConv) captured(req *Request, text string, escape func(string) string) string {
 	if len(c.capture) == 0 || !strings.Contains(text, "${") {
 		return text
 	}
-	first := req.firstUserText()
 	for k, re := range c.capture {
-		if m := re.FindStringSubmatch(first); m != nil {
-			text = strings.ReplaceAll(text, "${"+k+"}", m[1])
+		if v, ok := req.capture(re); ok {
+			if escape != nil {
+				v = escape(v)
+			}
+			text = strings.ReplaceAll(text, "${"+k+"}", v)
 		}
 	}
 	return text

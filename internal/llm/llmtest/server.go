@@ -3,6 +3,7 @@ package llmtest
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -349,9 +350,15 @@ func (s *Server) wait(ctx context.Context, ms int) bool {
 	return false
 }
 
+// jsonStringContents encodes s as the inside of a JSON string.
+func jsonStringContents(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
 // render computes the reply to req: deterministic ids and usage.
 func (s *Server) render(req *Request, c *compiledConv, st Step, seq int) *reply {
-	rep := &reply{model: req.Model, text: c.captured(req, st.Text), stop: st.Stop, chunk: st.ChunkSize}
+	rep := &reply{model: req.Model, text: c.captured(req, st.Text, nil), stop: st.Stop, chunk: st.ChunkSize}
 	if rep.model == "" {
 		rep.model = "llmtest"
 	}
@@ -378,7 +385,8 @@ func (s *Server) render(req *Request, c *compiledConv, st Step, seq int) *reply 
 		if input == nil {
 			input = map[string]any{}
 		}
-		args := mustJSON(input)
+		// A captured value goes into the JSON as a string's contents.
+		args := []byte(c.captured(req, string(mustJSON(input)), jsonStringContents))
 		rep.calls = append(rep.calls, replyCall{id: id, name: tc.Name, args: args, scriptedID: tc.ID != ""})
 		out += len(tc.Name) + len(args)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -59,6 +60,25 @@ func (r *Request) firstUserText() string {
 		}
 	}
 	return ""
+}
+
+// capture returns the group of re's first match in the first user message,
+// else in the tool results, the newest first.
+func (r *Request) capture(re *regexp.Regexp) (string, bool) {
+	if m := re.FindStringSubmatch(r.firstUserText()); m != nil {
+		return m[1], true
+	}
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		parts := r.Messages[i].Parts
+		for j := len(parts) - 1; j >= 0; j-- {
+			if tr := parts[j].ToolResult; tr != nil {
+				if m := re.FindStringSubmatch(tr.Content); m != nil {
+					return m[1], true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // assistantTurns counts assistant messages: the index of the step to play.
