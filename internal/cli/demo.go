@@ -57,7 +57,10 @@ library rejects tokens without an iat claim, from its failing and then
 passing check; the Syncer extracts that learning, the syncer persona relays it
 to the login-form and auth-test tasks (blocking: it interrupts them), and
 they get their tokens right the first time; a task started afterwards gets it
-in its first context. The demo prints the live timeline from the event stream, a summary
+in its first context. Then one task runs on each external engine (Claude Code,
+Codex, Gemini CLI) whose CLI is installed, against the same scripted server;
+where a CLI is missing the demo says so, with how to install it, and runs that
+task on the native loop. The demo installs nothing. The demo prints the live timeline from the event stream, a summary
 with tokens and cost, main's history, and then restarts the daemon to show
 that everything is back from the store. --keep leaves the scratch directory.`,
 		Args: noArgs,
@@ -124,6 +127,7 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 		*t = "anthropic"
 	}
 	cfg.LLM.Tiers.Worker.Model = "claude-sonnet-4-5"
+	demoEngineConfig(&cfg, url, "NEURAPHAGE_DEMO_API_KEY")
 	cfg.LLM.Retry.BaseDelayMs, cfg.LLM.Retry.MaxDelayMs = 50, 200
 	cfg.Merge.AuthorName, cfg.Merge.AuthorEmail = "Neuraphage Demo", "demo@neuraphage.invalid"
 	// Main moves under the running tasks (a teammate's commit, and each
@@ -156,6 +160,11 @@ func (a *app) runDemo(ctx context.Context, opts demoOpts, out io.Writer) error {
 		if err := demoSummary(ctx, c, ids, repo, out); err != nil {
 			return err
 		}
+		more, err = demoEngines(ctx, c, repo, out)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, more...)
 		before, err = demoConversations(ctx, c, ids)
 		return err
 	})

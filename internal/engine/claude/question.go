@@ -3,6 +3,8 @@ package claude
 import (
 	"strings"
 
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
@@ -23,7 +25,7 @@ const QuestionMarker = "[NEEDS INPUT]"
 const systemPrompt = "You run unattended under Neuraphage; no one reads your replies while you work. " +
 	"When you cannot go on without an answer from the user, end your reply with one final line that starts with " +
 	QuestionMarker + " followed by the question, and stop: the user's answer comes as the next message. " +
-	"Never write that marker otherwise."
+	"Never write that marker otherwise. " + engine.LearningNote
 
 // maxQuestion bounds the question a reply asks.
 const maxQuestion = 1000

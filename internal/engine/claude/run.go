@@ -513,7 +513,7 @@ func (ru *run) commit(ctx context.Context, s engine.Step) error {
 		return err
 	}
 	ru.latest = t
-	return nil
+	return engine.StepLearnings(ctx, ru.h, s, t.Tags)
 }
 
 func receipt(turn int, injs []inject.Injection, now time.Time) event.Delivered {

@@ -557,6 +557,6 @@ func taskPrompt(t task.Task) string {
 	if strings.TrimSpace(t.Context) != "" {
 		fmt.Fprintf(&b, "\nContext:\n\n%s\n", engine.Neutralize(t.Context))
 	}
-	b.WriteString("\nWork in the current directory (a git worktree of your own). When the task is done, reply with a short summary of what you did and stop.")
+	b.WriteString("\nWork in the current directory (a git worktree of your own). When the task is done, reply with a short summary of what you did and stop.\n\n" + engine.LearningNote)
 	return b.String()
 }

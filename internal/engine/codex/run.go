@@ -531,7 +531,7 @@ func (ru *run) commit(ctx context.Context, s engine.Step) error {
 		return err
 	}
 	ru.latest = t
-	return nil
+	return engine.StepLearnings(ctx, ru.h, s, t.Tags)
 }
 
 // modelName is the model for the task, "" for the CLI's choice.

@@ -413,7 +413,7 @@ func (ru *run) commit(ctx context.Context, s engine.Step) error {
 		return err
 	}
 	ru.latest = t
-	return nil
+	return engine.StepLearnings(ctx, ru.h, s, t.Tags)
 }
 
 func receipt(turn int, injs []inject.Injection, now time.Time) event.Delivered {
@@ -443,7 +443,7 @@ func taskPrompt(t task.Task) string {
 	if strings.TrimSpace(t.Context) != "" {
 		fmt.Fprintf(&b, "\nContext:\n\n%s\n", engine.Neutralize(t.Context))
 	}
-	b.WriteString("\nWork in the current directory (a git worktree of your own). When the task is done, reply with a short summary of what you did and stop.")
+	b.WriteString("\nWork in the current directory (a git worktree of your own). When the task is done, reply with a short summary of what you did and stop.\n\n" + engine.LearningNote)
 	return b.String()
 }
 
