@@ -56,7 +56,7 @@ func NewLimiter(l Limits) *Limiter {
 // A low-priority call waits while any ordinary call does.
 func (l *Limiter) acquire(ctx context.Context, est int64) (release func(), err error) {
 	var yield func() (bool, <-chan struct{})
-	if isLowPriority(ctx) {
+	if IsLowPriority(ctx) {
 		yield = l.yieldTo
 	} else {
 		l.urgentWaiting(1)
@@ -180,7 +180,8 @@ func LowPriority(ctx context.Context) context.Context {
 	return context.WithValue(ctx, lowPriorityKey{}, true)
 }
 
-func isLowPriority(ctx context.Context) bool {
+// IsLowPriority reports whether ctx was marked by LowPriority.
+func IsLowPriority(ctx context.Context) bool {
 	low, _ := ctx.Value(lowPriorityKey{}).(bool)
 	return low
 }
