@@ -287,6 +287,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		work.Go(func() error { return rt.mw.Run(workCtx) })
 		work.Go(func() error { return rt.sv.Run(workCtx) })
 		work.Go(func() error { return rt.sy.Run(workCtx) })
+		work.Go(func() error { return rt.ov.Run(workCtx) })
 		work.Go(func() error { return rt.ws.Run(workCtx) })
 		work.Go(func() error { return sb.Run(workCtx, bus) })
 		work.Go(func() error { return newNotifier(opts.Config.Notify, st, logger).Run(workCtx, bus) })
