@@ -251,7 +251,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	srv := &http.Server{
 		Handler: server.RequireToken(withMCP(server.New(server.Config{
-			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
+			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Overlap: overlapAPI{rt.ov}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}), mcpH), token, tokenFile),
