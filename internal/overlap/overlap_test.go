@@ -249,3 +249,10 @@ func TestOptOutAndDisabled(t *testing.T) {
 		t.Fatalf("matrix = %+v, want the pair tracked anyway", m)
 	}
 }
+
+func writeFile(t testing.TB, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
