@@ -34,7 +34,9 @@ func (m *memStore) GetTask(_ context.Context, id task.ID) (task.Task, error) {
 	return t, nil
 }
 
-func (m *memStore) ListTasks(context.Context, store.ListOptions) ([]task.Task, error) { return nil, nil }
+func (m *memStore) ListTasks(context.Context, store.ListOptions) ([]task.Task, error) {
+	return nil, nil
+}
 
 func (m *memStore) GetWorktree(_ context.Context, id task.ID) (store.Worktree, error) {
 	return store.Worktree{TaskID: id, Repo: "/repo", Path: "/wt/" + string(id)}, nil
