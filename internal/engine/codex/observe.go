@@ -391,6 +391,10 @@ func (ru *run) serverRequest(ctx context.Context, m msg) error {
 		if err := ru.p.WriteLine(response{ID: *m.ID, Result: map[string]any{"decision": decision}}); err != nil {
 			return ru.crashed(err)
 		}
+		if decision == "decline" && !itemApprovals[m.Method] {
+			// No declined item follows to report it.
+			ru.h.Emit(lifecycle.Denial(ru.turn, "Bash", m.Params, "approval requested by Codex ("+m.Method+"), declined"))
+		}
 		return nil
 	}
 	type errResp struct {
@@ -403,6 +407,10 @@ func (ru *run) serverRequest(ctx context.Context, m msg) error {
 	return nil
 }
 
+// itemApprovals are the approval requests for an item: a declined one
+// completes as a declined item, the denial denied reports.
+var itemApprovals = map[string]bool{"item/commandExecution/requestApproval": true, "item/fileChange/requestApproval": true}
+
 // approves reports whether the task's manifest allows what an approval
 // request asks for: a command (item/commandExecution/requestApproval) or
 // an edit (item/fileChange/requestApproval).
@@ -412,7 +420,7 @@ func (ru *run) approves(m msg) bool {
 		return false
 	}
 	switch m.Method {
-	case "item/commandExecution/requestApproval":
+	case "item/commandExecution/requestApproval": // params.command is Codex's, with its shell wrapper
 		var p struct {
 			Command string `json:"command"`
 		}
