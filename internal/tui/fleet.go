@@ -112,6 +112,15 @@ func (f *fleet) load(list []task.Summary, health []api.TaskHealth, rb api.Rebase
 			}
 		}
 	}
+	f.applyRebase(rb)
+}
+
+// applyRebase sets every task's distance from main from the rebase status;
+// a task it does not list is not behind.
+func (f *fleet) applyRebase(rb api.RebaseStatus) {
+	for _, r := range f.rows {
+		r.behind = 0
+	}
 	for _, t := range rb.Tasks {
 		if r := f.rows[t.TaskID]; r != nil {
 			r.behind = t.Behind

@@ -118,6 +118,18 @@ type (
 		merge  *api.MergeEntry
 		err    error
 	}
+	// headerMsg is the open task's worktree and merge state, read again.
+	headerMsg struct {
+		id    task.ID
+		wt    api.Worktree
+		wtErr error
+		merge *api.MergeEntry
+	}
+	// rebaseMsg is every task's distance from main, read again.
+	rebaseMsg struct {
+		st  api.RebaseStatus
+		err error
+	}
 	diffMsg struct {
 		id   task.ID
 		text string
@@ -271,15 +283,42 @@ func (m *Model) openTask(id task.ID) tea.Cmd {
 		}
 		d.events, d.err = m.backend.Events(m.ctx, event.Query{Filter: event.Filter{TaskID: id}})
 		d.wt, d.wtErr = m.backend.Worktree(m.ctx, id)
-		if st, err := m.backend.Merge(m.ctx); err == nil {
-			for _, e := range append(st.Open, st.Recent...) {
-				if e.TaskID == id {
-					d.merge = &e
-					break
-				}
-			}
-		}
+		d.merge = m.mergeEntry(id)
 		return d
+	}
+}
+
+// mergeEntry is the task's newest merge-queue entry, nil when none or when
+// the queue cannot be read.
+func (m *Model) mergeEntry(id task.ID) *api.MergeEntry {
+	st, err := m.backend.Merge(m.ctx)
+	if err != nil {
+		return nil
+	}
+	for _, e := range append(st.Open, st.Recent...) {
+		if e.TaskID == id {
+			return &e
+		}
+	}
+	return nil
+}
+
+// loadHeader reads the open task's worktree and merge state again, after
+// the stream said one of them changed.
+func (m *Model) loadHeader(id task.ID) tea.Cmd {
+	return func() tea.Msg {
+		h := headerMsg{id: id}
+		h.wt, h.wtErr = m.backend.Worktree(m.ctx, id)
+		h.merge = m.mergeEntry(id)
+		return h
+	}
+}
+
+// loadRebase reads every task's distance from main again, after main moved.
+func (m *Model) loadRebase() tea.Cmd {
+	return func() tea.Msg {
+		st, err := m.backend.Rebase(m.ctx)
+		return rebaseMsg{st, err}
 	}
 }
 
@@ -360,6 +399,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.task.add(e)
 		}
 		m.task.lines = append(m.task.lines, live...)
+	case headerMsg:
+		if m.task != nil && m.task.id == msg.id {
+			m.task.wt, m.task.merge, m.task.wtErr = msg.wt, msg.merge, ""
+			if msg.wtErr != nil {
+				m.task.wtErr = msg.wtErr.Error()
+			}
+		}
+	case rebaseMsg:
+		if msg.err != nil {
+			m.status = "rebase status: " + msg.err.Error()
+		} else {
+			m.fleet.applyRebase(msg.st)
+		}
 	case diffMsg:
 		if m.task != nil && m.task.id == msg.id {
 			if msg.err != nil {
@@ -407,7 +459,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	fetch := map[task.ID]bool{}
-	mergeChanged := false
+	mergeChanged, mainMoved, headerChanged := false, false, false
 	for _, e := range batch {
 		if e.Kind == event.KindTextDelta {
 			continue
@@ -421,13 +473,26 @@ func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 			if p, ok := e.Payload.(event.TaskStatus); ok {
 				m.task.detail.Task.Status = p.To
 			}
+			if strings.HasPrefix(string(e.Kind), "worktree.") || strings.HasPrefix(string(e.Kind), "merge.") {
+				headerChanged = true
+			}
 		}
 		if strings.HasPrefix(string(e.Kind), "merge.") {
 			mergeChanged = true
 		}
+		if e.Kind == event.KindMainUpdated {
+			mainMoved = true
+		}
 	}
 	if mergeChanged && m.screen == screenMerge {
 		cmds = append(cmds, m.loadMerge())
+	}
+	// One read for a batch, however many events it holds.
+	if headerChanged {
+		cmds = append(cmds, m.loadHeader(m.task.id))
+	}
+	if mainMoved {
+		cmds = append(cmds, m.loadRebase())
 	}
 	cmds = append(cmds, m.nextEvents())
 	return tea.Batch(cmds...)

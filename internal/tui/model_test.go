@@ -37,6 +37,8 @@ type fakeBackend struct {
 	did     []Action
 	failDo  error
 	details map[task.ID]api.TaskDetail
+	// wtState is every worktree's state; "active" when empty.
+	wtState string
 }
 
 func (f *fakeBackend) Fleet(_ context.Context, all bool) ([]task.Summary, error) {
@@ -49,8 +51,16 @@ func (f *fakeBackend) Fleet(_ context.Context, all bool) ([]task.Summary, error)
 	return out, nil
 }
 func (f *fakeBackend) Health(context.Context) ([]api.TaskHealth, error) { return f.health, nil }
-func (f *fakeBackend) Rebase(context.Context) (api.RebaseStatus, error) { return f.rebase, nil }
-func (f *fakeBackend) Merge(context.Context) (api.MergeStatus, error)   { return f.merge, nil }
+func (f *fakeBackend) Rebase(context.Context) (api.RebaseStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rebase, nil
+}
+func (f *fakeBackend) Merge(context.Context) (api.MergeStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.merge, nil
+}
 func (f *fakeBackend) Knowledge(_ context.Context, q string) ([]api.Learning, error) {
 	var out []api.Learning
 	for _, l := range f.learn {
@@ -81,7 +91,9 @@ func (f *fakeBackend) Events(_ context.Context, q event.Query) ([]event.Event, e
 	return out, nil
 }
 func (f *fakeBackend) Worktree(_ context.Context, id task.ID) (api.Worktree, error) {
-	return api.Worktree{TaskID: id, State: "active", Path: "/work/repo/.neuraphage/" + string(id), Branch: "neuraphage/" + string(id) + "/work", BaseCommit: "abc123"}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return api.Worktree{TaskID: id, State: or(f.wtState, "active"), Path: "/work/repo/.neuraphage/" + string(id), Branch: "neuraphage/" + string(id) + "/work", BaseCommit: "abc123"}, nil
 }
 func (f *fakeBackend) Diff(context.Context, api.Worktree) (string, error) {
 	return "diff --git a/greeting.txt b/greeting.txt\n-Hello.\n+Hello, and welcome!\n", nil

@@ -14,6 +14,12 @@ import (
 // fleet loads is missed; one goroutine reads the stream and ends, joined,
 // when Run returns.
 func Run(ctx context.Context, b Backend, o Options) error {
+	return run(ctx, b, o, nil)
+}
+
+// run is Run with the program's model wrapped (nil: as it is) and more
+// options for the program; the benchmarks count frames with them.
+func run(ctx context.Context, b Backend, o Options, wrap func(*Model) tea.Model, opts ...tea.ProgramOption) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st, err := b.Watch(ctx)
@@ -39,7 +45,11 @@ func Run(ctx context.Context, b Backend, o Options) error {
 	}()
 	m := New(ctx, b, o)
 	m.events = ch
-	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	var top tea.Model = m
+	if wrap != nil {
+		top = wrap(m)
+	}
+	_, err = tea.NewProgram(top, append([]tea.ProgramOption{tea.WithContext(ctx)}, opts...)...).Run()
 	cancel()
 	st.Close()
 	<-done

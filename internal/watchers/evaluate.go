@@ -9,6 +9,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/interject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/llm/limit"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
@@ -125,7 +126,9 @@ func (s *Service) ask(ctx context.Context, tier llm.Tier, prompt string) (*llm.R
 	if err != nil {
 		return nil, err
 	}
-	return llm.Ask(ctx, c, model, interject.System, prompt, s.o.Config.MaxTokens, s.o.Config.Timeout)
+	// The call shares the provider's limiter with the tasks' own calls and
+	// stands back while one of theirs waits.
+	return llm.Ask(limit.LowPriority(ctx), c, model, interject.System, prompt, s.o.Config.MaxTokens, s.o.Config.Timeout)
 }
 
 // interject sends the reply through the one door: urgent interrupts the

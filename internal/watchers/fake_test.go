@@ -11,6 +11,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/llm/limit"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -34,6 +35,8 @@ type world struct {
 	gate   chan struct{} // when set, each model call waits for a receive
 	inCall int
 	maxIn  int
+	// ordinary counts model calls not marked limit.LowPriority.
+	ordinary int
 	// injected, when set, is told of each injection (benchmarks).
 	injected chan struct{}
 	// evaluated, when set, is told of each evaluation recorded.
@@ -232,6 +235,9 @@ func (w *world) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 	w.mu.Lock()
 	if !w.lean {
 		w.calls = append(w.calls, prompt)
+	}
+	if !limit.IsLowPriority(ctx) {
+		w.ordinary++
 	}
 	w.inCall++
 	w.maxIn = max(w.maxIn, w.inCall)

@@ -78,6 +78,12 @@ func TestSettleTimer(t *testing.T) {
 		if len(calls) != 1 || !strings.Contains(calls[0], "[Assistant]: Thinking about the parser.") || evals[0].Decision != store.DecisionContinue {
 			t.Fatalf("after settling: %d calls, evals %+v", len(calls), evals)
 		}
+		w.mu.Lock()
+		ordinary := w.ordinary
+		w.mu.Unlock()
+		if ordinary != 0 {
+			t.Errorf("%d evaluation calls not marked low priority: they would compete with the tasks' own calls", ordinary)
+		}
 		time.Sleep(10 * settle)
 		synctest.Wait()
 		if calls, _, _, _ := w.snapshot(); len(calls) != 1 {

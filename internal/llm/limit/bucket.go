@@ -31,9 +31,20 @@ func (b *bucket) refillLocked(now time.Time) {
 
 // take waits until n can be taken, then takes it. A request larger than
 // the whole bucket waits for a full bucket and leaves it in debt, so it
-// cannot wait forever.
-func (b *bucket) take(ctx context.Context, n float64) error {
+// cannot wait forever. A non-nil yield makes the take low-priority: it
+// stands back while yield reports an ordinary call waiting.
+func (b *bucket) take(ctx context.Context, n float64, yield func() (bool, <-chan struct{})) error {
 	for {
+		if yield != nil {
+			if blocked, changed := yield(); blocked {
+				select {
+				case <-changed:
+					continue
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+			}
+		}
 		b.mu.Lock()
 		b.refillLocked(time.Now())
 		need := min(n, b.perMinute)

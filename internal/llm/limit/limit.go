@@ -30,8 +30,10 @@ type Limiter struct {
 	requests *bucket       // nil when unlimited
 	tokens   *bucket       // nil when unlimited
 
-	mu          sync.Mutex // guards pausedUntil
+	mu          sync.Mutex // guards pausedUntil, urgent and changed
 	pausedUntil time.Time
+	urgent      int           // ordinary calls waiting in acquire
+	changed     chan struct{} // closed when urgent changes; nil when nobody watches
 }
 
 // NewLimiter returns a Limiter enforcing l.
@@ -51,7 +53,15 @@ func NewLimiter(l Limits) *Limiter {
 
 // acquire waits for a pause to end, a concurrency slot and budget for one
 // request of about est tokens. The returned release must be called.
+// A low-priority call waits while any ordinary call does.
 func (l *Limiter) acquire(ctx context.Context, est int64) (release func(), err error) {
+	var yield func() (bool, <-chan struct{})
+	if IsLowPriority(ctx) {
+		yield = l.yieldTo
+	} else {
+		l.urgentWaiting(1)
+		defer l.urgentWaiting(-1)
+	}
 	for {
 		l.mu.Lock()
 		wait := time.Until(l.pausedUntil)
@@ -64,14 +74,20 @@ func (l *Limiter) acquire(ctx context.Context, est int64) (release func(), err e
 		}
 	}
 	if l.requests != nil {
-		if err := l.requests.take(ctx, 1); err != nil {
+		if err := l.requests.take(ctx, 1, yield); err != nil {
 			return nil, err
 		}
 	}
 	if l.tokens != nil {
-		if err := l.tokens.take(ctx, float64(est)); err != nil {
+		if err := l.tokens.take(ctx, float64(est), yield); err != nil {
 			return nil, err
 		}
+	}
+	if l.sem != nil && yield != nil {
+		if err := l.slot(ctx); err != nil {
+			return nil, err
+		}
+		return func() { <-l.sem }, nil
 	}
 	if l.sem != nil {
 		select {
@@ -151,5 +167,68 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	}
+}
+
+type lowPriorityKey struct{}
+
+// LowPriority marks the calls made with ctx as background work (a watcher
+// session's evaluation): while any other call waits for capacity, a
+// low-priority call neither takes budget nor a slot, so a task's own model
+// calls are served before queued background calls.
+func LowPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lowPriorityKey{}, true)
+}
+
+// IsLowPriority reports whether ctx was marked by LowPriority.
+func IsLowPriority(ctx context.Context) bool {
+	low, _ := ctx.Value(lowPriorityKey{}).(bool)
+	return low
+}
+
+// urgentWaiting adds d to the count of ordinary calls waiting for capacity
+// and wakes the low-priority calls watching it.
+func (l *Limiter) urgentWaiting(d int) {
+	l.mu.Lock()
+	l.urgent += d
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+	l.mu.Unlock()
+}
+
+// yieldTo reports whether a low-priority call must stand back (an ordinary
+// call is waiting), and a channel closed when that may have changed.
+func (l *Limiter) yieldTo() (blocked bool, changed <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.urgent > 0, l.changed
+}
+
+// slot takes a concurrency slot for a low-priority call, standing back
+// while an ordinary call waits: a waiting ordinary call closes changed,
+// which takes this call out of the race for the slot.
+func (l *Limiter) slot(ctx context.Context) error {
+	for {
+		blocked, changed := l.yieldTo()
+		if blocked {
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		select {
+		case l.sem <- struct{}{}:
+			return nil
+		case <-changed:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
 }
