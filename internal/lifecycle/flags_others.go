@@ -15,7 +15,9 @@ import (
 //   - sandbox_mode: workspace-write when the manifest writes anything (it
 //     holds Write, Edit or Bash and a writable path), read-only otherwise;
 //   - approval_policy: never (no one is there to approve: a refused action
-//     fails and is reported, and recovery widens the manifest);
+//     fails and is reported, and recovery widens the manifest; the codex
+//     engine's turns ask "untrusted" when the manifest names its commands,
+//     and answer the approvals by it);
 //   - sandbox_workspace_write.writable_roots: its absolute writable paths;
 //   - sandbox_workspace_write.network_access: Network.
 //

@@ -152,6 +152,14 @@ func commandPrefix(cmd string) string {
 
 var subcommanded = []string{"go", "git", "npm", "cargo", "make", "docker", "kubectl", "pnpm", "yarn", "pip", "uv", "gh"}
 
+// AllowsCommand reports whether m lets the agent run cmd: the shell among
+// its tools and, when it names commands, cmd starting with one of them.
+// An engine whose CLI asks before a command (Codex's approval requests)
+// answers by it.
+func AllowsCommand(m task.Manifest, cmd string) bool {
+	return slices.Contains(m.Tools, "Bash") && (len(m.Commands) == 0 || commandAllowed(m.Commands, cmd))
+}
+
 // commandAllowed reports whether cmd starts with one of the prefixes
 // (whole words).
 func commandAllowed(prefixes []string, cmd string) bool {

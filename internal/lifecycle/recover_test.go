@@ -145,3 +145,22 @@ func TestInteractiveAsks(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowsCommand(t *testing.T) {
+	for _, c := range []struct {
+		m    task.Manifest
+		cmd  string
+		want bool
+	}{
+		{task.Manifest{Tools: []string{"Read", "Bash"}}, "rm -rf build", true},
+		{task.Manifest{Tools: []string{"Read"}}, "ls", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "git  status", true},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "gitk", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"go test"}}, "go build ./...", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"go test"}}, "go test ./...", true},
+	} {
+		if got := AllowsCommand(c.m, c.cmd); got != c.want {
+			t.Errorf("AllowsCommand(%+v, %q) = %v, want %v", c.m, c.cmd, got, c.want)
+		}
+	}
+}

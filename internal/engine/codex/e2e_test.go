@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
@@ -31,6 +33,13 @@ conversations:
     match: {after: "nudge-7731"}
     steps:
       - text: "Saw nudge-7731."
+  - name: retried
+    match: {after: "(?i)try it again"}
+    steps:
+      - text: "Trying again."
+        tool_calls:
+          - {name: exec_command, input: {cmd: "echo hi > made.txt"}}
+      - text: "Done after the retry."
   - name: make
     match: {after: "(?i)make task"}
     steps:
@@ -289,6 +298,53 @@ func TestRealRestart(t *testing.T) {
 	}
 	if eng.Thread(tk.ID) != thread {
 		t.Errorf("thread changed from %q to %q", thread, eng.Thread(tk.ID))
+	}
+}
+
+// TestRealDeclined: the task's manifest names the commands it may run
+// (git), so the CLI asks before a command it does not hold safe
+// (approvalPolicy "untrusted"); the engine declines one the manifest does
+// not allow, the CLI reports the command declined, the moderate strategy
+// widens the manifest within the user's policy, and the retried command
+// is accepted and runs: the model server sees its result and the task
+// completes.
+func TestRealDeclined(t *testing.T) {
+	x := newE2E(t)
+	tk := x.task("make task: create made.txt")
+	tk.Manifest = &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}
+	h := newFakeHost(tk)
+	eng := x.engine()
+	eng.o.Recovery = &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, MaxEscalations: 3, Recovery: lifecycle.Moderate}}
+	o := outcome(t, x.run(context.Background(), eng, tk, h))
+	if o.Status != engine.Completed || !strings.Contains(o.Reason, "Done after the retry") {
+		t.Fatalf("outcome = %+v, want completed after the retry", o)
+	}
+	if !h.has(event.KindPermissionDenied, func(p event.Payload) bool {
+		return strings.Contains(p.(event.PermissionDenied).Command, "echo hi > made.txt")
+	}) {
+		t.Error("no permission denial of the declined command")
+	}
+	if m := h.manifest(); m == nil || !slices.Contains(m.Commands, "echo") || m.Escalations != 1 {
+		t.Errorf("stored manifest %+v, want echo allowed after one escalation", m)
+	}
+	if b, err := os.ReadFile(filepath.Join(x.dir, "made.txt")); err != nil || strings.TrimSpace(string(b)) != "hi" {
+		t.Fatalf("made.txt = %q, %v", b, err)
+	}
+	var results []string
+	for _, r := range x.srv.Requests() {
+		if r.Conversation != "retried" || r.Step != 1 {
+			continue
+		}
+		for _, m := range r.Messages {
+			for _, p := range m.Parts {
+				if p.ToolResult != nil {
+					results = append(results, p.ToolResult.Content)
+				}
+			}
+		}
+	}
+	if len(results) != 2 || !strings.Contains(results[0], "rejected") || !strings.Contains(results[1], "exited with code 0") {
+		t.Errorf("the model server's tool results %q, want the refusal then the retried command's success", results)
 	}
 }
 

@@ -288,9 +288,11 @@ func TestUnwrapShell(t *testing.T) {
 
 // TestFakeDeclined: a command Codex declines is a permission denial; the
 // lifecycle's moderate recovery widens the manifest within the policy,
-// stores it, and the next turn runs under it, saying so. (The recording
-// is the completion's with its command marked declined, and a second
-// turn: testdata/declined-crafted.jsonl.)
+// stores it, and the next turn runs under it, saying so. The manifest
+// names its commands, so each turn asks for approvals (approvalPolicy
+// "untrusted"): the engine declines the command the first time and
+// accepts it once the manifest allows it. (Recorded from the real CLI by
+// TestRealDeclined: testdata/declined-1.jsonl.)
 func TestFakeDeclined(t *testing.T) {
 	f := newFake(t)
 	rec := &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, MaxEscalations: 3, Recovery: lifecycle.Moderate}}
@@ -299,7 +301,7 @@ func TestFakeDeclined(t *testing.T) {
 	tk := task.Task{ID: "t-6", Description: "make task: create made.txt",
 		Manifest: &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}}
 	h := newFakeHost(tk)
-	o := outcome(t, f.run(context.Background(), "declined-crafted.jsonl", tk, h))
+	o := outcome(t, f.run(context.Background(), "declined-1.jsonl", tk, h))
 	if o.Status != engine.Completed {
 		t.Fatalf("outcome = %+v", o)
 	}
@@ -319,6 +321,24 @@ func TestFakeDeclined(t *testing.T) {
 	if sp, _ := params(t, turns[1])["sandboxPolicy"].(map[string]any); sp["type"] != "workspaceWrite" {
 		t.Errorf("the retry's sandboxPolicy = %v", sp)
 	}
+	for i, turn := range turns {
+		if ap := params(t, turn)["approvalPolicy"]; ap != "untrusted" {
+			t.Errorf("turn %d's approvalPolicy = %v, want untrusted", i+1, ap)
+		}
+	}
+	var decisions []string
+	for _, m := range readLogQuiet(f.dir) {
+		if m.Method == "" && m.ID != nil {
+			var r struct {
+				Decision string `json:"decision"`
+			}
+			_ = json.Unmarshal(m.Result, &r)
+			decisions = append(decisions, r.Decision)
+		}
+	}
+	if !slices.Equal(decisions, []string{"decline", "accept"}) {
+		t.Errorf("approvals answered %q, want decline then accept", decisions)
+	}
 }
 
 // TestFakeAskAndAnswer: under the interactive strategy a declined command
@@ -332,7 +352,7 @@ func TestFakeAskAndAnswer(t *testing.T) {
 	tk := task.Task{ID: "t-7", Description: "make task: create made.txt",
 		Manifest: &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}}
 	h := newFakeHost(tk)
-	o := outcome(t, f.run(context.Background(), "declined-crafted.jsonl", tk, h))
+	o := outcome(t, f.run(context.Background(), "declined-1.jsonl", tk, h))
 	if o.Status != engine.Waiting || !strings.Contains(o.Reason, "allow") {
 		t.Fatalf("outcome = %+v, want waiting with the question", o)
 	}

@@ -147,3 +147,10 @@ func (h *fakeHost) has(k event.Kind, ok func(event.Payload) bool) bool {
 	}
 	return false
 }
+
+// manifest is the task's stored manifest.
+func (h *fakeHost) manifest() *task.Manifest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.t.Manifest
+}

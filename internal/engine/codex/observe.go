@@ -375,16 +375,26 @@ func (ru *run) turnCompleted(ctx context.Context, t turn) error {
 		Call: &engine.Call{Provider: Provider, Model: ru.modelLabel(), Usage: u, CostUSD: cost, Duration: dur}})
 }
 
-// serverRequest answers a request of the CLI. Approvals are declined
-// (the engine runs with approval_policy "never": none should come; one
-// that does is a denial the lifecycle recovers from); anything else is
+// serverRequest answers a request of the CLI. An approval is answered by
+// the task's manifest (the CLI asks when the manifest names commands:
+// approvalPolicy): a command or an edit it allows is accepted; one it does
+// not is declined, and the declined item that follows is the denial the
+// lifecycle recovers from (denied). Without a manifest, approvals are
+// declined (approval_policy "never": none should come). Anything else is
 // refused.
 func (ru *run) serverRequest(ctx context.Context, m msg) error {
 	if strings.HasSuffix(m.Method, "/requestApproval") || strings.HasSuffix(m.Method, "Approval") {
-		if err := ru.p.WriteLine(response{ID: *m.ID, Result: map[string]any{"decision": "decline"}}); err != nil {
+		decision := "decline"
+		if ru.approves(m) {
+			decision = "accept"
+		}
+		if err := ru.p.WriteLine(response{ID: *m.ID, Result: map[string]any{"decision": decision}}); err != nil {
 			return ru.crashed(err)
 		}
-		ru.h.Emit(lifecycle.Denial(ru.turn, "Bash", m.Params, "approval requested by Codex ("+m.Method+"), declined: no one is there to approve"))
+		if decision == "decline" && !itemApprovals[m.Method] {
+			// No declined item follows to report it.
+			ru.h.Emit(lifecycle.Denial(ru.turn, "Bash", m.Params, "approval requested by Codex ("+m.Method+"), declined"))
+		}
 		return nil
 	}
 	type errResp struct {
@@ -395,6 +405,41 @@ func (ru *run) serverRequest(ctx context.Context, m msg) error {
 		return ru.crashed(err)
 	}
 	return nil
+}
+
+// itemApprovals are the approval requests for an item: a declined one
+// completes as a declined item, the denial denied reports.
+var itemApprovals = map[string]bool{"item/commandExecution/requestApproval": true, "item/fileChange/requestApproval": true}
+
+// approves reports whether the task's manifest allows what an approval
+// request asks for: a command (item/commandExecution/requestApproval) or
+// an edit (item/fileChange/requestApproval).
+func (ru *run) approves(m msg) bool {
+	man := ru.latest.Manifest
+	if man == nil {
+		return false
+	}
+	switch m.Method {
+	case "item/commandExecution/requestApproval": // params.command is Codex's, with its shell wrapper
+		var p struct {
+			Command string `json:"command"`
+		}
+		return json.Unmarshal(m.Params, &p) == nil && p.Command != "" && lifecycle.AllowsCommand(*man, unwrapShell(p.Command))
+	case "item/fileChange/requestApproval":
+		return len(man.Writable) > 0 && slices.ContainsFunc(man.Tools, func(t string) bool { return t == "Write" || t == "Edit" })
+	}
+	return false
+}
+
+// approvalPolicy is the CLI's approval policy for a turn under manifest
+// m: "untrusted" when m names the commands the agent may run (the CLI
+// asks before any command it does not hold safe, and serverRequest
+// answers by m), else "" (the command line's "never" holds).
+func approvalPolicy(m *task.Manifest) string {
+	if m != nil && len(m.Commands) > 0 {
+		return "untrusted"
+	}
+	return ""
 }
 
 // modelLabel is the model the task runs on as far as the engine knows it.

@@ -410,6 +410,9 @@ func (ru *run) startTurn(ctx context.Context, intro string, injs []inject.Inject
 	if sp := sandboxPolicy(ru.latest.Manifest, ru.e.o.Network, ru.e.confined()); sp != nil {
 		params["sandboxPolicy"] = sp // a manifest widened by recovery holds from this turn on
 	}
+	if ap := approvalPolicy(ru.latest.Manifest); ap != "" {
+		params["approvalPolicy"] = ap
+	}
 	raw, err := ru.call(ctx, "turn/start", params)
 	if err != nil {
 		return err
