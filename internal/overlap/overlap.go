@@ -27,6 +27,7 @@ package overlap
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -148,6 +149,7 @@ type Radar struct {
 	members map[task.ID]*member
 	byFile  map[string]map[task.ID]bool // repo+"\x00"+file → the tasks that changed it
 	pairs   map[pairKey]*pair
+	skip    map[task.ID]bool // running tasks without a worktree (not tracked)
 
 	mu     sync.Mutex
 	matrix []Pair // the published matrix, guarded by mu
@@ -174,7 +176,7 @@ func New(o Options) *Radar {
 	}
 	return &Radar{o: o, log: o.Logger,
 		rt:      supervisor.New(supervisor.Options{Name: "the overlap radar", Logger: o.Logger}),
-		members: map[task.ID]*member{}, byFile: map[string]map[task.ID]bool{}, pairs: map[pairKey]*pair{}}
+		members: map[task.ID]*member{}, skip: map[task.ID]bool{}, byFile: map[string]map[task.ID]bool{}, pairs: map[pairKey]*pair{}}
 }
 
 // StartAfter makes the first feed start after event id of the log.
@@ -236,6 +238,9 @@ func (r *Radar) adoptRunning(ctx context.Context) {
 func (r *Radar) admit(ctx context.Context, t task.Task) *member {
 	w, err := r.o.Store.GetWorktree(ctx, t.ID)
 	if err != nil || w.Path == "" {
+		if err == nil || errors.Is(err, store.ErrNotFound) {
+			r.skip[t.ID] = true
+		}
 		return nil
 	}
 	m := &member{t: t, repo: w.Repo, path: w.Path, files: map[string]bool{}, quiet: slices.Contains(t.Tags, NoNoticesTag)}
@@ -262,6 +267,7 @@ func (r *Radar) Observe(ctx context.Context, e event.Event) {
 
 // forget drops a finished task and its pairs.
 func (r *Radar) forget(id task.ID) {
+	delete(r.skip, id)
 	m := r.members[id]
 	if m == nil {
 		return
@@ -286,6 +292,9 @@ func (r *Radar) forget(id task.ID) {
 func (r *Radar) changed(ctx context.Context, id task.ID, path string) {
 	m := r.members[id]
 	if m == nil {
+		if r.skip[id] {
+			return
+		}
 		t, err := r.o.Store.GetTask(ctx, id)
 		if err != nil || t.Status.Terminal() {
 			return
