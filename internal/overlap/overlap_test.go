@@ -256,3 +256,28 @@ func writeFile(t testing.TB, p, s string) {
 		t.Fatal(err)
 	}
 }
+
+// A task that finishes leaves the matrix with its pairs; the radar goes
+// on with the others.
+func TestFinishedTaskLeavesTheMatrix(t *testing.T) {
+	g := newRig(t, Config{Enabled: true})
+	a, b := g.task("t-aaaaa", "x"), g.task("t-bbbbb", "y")
+	g.edit("t-aaaaa", a, "a.go", 10, "mine")
+	g.edit("t-bbbbb", b, "a.go", 20, "theirs")
+	g.settle(1)
+	if m := g.r.Matrix(""); len(m) != 1 {
+		t.Fatalf("matrix = %+v, want one pair", m)
+	}
+	if _, err := g.st.AppendEvents(context.Background(), event.New(time.Now(), "t-aaaaa", event.TaskStatus{From: task.Running, To: task.Completed})); err != nil {
+		t.Fatal(err)
+	}
+	c := g.task("t-ccccc", "z")
+	g.edit("t-ccccc", c, "b.go", 1, "other")
+	g.settle(1)
+	if m := g.r.Matrix(""); len(m) != 0 {
+		t.Fatalf("matrix = %+v after t-aaaaa finished, want empty", m)
+	}
+	if n := g.act.Count(); n != 2 {
+		t.Fatalf("%d injections, want the first pair's 2 only", n)
+	}
+}
