@@ -434,10 +434,12 @@ func lock(lockFile, pidFile string) (func(), error) {
 		return nil, fmt.Errorf("opening the lock file: %w", err)
 	}
 	// A daemon killed while it was starting a process leaves the lock with
-	// that child until it has exec'd (close-on-exec): a moment. While the
-	// recorded daemon is gone, the lock is tried again for a few seconds.
+	// that child until it has exec'd (close-on-exec): a moment, longer on a
+	// loaded machine (a restart right after a kill was refused there after
+	// 5 s). While the recorded daemon is gone, the lock is tried again for
+	// up to 20 seconds; a live daemon is reported at once.
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	for deadline := time.Now().Add(5 * time.Second); errors.Is(err, syscall.EWOULDBLOCK) && !alive(ReadPID(pidFile)) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(20 * time.Second); errors.Is(err, syscall.EWOULDBLOCK) && !alive(ReadPID(pidFile)) && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	}

@@ -180,9 +180,39 @@ func fakeReplay() int {
 			}
 			b, _ := json.Marshal(out)
 			os.Stdout.Write(append(b, '\n'))
+			// A request of the CLI's (an approval) waits for its answer, as
+			// the real CLI does, before the recording goes on: otherwise the
+			// turn could end, and the engine stop the fake, before the
+			// answer reached the log.
+			if _, isMethod := out["method"]; isMethod && out["id"] != nil {
+				if !awaitAnswer(in, logf, out["id"]) {
+					fmt.Fprintln(os.Stderr, "fake codex: no answer to", string(b))
+					return 3
+				}
+			}
 		}
 	}
 	return 0
+}
+
+// awaitAnswer reads the engine's lines, logging each, until the answer to
+// the request with this id; false when stdin ends first or a new request
+// comes instead.
+func awaitAnswer(in *bufio.Scanner, logf *os.File, id json.RawMessage) bool {
+	for in.Scan() {
+		logf.Write(append(append([]byte(nil), in.Bytes()...), '\n'))
+		var m struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.Method != "" {
+			return false
+		}
+		if string(m.ID) == string(id) {
+			return true
+		}
+	}
+	return false
 }
 
 func loadSegments(path string) ([]segment, error) {
