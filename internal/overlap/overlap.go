@@ -68,6 +68,7 @@ type Store interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	ListTasks(ctx context.Context, o store.ListOptions) ([]task.Task, error)
 	GetWorktree(ctx context.Context, id task.ID) (store.Worktree, error)
+	ReadEvents(ctx context.Context, q event.Query) ([]event.Event, error)
 	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
 }
 
@@ -229,13 +230,13 @@ func (r *Radar) adoptRunning(ctx context.Context) {
 	}
 	for _, t := range ts {
 		if r.members[t.ID] == nil {
-			r.admit(ctx, t)
+			r.admit(ctx, t, 0)
 		}
 	}
 }
 
 // admit starts tracking t; nil when it has no worktree.
-func (r *Radar) admit(ctx context.Context, t task.Task) *member {
+func (r *Radar) admit(ctx context.Context, t task.Task, upTo int64) *member {
 	w, err := r.o.Store.GetWorktree(ctx, t.ID)
 	if err != nil || w.Path == "" {
 		if err == nil || errors.Is(err, store.ErrNotFound) {
@@ -245,6 +246,7 @@ func (r *Radar) admit(ctx context.Context, t task.Task) *member {
 	}
 	m := &member{t: t, repo: w.Repo, path: w.Path, files: map[string]bool{}, quiet: slices.Contains(t.Tags, NoNoticesTag)}
 	r.members[t.ID] = m
+	r.readBack(ctx, m, upTo)
 	return m
 }
 
@@ -260,7 +262,7 @@ func (r *Radar) Observe(ctx context.Context, e event.Event) {
 			r.forget(e.TaskID)
 		}
 	case event.FileChanged:
-		r.changed(ctx, e.TaskID, p.Path)
+		r.changed(ctx, e.TaskID, p.Path, e.ID)
 		r.count(func(s *Stats) { s.Observations++ })
 	}
 }
@@ -289,7 +291,7 @@ func (r *Radar) forget(id task.ID) {
 }
 
 // changed records that task id changed file path.
-func (r *Radar) changed(ctx context.Context, id task.ID, path string) {
+func (r *Radar) changed(ctx context.Context, id task.ID, path string, at int64) {
 	m := r.members[id]
 	if m == nil {
 		if r.skip[id] {
@@ -299,8 +301,8 @@ func (r *Radar) changed(ctx context.Context, id task.ID, path string) {
 		if err != nil || t.Status.Terminal() {
 			return
 		}
-		if m = r.admit(ctx, t); m == nil {
-			return
+		if m = r.admit(ctx, t, at); m == nil || m.files[path] {
+			return // none, or the change was read back from the log
 		}
 	}
 	k := m.repo + "\x00" + path
@@ -314,34 +316,116 @@ func (r *Radar) changed(ctx context.Context, id task.ID, path string) {
 		}
 		return
 	}
+	if grown := r.index(m, path); len(grown) > 0 {
+		for _, pk := range grown {
+			p := r.pairs[pk]
+			o := pk.a
+			if o == id {
+				o = pk.b
+			}
+			r.count(func(s *Stats) { s.Overlaps++ })
+			r.record(ctx, event.Event{TaskID: id, Payload: event.OverlapFound{Other: string(o), Files: slices.Clone(p.files)}})
+			r.forecast(ctx, pk)
+		}
+		r.publish()
+	}
+}
+
+// index records that m changed path: in its files, the file index and the
+// pairs it grows, which it returns.
+func (r *Radar) index(m *member, path string) []pairKey {
+	if m.files[path] {
+		return nil
+	}
 	m.files[path] = true
+	k := m.repo + "\x00" + path
 	others := r.byFile[k]
 	if others == nil {
 		others = map[task.ID]bool{}
 		r.byFile[k] = others
 	}
-	others[id] = true
-	grew := false
+	others[m.t.ID] = true
+	var grown []pairKey
 	for o := range others {
-		if o == id {
+		if o == m.t.ID {
 			continue
 		}
-		p := r.pairs[keyOf(id, o)]
+		pk := keyOf(m.t.ID, o)
+		p := r.pairs[pk]
 		if p == nil {
 			p = &pair{}
-			r.pairs[keyOf(id, o)] = p
+			r.pairs[pk] = p
 		}
 		p.files = append(p.files, path)
 		slices.Sort(p.files)
-		grew = true
-		r.count(func(s *Stats) { s.Overlaps++ })
-		r.record(ctx, event.Event{TaskID: id, Payload: event.OverlapFound{Other: string(o), Files: slices.Clone(p.files)}})
-		r.forecast(ctx, keyOf(id, o))
+		grown = append(grown, pk)
 	}
-	if grew {
+	return grown
+}
+
+// readBack restores what the event log says of a task admitted after it
+// started changing files (the radar or the daemon restarted): the files it
+// changed, the pairs they make, and what it was told of each, so that
+// nothing is told twice. A pair the log shows untold is forecast. It reads
+// up to event upTo (the one being handled; 0: all), the later ones
+// coming on the feed.
+func (r *Radar) readBack(ctx context.Context, m *member, upTo int64) {
+	told := map[task.ID]event.OverlapNotice{}
+	grown := map[pairKey]bool{}
+	q := event.Query{Filter: event.Filter{TaskID: m.t.ID, Kinds: []string{string(event.KindFileChanged), string(event.KindOverlapNotice)}}, Limit: readPage}
+	for range maxPages {
+		evs, err := r.o.Store.ReadEvents(ctx, q)
+		if err != nil {
+			r.log.Warn("reading a task's file changes back", "task", m.t.ID, "err", err)
+			break
+		}
+		for _, e := range evs {
+			if upTo > 0 && e.ID > upTo {
+				evs = nil
+				break
+			}
+			switch p := e.Payload.(type) {
+			case event.FileChanged:
+				for _, pk := range r.index(m, p.Path) {
+					grown[pk] = true
+				}
+			case event.OverlapNotice:
+				told[task.ID(p.Other)] = p
+			}
+		}
+		if len(evs) < readPage {
+			break
+		}
+		q.AfterID = evs[len(evs)-1].ID
+	}
+	for pk := range grown {
+		p := r.pairs[pk]
+		o := pk.a
+		if o == m.t.ID {
+			o = pk.b
+		}
+		if n, ok := told[o]; ok {
+			p.told, p.toldWith = strings.Join(n.Files, "\x00"), n.Forecast
+			if p.forecast == "" {
+				p.forecast = n.Forecast
+			}
+		}
+		if p.told != strings.Join(p.files, "\x00") {
+			r.count(func(s *Stats) { s.Overlaps++ })
+			r.record(ctx, event.Event{TaskID: m.t.ID, Payload: event.OverlapFound{Other: string(o), Files: slices.Clone(p.files)}})
+			r.forecast(ctx, pk)
+		}
+	}
+	if len(grown) > 0 {
 		r.publish()
 	}
 }
+
+// readPage and maxPages bound what readBack reads of one task's log.
+const (
+	readPage = 1000
+	maxPages = 20
+)
 
 // forecast starts a forecast of the pair, unless one runs (then it runs
 // again when that one ends).

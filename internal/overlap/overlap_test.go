@@ -31,6 +31,8 @@ type rig struct {
 	act  *supervisortest.Actions
 	r    *Radar
 	obs  uint64 // file-change observations published
+	cfg  Config
+	stop func()
 }
 
 func gitIn(t testing.TB, dir string, args ...string) string {
@@ -70,21 +72,32 @@ func newRig(t *testing.T, cfg Config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &rig{t: t, repo: repo, bus: bus, st: st, act: &supervisortest.Actions{}}
-	g.r = New(Options{Config: cfg, Store: st, Bus: bus, Log: st, Inject: g.act.Inject})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.r.Run(ctx) }()
+	g := &rig{t: t, repo: repo, bus: bus, st: st, act: &supervisortest.Actions{}, cfg: cfg}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run = %v", err)
-		}
+		g.stop()
 		bus.Close()
 		st.Close()
 	})
-	testkit.WaitFor(t, "the radar to follow the bus", func() bool { return bus.Stats().Subscribers > 0 })
+	g.run()
 	return g
+}
+
+// run starts a fresh Radar (the daemon restarted) and waits until it
+// follows the bus.
+func (g *rig) run() {
+	g.t.Helper()
+	g.r = New(Options{Config: g.cfg, Store: g.st, Bus: g.bus, Log: g.st, Inject: g.act.Inject})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.r.Run(ctx) }()
+	g.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			g.t.Errorf("Run = %v", err)
+		}
+		g.stop = func() {}
+	}
+	testkit.WaitFor(g.t, "the radar to follow the bus", func() bool { return g.bus.Stats().Subscribers > 0 })
 }
 
 // task makes a running task with its own worktree.
@@ -279,5 +292,41 @@ func TestFinishedTaskLeavesTheMatrix(t *testing.T) {
 	}
 	if n := g.act.Count(); n != 2 {
 		t.Fatalf("%d injections, want the first pair's 2 only", n)
+	}
+}
+
+// A restarted radar reads back what the tasks changed and what they were
+// told: a further change of the shared file tells nobody again, and a
+// third task on the same file is told of both.
+func TestRestartReadsBack(t *testing.T) {
+	g := newRig(t, Config{Enabled: true})
+	a, b := g.task("t-aaaaa", "x"), g.task("t-bbbbb", "y")
+	g.edit("t-aaaaa", a, "a.go", 10, "mine")
+	g.edit("t-bbbbb", b, "a.go", 30, "theirs")
+	g.settle(1)
+	if n := g.act.Count(); n != 2 {
+		t.Fatalf("%d notices before the restart, want 2", n)
+	}
+	g.stop()
+	testkit.WaitFor(t, "the old radar to leave the bus", func() bool { return g.bus.Stats().Subscribers == 0 })
+	g.run()
+	testkit.WaitFor(t, "the pair read back", func() bool { return len(g.r.Matrix("")) == 1 })
+	if m := g.r.Matrix(""); m[0].Forecast != Clean {
+		t.Fatalf("matrix after the restart = %+v, want the clean pair read back", m)
+	}
+	g.obs = 0
+	g.edit("t-bbbbb", b, "a.go", 32, "theirs again")
+	g.settle(1)
+	if n := g.act.Count(); n != 2 {
+		t.Fatalf("%d notices after a change of the same file, want still 2", n)
+	}
+	c := g.task("t-ccccc", "z")
+	g.edit("t-ccccc", c, "a.go", 20, "middle")
+	g.settle(3)
+	if n := len(g.notices("t-ccccc")); n != 2 {
+		t.Fatalf("t-ccccc got %d notices, want one about each task", n)
+	}
+	if n := g.act.Count(); n != 6 {
+		t.Fatalf("%d notices in all, want 6", n)
 	}
 }
