@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,16 +19,16 @@ import (
 )
 
 type taskNewOpts struct {
-	repo, persona, parent, engine, model, context string
-	contextFile                                   string
-	workflow                                      string
-	tags                                          []string
-	watch                                         []string
-	priority                                      int
-	budgetUSD                                     float64
-	maxIterations                                 int
-	maxTokens                                     int64
-	noStart, noSupervision, json, quiet           bool
+	repo, persona, parent, engine, model, context  string
+	contextFile                                    string
+	workflow                                       string
+	tags                                           []string
+	watch                                          []string
+	priority                                       int
+	budgetUSD                                      float64
+	maxIterations                                  int
+	maxTokens                                      int64
+	noStart, noSupervision, noOverlap, json, quiet bool
 }
 
 func (a *app) newTaskNewCmd() *cobra.Command {
@@ -74,6 +75,7 @@ short description of the work.`,
 	f.StringVar(&opts.contextFile, "context-file", "", "read extra context for the agent from this `FILE` (- for standard input); for long texts")
 	f.BoolVar(&opts.noStart, "no-start", false, "create the task paused, until task resume starts it")
 	f.BoolVar(&opts.noSupervision, "no-supervision", false, "keep the Watcher away from the task: no health checks, nudges, escalations or pauses")
+	f.BoolVar(&opts.noOverlap, "no-overlap-notices", false, "never tell the task of other running tasks changing its files (tags it no-overlap-notices)")
 	f.BoolVar(&opts.json, "json", false, "print the task as JSON")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the task id")
 	return cmd
@@ -155,7 +157,7 @@ func (a *app) runTaskNew(ctx context.Context, opts taskNewOpts, prioritySet bool
 		return fmt.Errorf("checking --repo: %w", err)
 	}
 	req := api.CreateTaskRequest{
-		Description: description, Context: opts.context, Tags: opts.tags, ParentID: opts.parent,
+		Description: description, Context: opts.context, Tags: withOverlapTag(opts.tags, opts.noOverlap), ParentID: opts.parent,
 		Persona: opts.persona, Engine: opts.engine, Model: opts.model, Repo: repo,
 		Budget: api.Budget{MaxCostUSD: opts.budgetUSD, MaxIterations: opts.maxIterations, MaxTokens: opts.maxTokens}, NoStart: opts.noStart,
 		Workflow: phases, NoSupervision: opts.noSupervision, Watch: opts.watch,
@@ -234,4 +236,16 @@ func maxOneArg(name string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// noOverlapTag is the tag the overlap radar leaves untold
+// (overlap.NoNoticesTag).
+const noOverlapTag = "no-overlap-notices"
+
+// withOverlapTag adds noOverlapTag to tags when off is set.
+func withOverlapTag(tags []string, off bool) []string {
+	if !off || slices.Contains(tags, noOverlapTag) {
+		return tags
+	}
+	return append(slices.Clone(tags), noOverlapTag)
 }

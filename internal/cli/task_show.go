@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 	"io"
 	"strings"
 	"time"
@@ -86,6 +87,19 @@ func (a *app) runTaskShow(ctx context.Context, opts taskShowOpts, args []string,
 			ids[i] = string(b)
 		}
 		line("waits for", strings.Join(ids, ", "))
+	}
+	if t.Status == task.Running {
+		// The overlap radar's pairs of this task; a daemon without it says
+		// nothing.
+		if ps, err := c.Overlap(ctx, string(t.ID)); err == nil {
+			for _, p := range ps {
+				other := p.B
+				if other == string(t.ID) {
+					other = p.A
+				}
+				line("overlaps", fmt.Sprintf("%s on %s (forecast %s)", other, strings.Join(p.Files, ", "), p.Forecast))
+			}
+		}
 	}
 	b := t.Budget
 	if b.MaxCostUSD > 0 || b.MaxTokens > 0 || b.MaxIterations > 0 {

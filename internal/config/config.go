@@ -142,7 +142,8 @@ func Default() Config {
 			Remote:              "origin",
 			NotifyUnrelated:     true,
 			OnConflict:          "notify",
-		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions()},
+		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions(),
+			Overlap: Overlap{Enabled: true}},
 		Notify: Notify{DebounceSecs: 30, TimeoutSecs: 10},
 		LLM:    llm.DefaultConfig(),
 	}

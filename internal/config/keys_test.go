@@ -135,6 +135,7 @@ func TestKeys(t *testing.T) {
 		"supervision.sessions.min_interval_secs",
 		"supervision.sessions.evaluate_timeout_secs",
 		"supervision.sessions.max_tokens",
+		"supervision.overlap.enabled",
 		"notify.command", "notify.webhook", "notify.desktop", "notify.debounce_secs", "notify.timeout_secs",
 		"llm.providers.anthropic.base_url",
 		"llm.providers.anthropic.api_key_env",

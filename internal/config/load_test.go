@@ -107,7 +107,7 @@ llm:
 						Syncer: Syncer{IntervalSecs: 30, RelayBlocking: "related", RelayHelpful: "same-parent", RelayFYI: "never",
 							MinRelevance: 0.5, MaxPerMinute: 10, MaxPending: 50, PendingTTLSecs: 1200, PersonaTimeoutSecs: 40,
 							LLMExtract: true, DedupSimilarity: 0.9, MaxMessageChars: 1000},
-						Sessions: Sessions{SettleSecs: 7, EvaluateTimeoutSecs: 9, MaxTokens: 100}},
+						Sessions: Sessions{SettleSecs: 7, EvaluateTimeoutSecs: 9, MaxTokens: 100}, Overlap: Overlap{Enabled: true}},
 					LLM: llm.Config{
 						Providers: llm.ProvidersConfig{
 							Anthropic: llm.ProviderConfig{BaseURL: "https://a.example", APIKeyEnv: "A_KEY", RequestsPerMinute: 1, TokensPerMinute: 2, MaxOutputTokens: 3},

@@ -13,6 +13,13 @@ type Supervision struct {
 	Watcher     Watcher     `yaml:"watcher"`
 	Syncer      Syncer      `yaml:"syncer"`
 	Sessions    Sessions    `yaml:"sessions"`
+	Overlap     Overlap     `yaml:"overlap"`
+}
+
+// Overlap configures the overlap radar, which tells two running tasks
+// that changed the same files of each other (docs/overlap.md).
+type Overlap struct {
+	Enabled bool `yaml:"enabled"` // tell both tasks of a pair that changed the same files; default true (a task created with --no-overlap-notices is never told)
 }
 
 // MainWatcher configures the main-branch watcher, which tells running tasks

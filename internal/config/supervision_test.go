@@ -23,7 +23,7 @@ func TestSupervisionDefaults(t *testing.T) {
 		NotifyUnrelated:     true,
 		OnConflict:          "notify",
 	}
-	if diff := cmp.Diff(Supervision{MainWatcher: want, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions()}, c.Supervision); diff != "" {
+	if diff := cmp.Diff(Supervision{MainWatcher: want, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions(), Overlap: Overlap{Enabled: true}}, c.Supervision); diff != "" {
 		t.Errorf("Default().Supervision mismatch (-want +got):\n%s", diff)
 	}
 	for key, want := range map[string]string{
@@ -193,7 +193,7 @@ func TestMainWatcherLoadErrors(t *testing.T) {
 		{
 			name: "typo in supervision", yaml: "supervision:\n  main_watch:\n    enabled: false\n",
 			line: 2, key: "supervision.main_watch",
-			msg: `unknown key; did you mean "main_watcher"?; valid keys in supervision: main_watcher, watcher, syncer, sessions`,
+			msg: `unknown key; did you mean "main_watcher"?; valid keys in supervision: main_watcher, watcher, syncer, sessions, overlap`,
 		},
 		{
 			name: "main_watcher is a mapping", yaml: "supervision:\n  main_watcher: off\n",

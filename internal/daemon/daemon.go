@@ -251,7 +251,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	srv := &http.Server{
 		Handler: server.RequireToken(withMCP(server.New(server.Config{
-			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
+			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Overlap: overlapAPI{rt.ov}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}), mcpH), token, tokenFile),
@@ -287,6 +287,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		work.Go(func() error { return rt.mw.Run(workCtx) })
 		work.Go(func() error { return rt.sv.Run(workCtx) })
 		work.Go(func() error { return rt.sy.Run(workCtx) })
+		work.Go(func() error { return rt.ov.Run(workCtx) })
 		work.Go(func() error { return rt.ws.Run(workCtx) })
 		work.Go(func() error { return sb.Run(workCtx, bus) })
 		work.Go(func() error { return newNotifier(opts.Config.Notify, st, logger).Run(workCtx, bus) })

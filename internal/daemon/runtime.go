@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/neuraphage/neuraphage-go/internal/overlap"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,7 @@ type runtime struct {
 	wf    *workflow.Service
 	sv    *supervise.Watcher
 	sy    *syncer.Syncer
+	ov    *overlap.Radar
 	ws    *watchers.Service
 }
 
@@ -196,6 +198,8 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 	svc.Bind(tasks.Runtime{Runner: rt.ex, Workflows: rt.wf, Merges: rt.mq, Rebases: rt.mw})
 	rt.sv = newWatcher(cfg.Supervision.Watcher, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)
 	rt.sy = newSyncer(cfg.Supervision.Syncer, set, rt.ps.Models(), st, bus, svc, rt.hooks, log)
+	rt.ov = overlap.New(overlap.Options{Config: overlap.Config{Enabled: cfg.Supervision.Overlap.Enabled},
+		Store: st, Bus: bus, Log: st, Inject: svc.Inject, Logger: log})
 	rt.ws = newWatchers(cfg.Supervision.Sessions, set, rt.ps.Models(), st, bus, svc, log)
 	return rt, nil
 }

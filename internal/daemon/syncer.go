@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/overlap"
 	"log/slog"
 	"slices"
 	"time"
@@ -117,4 +119,17 @@ func (k knowledgeAPI) SyncMessages(ctx context.Context, ref string, limit int) (
 	}
 	slices.Reverse(ms)
 	return ms, nil
+}
+
+// overlapAPI serves the overlap radar's matrix (server.Overlap).
+type overlapAPI struct{ r *overlap.Radar }
+
+// Overlap implements server.Overlap.
+func (o overlapAPI) Overlap(id task.ID) []api.OverlapPair {
+	ps := o.r.Matrix(id)
+	out := make([]api.OverlapPair, len(ps))
+	for i, p := range ps {
+		out[i] = api.OverlapPair{A: string(p.A), B: string(p.B), Files: p.Files, Forecast: p.Forecast, Conflicts: p.Conflicts}
+	}
+	return out
 }

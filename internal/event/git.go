@@ -345,6 +345,12 @@ func gitPayload(k Kind) any {
 		return &RebaseCompleted{}
 	case KindRebaseConflict:
 		return &RebaseConflict{}
+	case KindOverlapFound:
+		return &OverlapFound{}
+	case KindOverlapNotice:
+		return &OverlapNotice{}
+	case KindOverlapForecast:
+		return &OverlapForecast{}
 	}
 	return nil
 }
@@ -393,6 +399,12 @@ func derefGit(p any) (Payload, bool) {
 	case *RebaseCompleted:
 		return *v, true
 	case *RebaseConflict:
+		return *v, true
+	case *OverlapFound:
+		return *v, true
+	case *OverlapNotice:
+		return *v, true
+	case *OverlapForecast:
 		return *v, true
 	}
 	return nil, false

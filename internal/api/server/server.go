@@ -102,6 +102,8 @@ type Config struct {
 	Knowledge Knowledge
 	// Watchers serves /v1/watchers; nil answers them 503.
 	Watchers Watchers
+	// Overlap serves /v1/overlap; nil answers it 503.
+	Overlap Overlap
 	// Personas serves escalations; nil answers them unavailable.
 	Personas Personas
 	Daemon   Daemon
@@ -163,6 +165,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("DELETE /v1/knowledge/{id}", s.knowledge(s.forgetLearning))
 	s.mux.HandleFunc("GET /v1/sync/messages", s.knowledge(s.syncMessages))
 	s.routeWatchers()
+	s.routeOverlap()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})
