@@ -1,31 +1,15 @@
 package codex
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
-	"github.com/neuraphage/neuraphage-go/internal/words"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 )
 
 // ErrUnavailable is what Ready's errors match (errors.Is): the CLI is
 // missing, too old or does not answer.
 var ErrUnavailable = engine.ErrUnavailable
-
-// unavailable is a Ready error: its message says what to do, and it
-// matches ErrUnavailable.
-type unavailable string
-
-func (u unavailable) Error() string        { return string(u) }
-func (u unavailable) Is(target error) bool { return target == ErrUnavailable }
-
-func unavailablef(format string, args ...any) error { return unavailable(fmt.Sprintf(format, args...)) }
 
 // Ready implements engine.Engine: the CLI is found and at least
 // MinVersion. A yes is kept for Options.ReadyEvery, a no for at most
@@ -65,48 +49,11 @@ func (e *Engine) resolved() string {
 // retryUnready bounds how long a failed readiness check is kept.
 const retryUnready = 5 * time.Second
 
-var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
+// cli is the readiness check's view of the CLI.
+var cli = extproc.CLI{Product: "Codex", ConfigKey: "engines.codex.command", MinVersion: MinVersion, InstallHint: InstallHint}
 
 // probe finds command and asks its version.
-func probe(command string) (path, version string, err error) {
-	path = command
-	if !strings.Contains(command, "/") {
-		if path, err = proc.LookPath(command); err != nil {
-			return "", "", unavailablef("%q is not in PATH; install Codex with `%s`, or set engines.codex.command", command, InstallHint)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := proc.Run(ctx, proc.Cmd{Args: []string{path, "--version"}, SeparateStderr: true, Env: proc.WithoutSecrets(os.Environ()), Grace: time.Second})
-	if err != nil {
-		return "", "", unavailablef("Codex: running %s --version: %v; install Codex with `%s`", path, err, InstallHint)
-	}
-	out := strings.TrimSpace(res.Output)
-	if res.ExitCode != 0 {
-		return "", "", unavailablef("Codex: %s --version exited %d: %s", path, res.ExitCode, words.Clip(strings.TrimSpace(out+" "+res.Stderr), 200))
-	}
-	m := versionRE.FindString(out)
-	if m == "" {
-		return "", "", unavailablef("Codex: %s --version said %q, not a version", path, words.Clip(out, 80))
-	}
-	if Older(m, MinVersion) {
-		return path, m, unavailablef("%s is Codex %s, older than %s; upgrade with `%s`", path, m, MinVersion, InstallHint)
-	}
-	return path, m, nil
-}
+func probe(command string) (path, version string, err error) { return cli.Probe(command) }
 
 // Older reports whether version a is older than b (both "X.Y.Z").
-func Older(a, b string) bool {
-	pa, pb := versionRE.FindStringSubmatch(a), versionRE.FindStringSubmatch(b)
-	if pa == nil || pb == nil {
-		return false
-	}
-	for i := 1; i <= 3; i++ {
-		x, _ := strconv.Atoi(pa[i])
-		y, _ := strconv.Atoi(pb[i])
-		if x != y {
-			return x < y
-		}
-	}
-	return false
-}
+func Older(a, b string) bool { return extproc.Older(a, b) }
