@@ -257,16 +257,18 @@ func lockBusy(err error) bool {
 		strings.Contains(s, "Another git process seems to be running")
 }
 
-// halfMadeRead reports whether err is git dying on a worktree another
-// process's `git worktree add` has half made ("failed to read
-// .git/worktrees/<name>/commondir"): nothing was done, and a moment later
-// the worktree is whole.
+// halfMadeRead reports whether err is git dying, while it reads the list of
+// worktrees, on one another process's `git worktree add` has half made
+// ("failed to read .git/worktrees/<name>/commondir") or another `git
+// worktree remove` is deleting ("Invalid path '.git/worktrees/<name>'"):
+// nothing was done, and a moment later the worktree is whole or gone.
 func halfMadeRead(err error) bool {
 	var gerr *Error
 	if !errors.As(err, &gerr) {
 		return false
 	}
-	return strings.Contains(gerr.Stderr, "failed to read") && strings.Contains(gerr.Stderr, "worktrees")
+	s := gerr.Stderr
+	return (strings.Contains(s, "failed to read") || strings.Contains(s, "Invalid path")) && strings.Contains(s, "worktrees")
 }
 
 // exclusive is the weight of the repository lock held alone.
