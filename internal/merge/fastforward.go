@@ -2,7 +2,9 @@ package merge
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,6 +94,9 @@ func (q *Queue) mendFastForward(ctx context.Context, entry int64, dir, commit st
 	if len(hash) > 0 {
 		out, err := git.RunStdin(ctx, dir, strings.Join(hash, "\n")+"\n", "hash-object", "--no-filters", "--stdin-paths")
 		if err != nil {
+			if goneSince(dir, hash) {
+				return "", nil // the user moved a file away meanwhile: look again next time
+			}
 			return "", err
 		}
 		got := strings.Fields(out)
@@ -203,4 +208,15 @@ func unstageFastForward(ctx context.Context, dir, commit string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// goneSince reports whether one of paths (relative to dir) no longer
+// exists: the user changed the checkout while it was being read.
+func goneSince(dir string, paths []string) bool {
+	for _, p := range paths {
+		if _, err := os.Lstat(filepath.Join(dir, p)); errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
