@@ -9,3 +9,13 @@ func SetUsersGrace(d time.Duration) func() {
 	usersGrace = d
 	return func() { usersGrace = old }
 }
+
+// StopFastAddAt makes m's fast worktree creation stop at step ("branch",
+// "admin", "dotgit", "registered") as a kill there would: nothing after
+// it done, nothing undone.
+func (m *Manager) StopFastAddAt(step string) {
+	m.stop = func(s string) bool { return s == step }
+}
+
+// ErrStopped is what a creation stopped by StopFastAddAt returns.
+var ErrStopped = errStopped

@@ -167,6 +167,7 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 		repos[w.Repo] = true
 	}
 	for _, repo := range slices.Sorted(maps.Keys(repos)) {
+		m.clearAdding(ctx, repo)
 		strays, err := m.strays(ctx, repo, ws)
 		if err != nil {
 			continue // the repository may be gone; its records still list
@@ -250,6 +251,10 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 			if _, err := os.Stat(w.Repo); err != nil {
 				return fmt.Errorf("its repository %s is gone", w.Repo)
 			}
+			if !m.everCreated(ctx, w) {
+				_, err := m.unmade(ctx, w) // cut short before anything was made
+				return err
+			}
 			if _, err := m.recreate(ctx, w, "its directory was missing at daemon start"); err != nil {
 				return err
 			}
@@ -264,6 +269,7 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 		}
 	}
 	for _, repo := range slices.Sorted(maps.Keys(repos)) {
+		m.clearAdding(ctx, repo)
 		strays, err := m.strays(ctx, repo, ws)
 		if err != nil {
 			continue
