@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -146,8 +147,18 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer rcancel()
 	goOn = ctx.Err() == nil
+	// The members' outcomes are recorded side by side: each is its own
+	// entry, task and worktree, and the store commits what arrives
+	// together in one transaction, where one after the other each waited
+	// for a commit of its own (three per entry).
+	var (
+		wg      sync.WaitGroup
+		stopped atomic.Bool
+		sem     = make(chan struct{}, recordParallel)
+	)
 	for _, m := range live {
 		var out outcome
+		landedAs := ""
 		switch {
 		case m.closed:
 			continue // Cancel records it
@@ -160,9 +171,7 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 				on = base
 			}
 			out = outcome{state: store.MergeLanded, commit: on, detail: "already on " + target}
-			if err := q.wt.MarkLanded(rctx, m.e.TaskID, on, m.tip); err != nil {
-				q.log.Error("recording a landing", "task_id", m.e.TaskID, "err", err)
-			}
+			landedAs = on
 		case err != nil:
 			out = outcome{state: store.MergeParked, detail: err.Error()}
 		case m.deferred || m.badBuild || result.requeue != "":
@@ -178,17 +187,28 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 			goOn = false
 		case m.inChain() && result.landed:
 			out = outcome{state: store.MergeLanded, commit: m.commit}
-			if err := q.wt.MarkLanded(rctx, m.e.TaskID, m.commit, m.tip); err != nil {
-				q.log.Error("recording a landing", "task_id", m.e.TaskID, "err", err)
-			}
+			landedAs = m.commit
 		default:
 			q.requeue(m.e, "the batch it was in did not land")
 			continue
 		}
 		out.batched = true
-		if !q.record(rctx, m.e, out, m.start) {
-			goOn = false
-		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if landedAs != "" {
+				if err := q.wt.MarkLanded(rctx, m.e.TaskID, landedAs, m.tip); err != nil {
+					q.log.Error("recording a landing", "task_id", m.e.TaskID, "err", err)
+				}
+			}
+			if !q.record(rctx, m.e, out, m.start) {
+				stopped.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if stopped.Load() {
+		goOn = false
 	}
 	if result.landed && q.landed != nil {
 		q.landed(repo, target, result.tip)
@@ -198,6 +218,10 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 	}
 	return true, goOn
 }
+
+// recordParallel bounds the batch members whose outcomes are recorded at
+// once.
+const recordParallel = 16
 
 // prepareParallel bounds the entries prepared at once: each runs git in
 // its own worktree.
