@@ -1,6 +1,11 @@
 package worktree
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/store"
+)
 
 // SetUsersGrace sets how long ClearStaleLocks waits for the processes using
 // a repository to go, and returns what puts it back.
@@ -19,3 +24,9 @@ func (m *Manager) StopFastAddAt(step string) {
 
 // ErrStopped is what a creation stopped by StopFastAddAt returns.
 var ErrStopped = errStopped
+
+// RemoveLinked removes w's worktree as `git worktree remove` would, without
+// the checks Remove makes first.
+func (m *Manager) RemoveLinked(ctx context.Context, w store.Worktree) error {
+	return m.removeLinked(ctx, w)
+}
