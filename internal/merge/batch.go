@@ -292,7 +292,7 @@ func (q *Queue) prepare(ctx context.Context, m *member) bool {
 // one, and makes each cancellable.
 func (q *Queue) startMembers(ctx context.Context, ms []*member) {
 	target, _ := git.RevParse(ctx, ms[0].e.Repo, "refs/heads/"+ms[0].e.Target)
-	for _, m := range ms {
+	_ = eachMember(ms, func(m *member) error {
 		mctx, cancel := context.WithCancelCause(ctx)
 		m.ctx, m.fl = mctx, &inflight{cancel: cancel, done: make(chan struct{})}
 		q.mu.Lock()
@@ -314,11 +314,39 @@ func (q *Queue) startMembers(ctx context.Context, ms []*member) {
 				q.log.Error("starting a merge", "entry", m.e.ID, "err", err)
 			}
 			m.closed = true
-			continue
+			return nil
 		}
 		m.e = e
 		q.log.Info("merge started", "task_id", e.TaskID, "entry", e.ID, "target", e.Target, "batch", len(ms))
+		return nil
+	})
+}
+
+// eachMember runs fn for every member, up to recordParallel at once (each
+// member is its own entry, task and worktree), and returns the first
+// error once all have returned.
+func eachMember(ms []*member, fn func(m *member) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		sem   = make(chan struct{}, recordParallel)
+	)
+	for _, m := range ms {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(m); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
+	return first
 }
 
 // finishMember ends a member's processing (Cancel waits for it).
@@ -415,10 +443,10 @@ func (q *Queue) landChain(ctx context.Context, repo, target string, ms []*member
 		if len(res.chain) == 0 {
 			return res, nil
 		}
-		for _, m := range res.chain {
-			if err := q.beginBatchStep(ctx, m); err != nil {
-				return res, err
-			}
+		// Every member's step is recorded before the target moves; side
+		// by side, so that the store commits them together.
+		if err := eachMember(res.chain, func(m *member) error { return q.beginBatchStep(ctx, m) }); err != nil {
+			return res, err
 		}
 		out, err := q.advance(ctx, res.chain[0].e, base, tip, fmt.Sprintf("neuraphage: land %d branches", len(res.chain)))
 		if errors.Is(err, errMoved) {

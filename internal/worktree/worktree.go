@@ -314,13 +314,13 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 	if err != nil {
 		return store.Worktree{}, err
 	}
-	baseCommit, err := git.RevParse(ctx, tg.repo.Main, "refs/heads/"+tg.base)
+	baseCommit, err := git.BranchTip(ctx, tg.repo, tg.base)
 	if errors.Is(err, git.ErrNoRef) {
 		// The base branch was deleted or renamed since it was read.
 		if tg, err = m.target(ctx, t.Repo, true); err != nil {
 			return store.Worktree{}, err
 		}
-		baseCommit, err = git.RevParse(ctx, tg.repo.Main, "refs/heads/"+tg.base)
+		baseCommit, err = git.BranchTip(ctx, tg.repo, tg.base)
 	}
 	r, base := tg.repo, tg.base
 	if err != nil {
