@@ -225,7 +225,7 @@ const recordParallel = 16
 
 // prepareParallel bounds the entries prepared at once: each runs git in
 // its own worktree.
-const prepareParallel = 4
+const prepareParallel = 8
 
 // prepareAll prepares entries, a few at a time, and reads each one's
 // commits not on base. It returns at once a member per entry, whose ready

@@ -352,12 +352,16 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 	if _, err := m.st.PutWorktree(ctx, w); err != nil {
 		return store.Worktree{}, err
 	}
+	// The slot bounds the checkouts; the records after it and the
+	// bootstrap (which takes a slot of its own when it has work) do not
+	// hold one.
 	release, err := m.slot(ctx)
 	if err != nil {
 		return store.Worktree{}, err
 	}
-	defer release()
-	if err := m.addNew(ctx, w, r, baseCommit); err != nil {
+	err = m.addNew(ctx, w, r, baseCommit)
+	release()
+	if err != nil {
 		return store.Worktree{}, err
 	}
 	return m.finishCreate(ctx, w, start)
