@@ -126,8 +126,8 @@ func (v *taskView) render(r *row, w, h int) []string {
 	head := []string{
 		fmt.Sprintf("%s  %s  %s/%s  %s", v.id, t.Status, or(t.Engine, "-"), or(t.Persona, "-"), words.Printable(t.Description)),
 	}
-	if r != nil && r.attention != "" {
-		head = append(head, "! "+r.attention)
+	if r != nil && r.Attention != "" {
+		head = append(head, "! "+r.Attention)
 	}
 	wt := "worktree: " + or(v.wt.State, "none")
 	if v.wt.Path != "" {
@@ -137,10 +137,10 @@ func (v *taskView) render(r *row, w, h int) []string {
 		wt += "  (" + words.Printable(v.wtErr) + ")"
 	}
 	if r != nil {
-		if r.behind > 0 {
-			wt += fmt.Sprintf("  %d behind main", r.behind)
+		if r.Behind > 0 {
+			wt += fmt.Sprintf("  %d behind main", r.Behind)
 		}
-		if r.parked != "" {
+		if r.Parked != "" {
 			wt += "  merge parked"
 		}
 	}
