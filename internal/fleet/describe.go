@@ -83,4 +83,3 @@ func Describe(e event.Event) string {
 	}
 	return ""
 }
-
