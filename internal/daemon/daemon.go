@@ -249,8 +249,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		ln.Close()
 		return err
 	}
+	webCtl := newWebControl(opts.Config.Web, p.Socket, time.Duration(opts.Config.Daemon.ShutdownTimeoutSecs)*time.Second, logger.With("component", "web"))
 	srv := &http.Server{
 		Handler: server.RequireToken(withMCP(server.New(server.Config{
+			Web:   webCtl,
 			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Overlap: overlapAPI{rt.ov}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
@@ -273,6 +275,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 			return mcpTCP.serve(gctx, time.Duration(opts.Config.Daemon.ShutdownTimeoutSecs)*time.Second)
 		})
 	}
+	g.Go(func() error { return webCtl.Run(gctx) })
 	g.Go(func() error { return d.pruneEvents(gctx) })
 	// The executor runs under its own context: shutdown stops it after
 	// intake and before the store closes, and waits for it.

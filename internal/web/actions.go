@@ -3,9 +3,9 @@ package web
 import (
 	"context"
 	"errors"
-	"net/url"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"

@@ -86,8 +86,8 @@ type pageData struct {
 // (words.Printable) and html/template escapes it.
 type rowView struct {
 	ID, Status, Engine, Persona, Health, Doing, Tokens, Cost, Behind, Text string
-	Attention                                                         bool
-	Waiting, Running, Paused                                          bool
+	Attention                                                              bool
+	Waiting, Running, Paused                                               bool
 }
 
 func viewRow(r *fleet.Row) rowView {
