@@ -12,6 +12,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/fleet"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
@@ -87,7 +88,7 @@ type pageData struct {
 type rowView struct {
 	ID, Status, Engine, Persona, Health, Doing, Tokens, Cost, Behind, Text string
 	Attention                                                              bool
-	Waiting, Running, Paused                                               bool
+	Waiting, Pausable, Paused                                              bool
 }
 
 func viewRow(r *fleet.Row) rowView {
@@ -96,7 +97,8 @@ func viewRow(r *fleet.Row) rowView {
 		ID: p(string(r.Sum.ID)), Status: string(r.Sum.Status), Engine: p(r.Sum.Engine), Persona: p(r.Sum.Persona),
 		Health: p(r.Health), Doing: p(r.Doing), Tokens: shortTokens(r.Tokens), Cost: fmt.Sprintf("$%.2f", r.Sum.Usage.CostUSD),
 		Text: p(words.OneLine(words.Or(r.Attention, r.Sum.Description))), Attention: r.Attention != "",
-		Waiting: r.Sum.Status == "waiting", Running: r.Sum.Status == "running", Paused: r.Sum.Status == "paused",
+		Waiting: r.Sum.Status == task.Waiting, Paused: r.Sum.Status == task.Paused,
+		Pausable: r.Sum.Status == task.Running || r.Sum.Status == task.Queued || r.Sum.Status == task.Waiting,
 	}
 	if r.Behind > 0 {
 		v.Behind = fmt.Sprintf("↓%d", r.Behind)

@@ -22,16 +22,41 @@
   function processed(el) {
     if (window.htmx) { window.htmx.process(el); }
   }
+  // While the user types or clicks in the fleet, updates of it wait: a
+  // replaced row would drop what was typed, or the button being clicked.
+  var heldFleet = null, heldRows = {};
+  function busy(el) {
+    var a = document.activeElement;
+    return a && a !== document.body && el.contains(a);
+  }
+  function putFleet(html) {
+    var body = document.getElementById("fleet-body");
+    if (!body) { return; }
+    if (busy(body)) { heldFleet = html; heldRows = {}; return; }
+    body.innerHTML = html;
+    processed(body);
+  }
+  function putRow(row) {
+    var old = document.getElementById(row.id);
+    if (!old) { return; }
+    if (busy(old)) { heldRows[row.id] = row; return; }
+    old.replaceWith(row);
+    processed(row);
+  }
+  function flush() {
+    if (heldFleet !== null) { var h = heldFleet; heldFleet = null; putFleet(h); }
+    var rows = heldRows;
+    heldRows = {};
+    Object.keys(rows).forEach(function (id) { putRow(rows[id]); });
+  }
+  document.addEventListener("focusout", function (e) {
+    var body = document.getElementById("fleet-body");
+    if (body && !(e.relatedTarget && body.contains(e.relatedTarget))) { setTimeout(flush, 0); }
+  });
   var es = new EventSource(src);
   es.onopen = function () { if (live) { live.hidden = false; live.textContent = "live"; } };
   es.onerror = function () { if (live) { live.textContent = "reconnecting…"; } };
-  es.addEventListener("fleet", function (e) {
-    var body = document.getElementById("fleet-body");
-    if (!body) { return; }
-    body.innerHTML = e.data;
-    processed(body);
-    document.body.setAttribute("data-fleet-updated", String(Date.now()));
-  });
+  es.addEventListener("fleet", function (e) { putFleet(e.data); });
   es.addEventListener("need", function (e) {
     var need = document.getElementById("need");
     if (need) { need.textContent = e.data; }
@@ -40,11 +65,7 @@
     var frag = nodes("<table><tbody>" + e.data + "</tbody></table>");
     var row = frag.querySelector("tr");
     if (!row) { return; }
-    var old = document.getElementById(row.id);
-    if (old) {
-      old.replaceWith(row);
-      processed(row);
-    }
+    putRow(row);
   });
   es.addEventListener("line", function (e) {
     if (!convo) { return; }
@@ -61,5 +82,7 @@
   document.body.addEventListener("htmx:afterRequest", function (e) {
     var form = e.target.closest && e.target.closest("form");
     if (form && e.detail.successful && form.querySelector("textarea, input[name=text]")) { form.reset(); }
+    if (document.activeElement && document.activeElement.blur) { document.activeElement.blur(); }
+    setTimeout(flush, 0);
   });
 })();
