@@ -218,6 +218,28 @@ func TestHostileTextEscaped(t *testing.T) {
 			t.Errorf("%s: the escaped text is missing:\n%s", p, page)
 		}
 	}
+	// The live stream's fragments are escaped alike: the task's stream
+	// replays its conversation after event 0 (the message queued above).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+"/events?after=0&task="+string(id), nil)
+	b.Timeout = 0
+	resp, err := b.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.Contains(l, "<script>alert") || strings.Contains(l, "<img src=x") || strings.Contains(l, "\x1b") {
+			t.Fatalf("the stream sent %q unescaped", l)
+		}
+		if strings.HasPrefix(l, "data: ") && strings.Contains(l, "&lt;script&gt;alert(&#39;x&#39;)") {
+			return
+		}
+	}
+	t.Fatalf("the stream ended without the escaped message: %v", sc.Err())
 }
 
 // TestActions: every action reaches the daemon through its API and the
