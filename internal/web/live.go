@@ -53,10 +53,20 @@ type hub struct {
 	mu   sync.Mutex
 	f    *fleet.Fleet // nil until the first load
 	subs map[*sub]struct{}
+	// rows caches each row's fragment with the Rev it was rendered at: a
+	// whole-fleet frame renders only the rows that changed.
+	rows map[*fleet.Row]renderedRow
+	// fleetSize is the room a whole-fleet frame is likely to need.
+	fleetSize int
+}
+
+type renderedRow struct {
+	rev  uint64
+	html string
 }
 
 func newHub(c *client.Client, tpl *templates, log interface{ Warn(string, ...any) }) *hub {
-	return &hub{c: c, tpl: tpl, log: log, subs: map[*sub]struct{}{}}
+	return &hub{c: c, tpl: tpl, log: log, subs: map[*sub]struct{}{}, rows: map[*fleet.Row]renderedRow{}}
 }
 
 // run follows the stream until ctx ends, reconnecting after a break with
@@ -105,6 +115,7 @@ func (h *hub) load(f *fleet.Fleet) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.f = f
+	clear(h.rows)
 	frames := h.fleetFrames()
 	for s := range h.subs {
 		if s.task == "" && !s.diag {
@@ -118,26 +129,43 @@ func (h *hub) load(f *fleet.Fleet) {
 // fleetFrames renders the whole fleet and the count of tasks that need
 // the user. The caller holds h.mu.
 func (h *hub) fleetFrames() []frame {
-	rows, need := rowsOf(h.f)
-	return []frame{{"fleet", h.tpl.fragment("rows", rows)}, {"need", strconv.Itoa(need) + " need you"}}
+	vis := h.f.Visible(false, "", time.Now())
+	if len(vis) == 0 {
+		return []frame{{"fleet", h.tpl.fragment("rows", nil)}, {"need", "0 need you"}}
+	}
+	var b strings.Builder
+	b.Grow(h.fleetSize)
+	need := 0
+	for _, r := range vis {
+		b.WriteString(h.rowHTML(r))
+		if r.Attention != "" {
+			need++
+		}
+	}
+	h.fleetSize = b.Len() + b.Len()/8
+	return []frame{{"fleet", b.String()}, {"need", strconv.Itoa(need) + " need you"}}
 }
 
-// snapshot is the fleet as a page shows it: the hub's when it follows the
-// stream, otherwise read now.
-func (h *hub) snapshot(ctx context.Context) ([]rowView, int, error) {
-	h.mu.Lock()
-	if h.f != nil {
-		rows, need := rowsOf(h.f)
-		h.mu.Unlock()
-		return rows, need, nil
+// rowHTML is a row's fragment, rendered again only when the row changed.
+// The caller holds h.mu.
+func (h *hub) rowHTML(r *fleet.Row) string {
+	if c, ok := h.rows[r]; ok && c.rev == r.Rev {
+		return c.html
 	}
-	h.mu.Unlock()
-	f, err := loadFleet(ctx, h.c)
-	if err != nil {
-		return nil, 0, err
+	html := h.tpl.fragment("row", viewRow(r))
+	h.rows[r] = renderedRow{rev: r.Rev, html: html}
+	return html
+}
+
+// fleetPages reports whether a fleet page is connected. The caller holds
+// h.mu.
+func (h *hub) fleetPages() bool {
+	for s := range h.subs {
+		if s.task == "" && !s.diag {
+			return true
+		}
 	}
-	rows, need := rowsOf(f)
-	return rows, need, nil
+	return false
 }
 
 // apply folds one event into the fleet and sends what changed.
@@ -160,15 +188,20 @@ func (h *hub) apply(ctx context.Context, e event.Event) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.subs) == 0 {
+		return
+	}
 	var fleetFrames []frame
 	var rowFrame *frame
 	if changed {
 		if r := h.f.Rows[e.TaskID]; r != nil {
-			rowFrame = &frame{"row", h.tpl.fragment("row", viewRow(r))}
+			rowFrame = &frame{"row", h.rowHTML(r)}
 		}
-		if h.f.Dirty() {
+		switch {
+		case !h.fleetPages():
+		case h.f.Dirty():
 			fleetFrames = h.fleetFrames()
-		} else if rowFrame != nil {
+		case rowFrame != nil:
 			fleetFrames = []frame{*rowFrame}
 		}
 	}
@@ -229,7 +262,7 @@ func (h *hub) subscribe(t task.ID, diag bool) *sub {
 	}
 	if h.f != nil && t != "" {
 		if r := h.f.Rows[t]; r != nil {
-			s.send(frame{"row", h.tpl.fragment("row", viewRow(r))})
+			s.send(frame{"row", h.rowHTML(r)})
 		}
 	}
 	return s

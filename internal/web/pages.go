@@ -85,12 +85,15 @@ func rowsOf(f *fleet.Fleet) (rows []rowView, need int) {
 	return rows, need
 }
 
+// fleetPage reads the fleet from the daemon now, so that the page shows
+// what the daemon holds at the request; the stream keeps it current.
 func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
-	rows, need, err := s.hub.snapshot(r.Context())
+	f, err := loadFleet(r.Context(), s.c)
 	if err != nil {
 		s.fail(w, r, "reading the fleet", err)
 		return
 	}
+	rows, need := rowsOf(f)
 	d := s.base(r, "fleet", "fleet")
 	d.Rows, d.Need, d.Stream = rows, need, "/events"
 	s.tpl.page(w, "fleet", d)

@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -427,3 +428,31 @@ func TestSSEDeliversEvents(t *testing.T) {
 }
 
 func storeTransition(s task.Status) store.Mutation { return store.Transition(s, "", time.Now()) }
+
+// BenchmarkFleetPage500 is the whole server side of the fleet page with 500
+// tasks: reading them from the daemon's API (SQLite), the Watcher's and
+// the main watcher's views, and rendering, over HTTP.
+func BenchmarkFleetPage500(b *testing.B) {
+	f := newFixture(b, web.Options{})
+	statuses := []task.Status{task.Running, task.Waiting}
+	for i := range 500 {
+		switch i % 4 {
+		case 0:
+			f.create(b, fmt.Sprintf("task %d", i))
+		case 1:
+			f.create(b, fmt.Sprintf("task %d", i), statuses[:1]...)
+		default:
+			f.create(b, fmt.Sprintf("task %d", i), statuses...)
+		}
+	}
+	br := f.login(b)
+	var size int
+	for b.Loop() {
+		code, page, _ := get(b, br, f, "/")
+		if code != http.StatusOK {
+			b.Fatalf("status %d", code)
+		}
+		size = len(page)
+	}
+	b.ReportMetric(float64(size), "bytes/page")
+}
