@@ -22,6 +22,8 @@ import (
 // the daemon stops. Run is its one loop; requests reach it over start.
 type webControl struct {
 	cfg     config.Web
+	metrics http.Handler
+	token   string
 	socket  string
 	timeout time.Duration
 	log     *slog.Logger
@@ -37,8 +39,11 @@ type webStarted struct {
 	err     error
 }
 
-func newWebControl(cfg config.Web, socket string, timeout time.Duration, log *slog.Logger) *webControl {
-	return &webControl{cfg: cfg, socket: socket, timeout: timeout, log: log, start: make(chan chan webStarted)}
+// newWebControl returns the dashboard's owner; metrics is served at
+// /metrics on its listener too, to a signed-in browser or a scraper with
+// the API token.
+func newWebControl(cfg config.Web, socket string, metrics http.Handler, token string, timeout time.Duration, log *slog.Logger) *webControl {
+	return &webControl{cfg: cfg, socket: socket, metrics: metrics, token: token, timeout: timeout, log: log, start: make(chan chan webStarted)}
 }
 
 // Run serves the dashboard (at once with web.enabled, or when asked)
@@ -126,7 +131,8 @@ func (wc *webControl) listen(ctx context.Context) (*webRunning, error) {
 		ln = tls.NewListener(ln, tlsCfg)
 		scheme = "https"
 	}
-	srv := web.New(web.Options{Client: client.New(wc.socket), Logger: wc.log, Loopback: wc.cfg.Loopback(), Secure: tlsCfg != nil})
+	srv := web.New(web.Options{Client: client.New(wc.socket), Logger: wc.log, Loopback: wc.cfg.Loopback(), Secure: tlsCfg != nil,
+		Metrics: wc.metrics, MetricsToken: wc.token})
 	sctx, cancel := context.WithCancel(ctx)
 	r := &webRunning{cancel: cancel, errc: make(chan error, 1),
 		hs: &http.Server{Handler: srv.Handler(), BaseContext: func(net.Listener) context.Context { return sctx }, ReadHeaderTimeout: 10 * time.Second}}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/daemon"
@@ -93,6 +95,33 @@ func TestWebOnDemand(t *testing.T) {
 	}
 	if code := page(); code != http.StatusOK {
 		t.Errorf("the fleet with the session: %d", code)
+	}
+	// /metrics is beside the dashboard: for a signed-in browser, a scraper
+	// with the API token, nobody else.
+	scrape := func(cookie *http.Cookie, bearer string) int {
+		req, _ := http.NewRequest(http.MethodGet, l.URL+"/metrics", nil)
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := b.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+			t.Errorf("/metrics Content-Type %q", resp.Header.Get("Content-Type"))
+		}
+		return resp.StatusCode
+	}
+	token, err := os.ReadFile(api.TokenPath(c.Socket()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b2, n := scrape(cookie, ""), scrape(nil, strings.TrimSpace(string(token))), scrape(nil, "wrong"); a != 200 || b2 != 200 || n != 401 {
+		t.Errorf("/metrics: signed in %d, API token %d, wrong token %d; want 200, 200, 401", a, b2, n)
 	}
 	if _, err := c.Web(ctx, true); err != nil {
 		t.Fatal(err)

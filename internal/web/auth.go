@@ -218,3 +218,17 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.o.Secure, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
+
+// metrics lets a scraper with the bearer token, or a signed-in browser,
+// read h.
+func (s *Server) metrics(h http.Handler) http.Handler {
+	want := []byte("Bearer " + s.o.MetricsToken)
+	browser := s.authed(h.ServeHTTP)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.o.MetricsToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		browser(w, r)
+	})
+}

@@ -45,6 +45,11 @@ type Options struct {
 	ActionsPerMinute int
 	// Now is the clock of sessions and rate limits; nil means time.Now.
 	Now func() time.Time
+	// Metrics, when set, is served at GET /metrics (Prometheus text) to a
+	// signed-in browser or to a scraper sending "Authorization: Bearer"
+	// with MetricsToken (the daemon's API token).
+	Metrics      http.Handler
+	MetricsToken string
 }
 
 // Server is the dashboard: its handler, its sessions and the live hub.
@@ -107,6 +112,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /events", s.authed(s.events))
 	m.HandleFunc("POST /tasks/{id}/{action}", s.authed(s.action))
 	m.HandleFunc("POST /logout", s.authed(s.logout))
+	if s.o.Metrics != nil {
+		m.Handle("GET /metrics", s.metrics(s.o.Metrics))
+	}
 	s.mux = m
 }
 
