@@ -21,8 +21,8 @@ import (
 // user too; fleet.Visible keeps the recent ones).
 var fleetStatuses = []task.Status{task.Queued, task.Running, task.Waiting, task.Paused, task.Merging, task.Failed}
 
-// conversationKinds are left out of a task's conversation: token streams
-// and bookkeeping that Describe does not show.
+// conversationLimit is how many of a task's events the task page shows
+// at first; the stream replays the ones after the last shown.
 const conversationLimit = 500
 
 func (s *Server) base(r *http.Request, title, nav string) pageData {
