@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -49,11 +50,11 @@ func BenchmarkFirstObservation(b *testing.B) {
 	var total time.Duration
 	for i := range b.N {
 		tk := task.Task{ID: task.ID(fmt.Sprintf("t-first%d", i)), Description: "make task: create made.txt"}
-		h := newFakeHost(tk)
+		h := enginetest.NewHost(tk)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
 		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
-		for !h.has(event.KindTurnStarted, nil) {
+		for !h.Has(event.KindTurnStarted, nil) {
 			select {
 			case o := <-done:
 				b.Fatalf("the run ended before its first observation: %+v", o)
@@ -72,19 +73,19 @@ func BenchmarkFirstObservation(b *testing.B) {
 func BenchmarkInjectLatency(b *testing.B) {
 	eng, _ := benchEnv(b)
 	tk := task.Task{ID: "t-latency", Description: "wait task: wait for the flag"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	dir := benchDir(b)
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
-	for !h.has(event.KindToolCall, nil) {
+	for !h.Has(event.KindToolCall, nil) {
 		time.Sleep(time.Millisecond)
 	}
 	var total time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		id := h.inject(inject.Message, fmt.Sprintf("note %d", i), false)
-		for !h.delivered(id) {
+		id := h.Inject(inject.Message, fmt.Sprintf("note %d", i), false)
+		for !h.Delivered(id) {
 			time.Sleep(50 * time.Microsecond)
 		}
 		total += time.Since(start)
@@ -112,17 +113,17 @@ func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 		g0 := runtime.NumGoroutine()
 		var dirs []string
 		var dones []chan engine.Outcome
-		var hosts []*fakeHost
+		var hosts []*enginetest.Host
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d", i)), Description: "wait task: wait for the flag"}
-			h := newFakeHost(tk)
+			h := enginetest.NewHost(tk)
 			dir := benchDir(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			dirs, dones, hosts = append(dirs, dir), append(dones, done), append(hosts, h)
 		}
 		for _, h := range hosts {
-			for !h.has(event.KindToolCall, nil) {
+			for !h.Has(event.KindToolCall, nil) {
 				time.Sleep(time.Millisecond)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -52,12 +53,12 @@ func BenchmarkFirstObservation(b *testing.B) {
 	var total time.Duration
 	for i := range b.N {
 		tk := task.Task{ID: task.ID(fmt.Sprintf("t-first%d", i)), Description: "make task: create made.txt"}
-		h := newFakeHost(tk)
+		h := enginetest.NewHost(tk)
 		dir := benchDir(b)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
 		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
-		for !h.has(event.KindTurnStarted, nil) {
+		for !h.Has(event.KindTurnStarted, nil) {
 			select {
 			case o := <-done:
 				b.Fatalf("the run ended before its first observation: %+v", o)
@@ -78,7 +79,7 @@ func BenchmarkInjectLatency(b *testing.B) {
 	release := srv.Hold("hold", 0)
 	defer release()
 	tk := task.Task{ID: "t-latency", Description: "hold task: steered many times"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
 	if err := srv.WaitRequests(context.Background(), 1); err != nil {
@@ -88,8 +89,8 @@ func BenchmarkInjectLatency(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		id := h.inject(inject.Message, fmt.Sprintf("note %d", i), false)
-		for !h.delivered(id) {
+		id := h.Inject(inject.Message, fmt.Sprintf("note %d", i), false)
+		for !h.Delivered(id) {
 			time.Sleep(50 * time.Microsecond)
 		}
 		total += time.Since(start)
@@ -117,7 +118,7 @@ func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 		var dones []chan engine.Outcome
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d-%d", i, time.Now().UnixNano())), Description: "hold task: held"}
-			h := newFakeHost(tk)
+			h := enginetest.NewHost(tk)
 			dir := benchDir(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -70,9 +71,9 @@ func benchDir(b *testing.B) string {
 	return dir
 }
 
-func waitEvent(b *testing.B, h *fakeHost, k event.Kind, done <-chan engine.Outcome) {
+func waitEvent(b *testing.B, h *enginetest.Host, k event.Kind, done <-chan engine.Outcome) {
 	b.Helper()
-	for !h.has(k, nil) {
+	for !h.Has(k, nil) {
 		select {
 		case o := <-done:
 			b.Fatalf("the run ended before %s: %+v", k, o)
@@ -89,7 +90,7 @@ func BenchmarkFirstObservation(b *testing.B) {
 	var total time.Duration
 	for i := range b.N {
 		tk := task.Task{ID: task.ID(fmt.Sprintf("t-first%d", i)), Description: "make task: create made.txt"}
-		h := newFakeHost(tk)
+		h := enginetest.NewHost(tk)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
 		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
@@ -110,14 +111,14 @@ func BenchmarkInjectLatency(b *testing.B) {
 	for i := range b.N {
 		for _, isUrgent := range []bool{true, false} {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-inj%d%v", i, isUrgent)), Description: "wait task: wait for the flag"}
-			h := newFakeHost(tk)
+			h := enginetest.NewHost(tk)
 			dir := benchDir(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			waitEvent(b, h, event.KindToolCall, done)
 			n := len(srv.Requests())
 			start := time.Now()
-			h.inject(inject.Message, fmt.Sprintf("note-%d", i), isUrgent)
+			h.Inject(inject.Message, fmt.Sprintf("note-%d", i), isUrgent)
 			if !isUrgent {
 				if err := os.WriteFile(filepath.Join(dir, "go.flag"), nil, 0o644); err != nil {
 					b.Fatal(err)
@@ -157,11 +158,11 @@ func BenchmarkMemoryPerTask(b *testing.B) {
 		g0 := runtime.NumGoroutine()
 		var dirs []string
 		var dones []chan engine.Outcome
-		var hosts []*fakeHost
+		var hosts []*enginetest.Host
 		var homes []string
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d-%d", it, i)), Description: "wait task: wait for the flag"}
-			h := newFakeHost(tk)
+			h := enginetest.NewHost(tk)
 			dir := benchDir(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()

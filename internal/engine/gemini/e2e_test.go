@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
@@ -78,17 +79,15 @@ func TestRealDenialRecovered(t *testing.T) {
 				Recover: &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Write", "Edit", "Bash"}, Recovery: lifecycle.Moderate, MaxEscalations: 3}}})
 			m := c.manifest
 			tk := task.Task{ID: "t-realdenied", Description: "denied task: run it", Manifest: &m}
-			h := newFakeHost(tk)
+			h := enginetest.NewHost(tk)
 			o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h})
 			if o.Status != engine.Completed || o.Reason != "Recovered and done." {
 				t.Fatalf("outcome = %+v", o)
 			}
-			if !h.has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Tool == "Bash" }) {
+			if !h.Has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Tool == "Bash" }) {
 				t.Fatal("no permission denial of Bash observed")
 			}
-			h.mu.Lock()
-			got := h.t.Manifest
-			h.mu.Unlock()
+			got := h.Task().Manifest
 			if got == nil || !c.widened(*got) || got.Escalations != 1 {
 				t.Fatalf("manifest = %+v, want it widened once", got)
 			}
