@@ -30,7 +30,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
@@ -105,11 +104,7 @@ type Engine struct {
 	mode string // engines.claude.permission_mode as configured
 	log  *slog.Logger
 
-	mu      sync.Mutex
-	ready   error
-	readyAt time.Time
-	path    string // the CLI's resolved path, once Ready found it
-	version string
+	ready *extproc.Readiness
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -126,17 +121,8 @@ func New(o Options) *Engine {
 	if len(o.AllowedTools) == 0 {
 		o.AllowedTools = DefaultAllowedTools
 	}
-	if o.Environ == nil {
-		o.Environ = os.Environ
-	}
-	if o.ReadyEvery <= 0 {
-		o.ReadyEvery = time.Minute
-	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Engine{o: o, mode: mode, log: log.With("component", "engine", "engine", Name)}
+	o.Environ = extproc.EnvironOr(o.Environ)
+	return &Engine{o: o, mode: mode, log: extproc.Logger(o.Logger, Name), ready: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
 }
 
 // Name implements engine.Engine.

@@ -129,6 +129,13 @@ func fakeClaude(args []string) int {
 			emit(`{"type":"assistant","message":`)
 		}
 		for _, o := range turn {
+			if mode == "object" && strings.Contains(o, `"type":"result"`) {
+				// A command of the turn wrote an object, as a commit does.
+				if err := writeObject(os.Getenv("GIT_OBJECT_DIRECTORY")); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
+			}
 			if strings.Contains(o, `"type":"control_response"`) {
 				// Answer only once the engine asked to interrupt.
 				req, ok := next()

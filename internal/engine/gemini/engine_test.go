@@ -12,6 +12,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
@@ -127,7 +128,7 @@ func TestFakeNextTurnDeliversMessage(t *testing.T) {
 		t.Fatalf("%d CLI processes, want one per turn", len(runs))
 	}
 	if !hasArgs(runs[1].Args, "--resume", SessionID(tk.ID)) || !strings.Contains(runs[1].Prompt, "also say hi") ||
-		!strings.Contains(runs[1].Prompt, marker([]inject.Injection{{ID: id}})) {
+		!strings.Contains(runs[1].Prompt, extproc.Marker([]inject.Injection{{ID: id}})) {
 		t.Fatalf("second turn: args %q, prompt %q", runs[1].Args, runs[1].Prompt)
 	}
 	if !h.Delivered(id) || h.Has(event.KindInterrupted, nil) {
