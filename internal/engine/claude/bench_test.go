@@ -16,7 +16,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
 )
@@ -25,21 +24,9 @@ import (
 func benchEnv(b *testing.B) (*Engine, *llmtest.Server) {
 	b.Helper()
 	cli := claudecli.CLI(b)
-	script, err := llmtest.ParseScript("bench.yaml", []byte(e2eScript))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := llmtest.NewServer(b, script)
+	srv := enginetest.Server(b, "bench.yaml", e2eScript)
 	return New(Options{Command: cli, StateDir: filepath.Join(b.TempDir(), "state"), BaseURL: srv.URL(), APIKey: "sk-bench",
 		AllowedTools: []string{"Bash"}, Grace: time.Second}), srv
-}
-
-func benchDir(b *testing.B) string {
-	dir := b.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		b.Fatalf("git init: %v %s", err, res.Output)
-	}
-	return dir
 }
 
 // BenchmarkFirstObservation: from the start of a run (the executor's
@@ -53,7 +40,9 @@ func BenchmarkFirstObservation(b *testing.B) {
 		h := enginetest.NewHost(tk)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
-		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
+		go func() {
+			done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: enginetest.GitRepo(b), Host: h})
+		}()
 		for !h.Has(event.KindTurnStarted, nil) {
 			select {
 			case o := <-done:
@@ -74,7 +63,7 @@ func BenchmarkInjectLatency(b *testing.B) {
 	eng, _ := benchEnv(b)
 	tk := task.Task{ID: "t-latency", Description: "wait task: wait for the flag"}
 	h := enginetest.NewHost(tk)
-	dir := benchDir(b)
+	dir := enginetest.GitRepo(b)
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 	for !h.Has(event.KindToolCall, nil) {
@@ -117,7 +106,7 @@ func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d", i)), Description: "wait task: wait for the flag"}
 			h := enginetest.NewHost(tk)
-			dir := benchDir(b)
+			dir := enginetest.GitRepo(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			dirs, dones, hosts = append(dirs, dir), append(dones, done), append(hosts, h)

@@ -23,7 +23,6 @@
 package claude
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -104,7 +103,7 @@ type Engine struct {
 	mode string // engines.claude.permission_mode as configured
 	log  *slog.Logger
 
-	ready *extproc.Readiness
+	*extproc.Readiness // Ready, Version
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -122,7 +121,7 @@ func New(o Options) *Engine {
 		o.AllowedTools = DefaultAllowedTools
 	}
 	o.Environ = extproc.EnvironOr(o.Environ)
-	return &Engine{o: o, mode: mode, log: extproc.Logger(o.Logger, Name), ready: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
+	return &Engine{o: o, mode: mode, log: extproc.Logger(o.Logger, Name), Readiness: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
 }
 
 // Name implements engine.Engine.
@@ -132,10 +131,7 @@ func (e *Engine) Name() string { return Name }
 // it, so that it is the same for every run of the task without being stored
 // anywhere else.
 func SessionID(id task.ID) string {
-	h := sha256.Sum256([]byte("neuraphage claude session " + string(id)))
-	h[6] = h[6]&0x0f | 0x40 // version 4 (random-looking)
-	h[8] = h[8]&0x3f | 0x80 // RFC 4122 variant
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+	return extproc.SessionID("neuraphage claude session " + string(id))
 }
 
 // ConfigDir is the CLAUDE_CONFIG_DIR of task id.

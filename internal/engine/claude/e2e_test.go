@@ -19,7 +19,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
@@ -80,15 +79,8 @@ type e2e struct {
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
 	cli := claudecli.CLI(t)
-	script, err := llmtest.ParseScript("e2e.yaml", []byte(e2eScript))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.NewServer(t, script)
-	dir := t.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		t.Fatalf("git init: %v %s", err, res.Output)
-	}
+	srv := enginetest.Server(t, "e2e.yaml", e2eScript)
+	dir := enginetest.GitRepo(t)
 	eng := New(Options{Command: cli, StateDir: filepath.Join(t.TempDir(), "state"), BaseURL: srv.URL(), APIKey: "sk-test-secret-4242",
 		AllowedTools: []string{"Bash"}, Grace: time.Second})
 	return &e2e{t: t, srv: srv, eng: eng, dir: dir}

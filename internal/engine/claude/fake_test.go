@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 )
 
 // TestMain makes the test binary a fake `claude` when it is run as one
@@ -131,7 +133,7 @@ func fakeClaude(args []string) int {
 		for _, o := range turn {
 			if mode == "object" && strings.Contains(o, `"type":"result"`) {
 				// A command of the turn wrote an object, as a commit does.
-				if err := writeObject(os.Getenv("GIT_OBJECT_DIRECTORY")); err != nil {
+				if err := enginetest.WriteObject(os.Getenv("GIT_OBJECT_DIRECTORY")); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					return 1
 				}

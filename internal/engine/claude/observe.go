@@ -159,9 +159,7 @@ func (ru *run) result(ctx context.Context, l line) (bool, error) {
 	}
 	prev := ru.latest.Usage
 	turn := max(ru.turn, 1)
-	evs = append(evs, event.Usage{Turn: turn, Provider: Provider, Model: ru.model(),
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: cost, TotalTokens: prev.InputTokens + prev.OutputTokens + u.Total(), TotalCostUSD: prev.CostUSD + cost})
+	evs = append(evs, extproc.UsageEvent(turn, Provider, ru.model(), u, cost, prev))
 	evs = append(evs, ru.changes.Since(ctx, turn)...)
 	denied, decision := ru.denials(turn, l)
 	evs = append(evs, denied...)

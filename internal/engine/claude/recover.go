@@ -67,11 +67,7 @@ func (ru *run) act(d *lifecycleDecision) {
 // before the CLI starts, so its flags follow. The message itself still
 // reaches the agent at the boundary.
 func (ru *run) answerPending(ctx context.Context) (engine.Outcome, bool) {
-	step, err := extproc.AnswerStep(ctx, ru.h, ru.latest.Manifest, ru.e.o.Recovery, ru.turn)
-	if err == nil && step != nil {
-		err = ru.commit(ctx, *step)
-	}
-	if err != nil {
+	if err := extproc.Answer(ctx, ru.h, ru.latest.Manifest, ru.e.o.Recovery, ru.turn, ru.commit); err != nil {
 		return ru.stopOrPause(ctx, err), true
 	}
 	return engine.Outcome{}, false

@@ -11,7 +11,6 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
-	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
@@ -61,7 +60,7 @@ func (ru *run) session(ctx context.Context, cfgDir string) engine.Outcome {
 	transcript := e.transcript(r.Task.ID)
 	resume := transcript != ""
 	p, err := extproc.StartRun(ctx, extproc.Launch{
-		Run: r, Args: e.args(e.resolved(), ru.latest, resume), Env: e.env(r.Task, r.Dir, r.Env),
+		Run: r, Args: e.args(e.Path(), ru.latest, resume), Env: e.env(r.Task, r.Dir, r.Env),
 		Launcher: e.o.Launcher, State: cfgDir, // the CLI keeps its session in its config directory
 		Label: "claude (" + string(r.Task.ID) + ")",
 	})
@@ -143,10 +142,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 			if summary == "" {
 				summary = "Claude Code ended its turn."
 			}
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Completed{Turn: ru.turn, Summary: summary}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Completed, Reason: summary, Turn: ru.turn}
+			return ru.finish(ctx, engine.Completed, summary)
 		}
 		first = false
 		if out, stop := ru.await(ctx); stop {
@@ -164,17 +160,11 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if q := ru.ask; q != "" {
 			ru.ask = ""
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.NeedsInput{Turn: ru.turn, Question: q}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Waiting, Reason: q, Turn: ru.turn}
+			return ru.finish(ctx, engine.Waiting, q)
 		}
 		if ru.last.IsError {
 			reason := ru.failure()
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Failed{Turn: ru.turn, Reason: reason}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Failed, Reason: reason, Turn: ru.turn}
+			return ru.finish(ctx, engine.Failed, reason)
 		}
 	}
 }
@@ -356,4 +346,9 @@ func (ru *run) stopOrPause(ctx context.Context, err error) engine.Outcome {
 // commit stores a step (extproc.Commit).
 func (ru *run) commit(ctx context.Context, s engine.Step) error {
 	return extproc.Commit(ctx, ru.h, s, &ru.latest)
+}
+
+// finish ends the run with status and reason (extproc.Finish).
+func (ru *run) finish(ctx context.Context, status engine.Status, reason string) engine.Outcome {
+	return extproc.Finish(ctx, ru.turn, status, reason, ru.commit, ru.stopOrPause)
 }

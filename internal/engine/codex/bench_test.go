@@ -17,7 +17,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/codexcli"
 )
@@ -26,22 +25,10 @@ import (
 func benchEnv(b *testing.B) (*Engine, *llmtest.Server, string) {
 	b.Helper()
 	cli := codexcli.CLI(b)
-	script, err := llmtest.ParseScript("bench.yaml", []byte(e2eScript))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := llmtest.NewServer(b, script)
+	srv := enginetest.Server(b, "bench.yaml", e2eScript)
 	state := filepath.Join(b.TempDir(), "state")
 	return New(Options{Command: cli, StateDir: state, BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-bench",
 		Model: func(task.Task) string { return "gpt-llmtest" }}), srv, state
-}
-
-func benchDir(b *testing.B) string {
-	dir := b.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		b.Fatalf("git init: %v %s", err, res.Output)
-	}
-	return dir
 }
 
 // BenchmarkFirstObservation: from the start of a run (the executor's
@@ -54,7 +41,7 @@ func BenchmarkFirstObservation(b *testing.B) {
 	for i := range b.N {
 		tk := task.Task{ID: task.ID(fmt.Sprintf("t-first%d", i)), Description: "make task: create made.txt"}
 		h := enginetest.NewHost(tk)
-		dir := benchDir(b)
+		dir := enginetest.GitRepo(b)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
 		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
@@ -81,7 +68,9 @@ func BenchmarkInjectLatency(b *testing.B) {
 	tk := task.Task{ID: "t-latency", Description: "hold task: steered many times"}
 	h := enginetest.NewHost(tk)
 	done := make(chan engine.Outcome, 1)
-	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
+	go func() {
+		done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: enginetest.GitRepo(b), Host: h})
+	}()
 	if err := srv.WaitRequests(context.Background(), 1); err != nil {
 		b.Fatal(err)
 	}
@@ -119,7 +108,7 @@ func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d-%d", i, time.Now().UnixNano())), Description: "hold task: held"}
 			h := enginetest.NewHost(tk)
-			dir := benchDir(b)
+			dir := enginetest.GitRepo(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			dones = append(dones, done)

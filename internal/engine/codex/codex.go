@@ -102,7 +102,7 @@ type Engine struct {
 	o   Options
 	log *slog.Logger
 
-	ready *extproc.Readiness
+	*extproc.Readiness // Ready, Version
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -113,7 +113,7 @@ func New(o Options) *Engine {
 		o.Command = DefaultCommand
 	}
 	o.Environ = extproc.EnvironOr(o.Environ)
-	return &Engine{o: o, log: extproc.Logger(o.Logger, Name), ready: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
+	return &Engine{o: o, log: extproc.Logger(o.Logger, Name), Readiness: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
 }
 
 // Name implements engine.Engine.

@@ -17,7 +17,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/codexcli"
@@ -76,15 +75,8 @@ func newE2E(t *testing.T) *e2e {
 		t.Skip("runs the real Codex CLI")
 	}
 	cli := codexcli.CLI(t)
-	script, err := llmtest.ParseScript("e2e.yaml", []byte(e2eScript))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.NewServer(t, script)
-	dir := t.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		t.Fatalf("git init: %v %s", err, res.Output)
-	}
+	srv := enginetest.Server(t, "e2e.yaml", e2eScript)
+	dir := enginetest.GitRepo(t)
 	return &e2e{t: t, srv: srv, cli: cli, state: filepath.Join(t.TempDir(), "state"), dir: dir}
 }
 

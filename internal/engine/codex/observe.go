@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -351,9 +352,7 @@ func (ru *run) turnCompleted(ctx context.Context, t turn) error {
 	}
 	prev := ru.latest.Usage
 	turnN := max(ru.turn, 1)
-	evs = append(evs, event.Usage{Turn: turnN, Provider: Provider, Model: ru.modelLabel(),
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: cost, TotalTokens: prev.InputTokens + prev.OutputTokens + u.Total(), TotalCostUSD: prev.CostUSD + cost})
+	evs = append(evs, extproc.UsageEvent(turnN, Provider, ru.modelLabel(), u, cost, prev))
 	evs = append(evs, ru.changes.Since(ctx, turnN)...)
 	if t.Status == "interrupted" {
 		dropped := slices.Sorted(func(yield func(string) bool) {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
-	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -41,7 +40,7 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	}
 	e.linkLogin(home)
 	p, err := extproc.StartRun(ctx, extproc.Launch{
-		Run: r, Args: e.args(e.resolved(), r.Task), Env: e.env(r.Task, r.Dir, r.Env),
+		Run: r, Args: e.args(e.Path(), r.Task), Env: e.env(r.Task, r.Dir, r.Env),
 		Launcher: e.o.Launcher, State: filepath.Dir(home), // the CLI keeps its threads and logs in its CODEX_HOME
 		Label: "codex (" + string(r.Task.ID) + ")",
 	})
@@ -206,10 +205,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if q := ru.asked; q != "" {
 			ru.asked = ""
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.NeedsInput{Turn: ru.turn, Question: q}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Waiting, Reason: q, Turn: ru.turn}
+			return ru.finish(ctx, engine.Waiting, q)
 		}
 		out, sent, stop := ru.boundary(ctx, first)
 		if stop {
@@ -217,10 +213,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if !sent {
 			summary := words.Or(strings.TrimSpace(ru.lastText), "Codex ended its turn.")
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Completed{Turn: ru.turn, Summary: summary}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Completed, Reason: summary, Turn: ru.turn}
+			return ru.finish(ctx, engine.Completed, summary)
 		}
 		first = false
 		if out, stop := ru.await(ctx); stop {
@@ -231,10 +224,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if ru.turnStatus == "failed" {
 			reason := words.Clip(words.Or(ru.turnErr, "Codex reported the turn failed"), 1000)
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Failed{Turn: ru.turn, Reason: reason}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Failed, Reason: reason, Turn: ru.turn}
+			return ru.finish(ctx, engine.Failed, reason)
 		}
 	}
 }
@@ -387,4 +377,9 @@ func (ru *run) modelName() string {
 		return ru.e.o.Model(ru.latest)
 	}
 	return ""
+}
+
+// finish ends the run with status and reason (extproc.Finish).
+func (ru *run) finish(ctx context.Context, status engine.Status, reason string) engine.Outcome {
+	return extproc.Finish(ctx, ru.turn, status, reason, ru.commit, ru.stopOrPause)
 }

@@ -210,3 +210,12 @@ func AnswerStep(ctx context.Context, h engine.Host, m *task.Manifest, rec *lifec
 	}
 	return &step, nil
 }
+
+// Answer stores the AnswerStep, when there is one, with commit.
+func Answer(ctx context.Context, h engine.Host, m *task.Manifest, rec *lifecycle.Recoverer, turn int, commit func(context.Context, engine.Step) error) error {
+	step, err := AnswerStep(ctx, h, m, rec, turn)
+	if err != nil || step == nil {
+		return err
+	}
+	return commit(ctx, *step)
+}

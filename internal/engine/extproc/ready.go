@@ -2,6 +2,7 @@ package extproc
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"regexp"
@@ -103,12 +104,13 @@ type Readiness struct {
 	mu      sync.Mutex
 	err     error
 	at      time.Time
-	path    string // the CLI's resolved path, once Check found it
+	path    string // the CLI's resolved path, once Ready found it
 	version string
 }
 
 // NewReadiness checks cli, run as command (Probe), keeping a yes for
-// every (zero means a minute).
+// every (zero means a minute). An engine embeds it: its Ready and
+// Version are the engine's.
 func NewReadiness(cli CLI, command string, every time.Duration) *Readiness {
 	if every <= 0 {
 		every = time.Minute
@@ -116,8 +118,9 @@ func NewReadiness(cli CLI, command string, every time.Duration) *Readiness {
 	return &Readiness{cli: cli, command: command, every: every}
 }
 
-// Check is the CLI's readiness: found and at least its MinVersion.
-func (r *Readiness) Check() error {
+// Ready is the CLI's readiness (engine.Engine.Ready): found and at least
+// its MinVersion.
+func (r *Readiness) Ready() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	every := r.every
@@ -132,16 +135,25 @@ func (r *Readiness) Check() error {
 	return r.err
 }
 
-// Version is the CLI's version as the last Check found it ("" when none).
+// Version is the CLI's version as the last Ready found it ("" when none).
 func (r *Readiness) Version() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.version
 }
 
-// Path is the CLI's path as the last Check found it, else the command.
+// Path is the CLI's path as the last Ready found it, else the command.
 func (r *Readiness) Path() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return words.Or(r.path, r.command)
+}
+
+// SessionID is a session id derived from seed: a UUID (version 4 in
+// form), the same for every run of a task without being stored.
+func SessionID(seed string) string {
+	h := sha256.Sum256([]byte(seed))
+	h[6] = h[6]&0x0f | 0x40 // version 4 (random-looking)
+	h[8] = h[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -227,4 +228,36 @@ func Commit(ctx context.Context, h engine.Host, s engine.Step, latest *task.Task
 	}
 	*latest = t
 	return engine.StepLearnings(ctx, h, s, t.Tags)
+}
+
+// Finish ends a run with status (Completed, Failed or Waiting) and reason
+// (the summary, the failure, the question to the user): the event that
+// reports it is stored with commit, then the outcome is returned; when it
+// could not be stored, fail's outcome of the error.
+func Finish(ctx context.Context, turn int, status engine.Status, reason string,
+	commit func(context.Context, engine.Step) error, fail func(context.Context, error) engine.Outcome) engine.Outcome {
+	var ev event.Payload
+	switch status {
+	case engine.Completed:
+		ev = event.Completed{Turn: turn, Summary: reason}
+	case engine.Failed:
+		ev = event.Failed{Turn: turn, Reason: reason}
+	case engine.Waiting:
+		ev = event.NeedsInput{Turn: turn, Question: reason}
+	default:
+		panic("extproc.Finish: no event ends a run with status " + string(status))
+	}
+	if err := commit(ctx, engine.Step{Turn: turn, Events: []event.Payload{ev}}); err != nil {
+		return fail(ctx, err)
+	}
+	return engine.Outcome{Status: status, Reason: reason, Turn: turn}
+}
+
+// UsageEvent is the observation of a turn's model usage u costing cost,
+// with the task's totals: prev, the task's usage stored before it, plus
+// this turn's.
+func UsageEvent(turn int, provider, model string, u llm.Usage, cost float64, prev task.Usage) event.Usage {
+	return event.Usage{Turn: turn, Provider: provider, Model: model,
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+		CostUSD: cost, TotalTokens: prev.InputTokens + prev.OutputTokens + u.Total(), TotalCostUSD: prev.CostUSD + cost}
 }

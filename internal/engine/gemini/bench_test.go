@@ -17,7 +17,6 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/geminicli"
 )
@@ -54,21 +53,9 @@ default:
 func benchEnv(b *testing.B) (*Engine, *llmtest.Server) {
 	b.Helper()
 	cli := geminicli.CLI(b)
-	script, err := llmtest.ParseScript("bench.yaml", []byte(benchScript))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := llmtest.NewServer(b, script)
+	srv := enginetest.Server(b, "bench.yaml", benchScript)
 	return New(Options{Command: cli, StateDir: filepath.Join(b.TempDir(), "state"), BaseURL: srv.GeminiBaseURL(), APIKey: "gm-bench",
 		Model: func(task.Task) string { return "gemini-2.5-flash" }}), srv
-}
-
-func benchDir(b *testing.B) string {
-	dir := b.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		b.Fatalf("git init: %v %s", err, res.Output)
-	}
-	return dir
 }
 
 func waitEvent(b *testing.B, h *enginetest.Host, k event.Kind, done <-chan engine.Outcome) {
@@ -93,7 +80,9 @@ func BenchmarkFirstObservation(b *testing.B) {
 		h := enginetest.NewHost(tk)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
-		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
+		go func() {
+			done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: enginetest.GitRepo(b), Host: h})
+		}()
 		waitEvent(b, h, event.KindTurnStarted, done)
 		total += time.Since(start)
 		<-done
@@ -112,7 +101,7 @@ func BenchmarkInjectLatency(b *testing.B) {
 		for _, isUrgent := range []bool{true, false} {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-inj%d%v", i, isUrgent)), Description: "wait task: wait for the flag"}
 			h := enginetest.NewHost(tk)
-			dir := benchDir(b)
+			dir := enginetest.GitRepo(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			waitEvent(b, h, event.KindToolCall, done)
@@ -163,7 +152,7 @@ func BenchmarkMemoryPerTask(b *testing.B) {
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d-%d", it, i)), Description: "wait task: wait for the flag"}
 			h := enginetest.NewHost(tk)
-			dir := benchDir(b)
+			dir := enginetest.GitRepo(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			dirs, dones, hosts, homes = append(dirs, dir), append(dones, done), append(hosts, h), append(homes, eng.Home(tk.ID))

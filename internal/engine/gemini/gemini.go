@@ -28,7 +28,6 @@
 package gemini
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -103,7 +102,7 @@ type Engine struct {
 	o   Options
 	log *slog.Logger
 
-	ready *extproc.Readiness
+	*extproc.Readiness // Ready, Version
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -114,7 +113,7 @@ func New(o Options) *Engine {
 		o.Command = DefaultCommand
 	}
 	o.Environ = extproc.EnvironOr(o.Environ)
-	return &Engine{o: o, log: extproc.Logger(o.Logger, Name), ready: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
+	return &Engine{o: o, log: extproc.Logger(o.Logger, Name), Readiness: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
 }
 
 // Name implements engine.Engine.
@@ -123,10 +122,7 @@ func (e *Engine) Name() string { return Name }
 // SessionID is the Gemini CLI session id of task id: a UUID derived from
 // it, the same for every turn and run of the task.
 func SessionID(id task.ID) string {
-	h := sha256.Sum256([]byte("neuraphage gemini session " + string(id)))
-	h[6] = h[6]&0x0f | 0x40
-	h[8] = h[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+	return extproc.SessionID("neuraphage gemini session " + string(id))
 }
 
 // Home is the HOME of task id's CLI: .gemini/ under it holds the settings,

@@ -195,9 +195,7 @@ func (ru *run) result(ctx context.Context, l line) error {
 	prev := ru.latest.Usage
 	turn := max(ru.turn, 1)
 	step.Turn = ru.turn
-	step.Events = append(step.Events, event.Usage{Turn: turn, Provider: Provider, Model: model,
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
-		CostUSD: cost, TotalTokens: prev.InputTokens + prev.OutputTokens + u.Total(), TotalCostUSD: prev.CostUSD + cost})
+	step.Events = append(step.Events, extproc.UsageEvent(turn, Provider, model, u, cost, prev)) // no cache writes reported
 	step.Events = append(step.Events, ru.changes.Since(ctx, turn)...)
 	step.Call = &engine.Call{Provider: Provider, Model: model, Usage: u, CostUSD: cost, Duration: msDuration(dur)}
 	if err := ru.commit(ctx, step); err != nil {

@@ -37,11 +37,7 @@ func (ru *run) recoverDenials(ctx context.Context) (engine.Outcome, bool) {
 // before the first turn, so its policy follows. The message itself still
 // reaches the agent as the turn's prompt.
 func (ru *run) answerPending(ctx context.Context) (engine.Outcome, bool) {
-	step, err := extproc.AnswerStep(ctx, ru.h, ru.latest.Manifest, ru.e.o.Recover, ru.turn)
-	if err == nil && step != nil {
-		err = ru.commit(ctx, *step)
-	}
-	if err != nil {
+	if err := extproc.Answer(ctx, ru.h, ru.latest.Manifest, ru.e.o.Recover, ru.turn, ru.commit); err != nil {
 		return ru.stopOrPause(ctx, err), true
 	}
 	return engine.Outcome{}, false

@@ -102,10 +102,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		if prompt == "" {
 			summary := "Gemini CLI ended its turn."
 			summary = words.Or(strings.TrimSpace(ru.lastText), summary)
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Completed{Turn: ru.turn, Summary: summary}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Completed, Reason: summary, Turn: ru.turn}
+			return ru.finish(ctx, engine.Completed, summary)
 		}
 		first = false
 		if out, stop := ru.runTurn(ctx, prompt, injs); stop {
@@ -140,10 +137,7 @@ func (ru *run) afterTurn(ctx context.Context) (engine.Outcome, bool) {
 			reason += ": " + ru.last.Error.Message
 		}
 		reason = words.Clip(reason, 1000)
-		if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Failed{Turn: ru.turn, Reason: reason}}}); err != nil {
-			return ru.stopOrPause(ctx, err), true
-		}
-		return engine.Outcome{Status: engine.Failed, Reason: reason, Turn: ru.turn}, true
+		return ru.finish(ctx, engine.Failed, reason), true
 	}
 	return ru.recoverDenials(ctx)
 }
@@ -205,7 +199,7 @@ func (ru *run) runTurn(ctx context.Context, prompt string, injs []inject.Injecti
 		return ru.stopOrPause(ctx, err), true
 	}
 	p, err := extproc.StartRun(ctx, extproc.Launch{
-		Run: r, Args: ru.e.args(ru.e.resolved(), ru.latest, prompt, resume), Env: ru.e.env(r.Task, r.Dir, r.Env),
+		Run: r, Args: ru.e.args(ru.e.Path(), ru.latest, prompt, resume), Env: ru.e.env(r.Task, r.Dir, r.Env),
 		Launcher: ru.e.o.Launcher, State: ru.e.Home(r.Task.ID), // the CLI keeps its session and settings in its home
 		Label: "gemini (" + string(r.Task.ID) + ")",
 	})
@@ -296,3 +290,8 @@ func (ru *run) commit(ctx context.Context, s engine.Step) error {
 
 // taskPrompt is the first prompt of a new session.
 func taskPrompt(t task.Task) string { return extproc.TaskPrompt(t) + "\n\n" + engine.LearningNote }
+
+// finish ends the run with status and reason (extproc.Finish).
+func (ru *run) finish(ctx context.Context, status engine.Status, reason string) engine.Outcome {
+	return extproc.Finish(ctx, ru.turn, status, reason, ru.commit, ru.stopOrPause)
+}
