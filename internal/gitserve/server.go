@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
 )
@@ -75,6 +76,7 @@ type Server struct {
 	mu     sync.Mutex
 	tokens map[string][sha256.Size]byte // worker → SHA-256 of its token; guarded by mu
 	tasks  map[string]*lease            // task → its current assignment; guarded by mu
+	ending map[*lease]bool              // ended leases with pushes running; guarded by mu
 }
 
 // lease is one assignment and the pushes admitted under it.
@@ -100,8 +102,12 @@ func New(opts Options) *Server {
 		maxPush: max,
 		tokens:  map[string][sha256.Size]byte{},
 		tasks:   map[string]*lease{},
+		ending:  map[*lease]bool{},
 	}
 }
+
+// validateTimeout bounds Assign's checks of a repository.
+const validateTimeout = 30 * time.Second
 
 // minTokenLen is the shortest token Grant accepts.
 const minTokenLen = 16
@@ -138,7 +144,12 @@ func (s *Server) Revoke(worker string) {
 // no-op; an epoch lower than the current one, or the current epoch for
 // another worker, is an error.
 func (s *Server) Assign(ctx context.Context, a Assignment) error {
-	if err := a.validate(ctx); err != nil {
+	// Checking the names and the repository is quick and local: done even
+	// when ctx is already cancelled, which only cuts the wait below short.
+	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), validateTimeout)
+	err := a.validate(vctx)
+	cancel()
+	if err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -187,6 +198,7 @@ func (s *Server) endLocked(l *lease) <-chan struct{} {
 	if l.idle == nil {
 		l.idle = make(chan struct{})
 	}
+	s.ending[l] = true
 	return l.idle
 }
 
@@ -213,6 +225,23 @@ func (s *Server) Assignment(task string) (Assignment, bool) {
 	return l.a, true
 }
 
+// Pushing returns how many pushes of task, under its current assignment
+// or an earlier one, are running.
+func (s *Server) Pushing(task string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	if l := s.tasks[task]; l != nil {
+		n += l.pushes
+	}
+	for l := range s.ending {
+		if l.a.Task == task {
+			n += l.pushes
+		}
+	}
+	return n
+}
+
 // refused is a request the server will not serve, with what the worker is
 // told.
 type refused struct{ msg string }
@@ -236,11 +265,11 @@ func (s *Server) admit(token, task string, epoch uint64, push bool) (Assignment,
 		return Assignment{}, nil, &refused{"access denied: no valid worker token (unknown or revoked); join the cluster again for a new one"}
 	}
 	l := s.tasks[task]
-	if l == nil || l.a.Worker != worker {
-		return Assignment{}, nil, &refused{fmt.Sprintf("access denied: task %s is not assigned to worker %s", task, worker)}
-	}
-	if l.a.Epoch != epoch {
+	switch {
+	case l != nil && epoch < l.a.Epoch:
 		return Assignment{}, nil, &refused{fmt.Sprintf("access denied: epoch %d of task %s is no longer current (the task was re-assigned); nothing of it may be fetched or pushed", epoch, task)}
+	case l == nil || l.a.Worker != worker || l.a.Epoch != epoch:
+		return Assignment{}, nil, &refused{fmt.Sprintf("access denied: task %s (epoch %d) is not assigned to worker %s", task, epoch, worker)}
 	}
 	if !push {
 		return l.a, func() {}, nil
@@ -254,6 +283,7 @@ func (s *Server) admit(token, task string, epoch uint64, push bool) (Assignment,
 			l.pushes--
 			if l.pushes == 0 && l.idle != nil {
 				close(l.idle)
+				delete(s.ending, l)
 			}
 		})
 	}, nil
