@@ -1,6 +1,7 @@
 package gitserve_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,6 +126,9 @@ func TestAssignRules(t *testing.T) {
 	if err := c.srv.Grant("w3", "short"); err == nil {
 		t.Error("a short token was granted")
 	}
+	if err := c.srv.Grant("w3", token1); err == nil {
+		t.Error("w1's token was granted to w3 too")
+	}
 	if err := c.srv.Grant("../w3", token1+"x"); err == nil {
 		t.Error("a worker id with a slash was granted")
 	}
@@ -139,21 +143,24 @@ func TestNotSmartHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		method, path string
 		want         int
+		token        string
 	}{
-		{"GET", "/task/" + task + "/1/HEAD", http.StatusNotFound},
-		{"GET", "/task/" + task + "/1/objects/info/packs", http.StatusNotFound},
-		{"GET", "/task/" + task + "/1/info/refs", http.StatusForbidden},
-		{"GET", "/task/" + task + "/1/info/refs?service=git-upload-archive", http.StatusForbidden},
-		{"POST", "/task/" + task + "/1/info/refs", http.StatusMethodNotAllowed},
-		{"GET", "/task/" + task + "/1/git-receive-pack", http.StatusMethodNotAllowed},
-		{"GET", "/task/" + task + "/x/info/refs?service=git-upload-pack", http.StatusNotFound},
-		{"GET", "/other", http.StatusNotFound},
+		{"POST", "/task/" + task + "/1/git-receive-pack", http.StatusForbidden, "stranger-0123456789abcdef"},
+		{"POST", "/task/" + task + "/1/git-upload-pack", http.StatusForbidden, "stranger-0123456789abcdef"},
+		{"GET", "/task/" + task + "/1/HEAD", http.StatusNotFound, ""},
+		{"GET", "/task/" + task + "/1/objects/info/packs", http.StatusNotFound, ""},
+		{"GET", "/task/" + task + "/1/info/refs", http.StatusForbidden, ""},
+		{"GET", "/task/" + task + "/1/info/refs?service=git-upload-archive", http.StatusForbidden, ""},
+		{"POST", "/task/" + task + "/1/info/refs", http.StatusMethodNotAllowed, ""},
+		{"GET", "/task/" + task + "/1/git-receive-pack", http.StatusMethodNotAllowed, ""},
+		{"GET", "/task/" + task + "/x/info/refs?service=git-upload-pack", http.StatusNotFound, ""},
+		{"GET", "/other", http.StatusNotFound, ""},
 	} {
 		req, err := http.NewRequest(tc.method, c.base+tc.path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Authorization", "Bearer "+token1)
+		req.Header.Set("Authorization", "Bearer "+cmp.Or(tc.token, token1))
 		resp, err := c.http.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)

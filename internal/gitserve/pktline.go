@@ -18,8 +18,11 @@ import (
 // maxPktData is the largest payload a pkt-line carries.
 const maxPktData = 65516
 
-// maxCommands bounds the ref updates one push may carry.
-const maxCommands = 10000
+// maxCommands and maxCommandBytes bound the ref updates one push may carry.
+const (
+	maxCommands     = 10000
+	maxCommandBytes = 4 << 20
+)
 
 // errFlush marks a flush packet.
 var errFlush = errors.New("flush packet")
@@ -111,6 +114,9 @@ func parsePush(r *bufio.Reader) (*pushRequest, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if len(req.Head) > maxCommandBytes {
+			return nil, fmt.Errorf("more than %d bytes of ref updates in one push", maxCommandBytes)
 		}
 		line := strings.TrimSuffix(string(data), "\n")
 		if strings.HasPrefix(line, "shallow ") {

@@ -105,3 +105,41 @@ func FuzzParsePush(f *testing.F) {
 		}
 	})
 }
+
+// TestParsePushBounds: endless shallow lines or commands end in an error,
+// not in memory.
+func TestParsePushBounds(t *testing.T) {
+	t.Parallel()
+	line := string(pkt("shallow " + oidA + "\n"))
+	body := strings.Repeat(line, maxCommandBytes/len(line)+2) + flushPkt
+	if _, err := parsePush(bufio.NewReader(strings.NewReader(body))); err == nil {
+		t.Fatal("parsed more than maxCommandBytes of shallow lines")
+	}
+	cmd := string(pkt(oidA + " " + oidB + " refs/heads/x\n"))
+	body = strings.Repeat(cmd, maxCommands+1) + flushPkt
+	if _, err := parsePush(bufio.NewReader(strings.NewReader(body))); err == nil {
+		t.Fatal("parsed more than maxCommands updates")
+	}
+}
+
+func TestPlainRef(t *testing.T) {
+	t.Parallel()
+	for ref, want := range map[string]bool{
+		"refs/heads/neuraphage/t-a/work":       true,
+		"refs/heads/neuraphage/t-a/e3":         true,
+		"refs/heads/neuraphage/t-a/../../main": false,
+		"refs/heads/neuraphage/t-a/x.lock":     false,
+		"refs/heads/neuraphage/t-a/x/":         false,
+		"refs/heads/neuraphage/t-a//x":         false,
+		"refs/heads/neuraphage/t-a/.hidden":    false,
+		"refs/heads/neuraphage/t-a/a b":        false,
+		"refs/heads/neuraphage/t-a/x@{1}":      false,
+		"refs/heads/neuraphage/t-a/x~1":        false,
+		"refs/heads/neuraphage/t-a/x\\y":       false,
+		"refs/heads/neuraphage/t-a/x\x7f":      false,
+	} {
+		if got := plainRef(ref); got != want {
+			t.Errorf("plainRef(%q) = %v, want %v", ref, got, want)
+		}
+	}
+}

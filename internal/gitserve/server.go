@@ -121,10 +121,42 @@ func (s *Server) Grant(worker, token string) error {
 	if len(token) < minTokenLen {
 		return fmt.Errorf("granting access to worker %s: a token needs at least %d characters", worker, minTokenLen)
 	}
+	digest := sha256.Sum256([]byte(token))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens[worker] = sha256.Sum256([]byte(token))
+	for w, d := range s.tokens {
+		if w != worker && subtle.ConstantTimeCompare(digest[:], d[:]) == 1 {
+			return fmt.Errorf("granting access to worker %s: the token is another worker's; a token names one worker", worker)
+		}
+	}
+	s.tokens[worker] = digest
 	return nil
+}
+
+// workerLocked returns the worker whose token is token, or "". Every
+// granted digest is compared, in constant time. s.mu is held.
+func (s *Server) workerLocked(token string) string {
+	if token == "" {
+		return ""
+	}
+	digest := sha256.Sum256([]byte(token))
+	worker := ""
+	for w, d := range s.tokens {
+		if subtle.ConstantTimeCompare(digest[:], d[:]) == 1 {
+			worker = w
+		}
+	}
+	return worker
+}
+
+// errNoToken is the refusal of a request without a granted worker's token.
+var errNoToken = &refused{"access denied: no valid worker token (unknown or revoked); join the cluster again for a new one"}
+
+// known reports whether token is a granted worker's.
+func (s *Server) known(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.workerLocked(token) != ""
 }
 
 // Revoke shuts worker out: its requests are refused from now on (a push
@@ -252,17 +284,11 @@ func (r *refused) Error() string { return r.msg }
 // a granted worker's and the task assigned to that worker at that epoch. A
 // push is counted until its done is called.
 func (s *Server) admit(token, task string, epoch uint64, push bool) (Assignment, func(), error) {
-	digest := sha256.Sum256([]byte(token))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	worker := ""
-	for w, d := range s.tokens {
-		if subtle.ConstantTimeCompare(digest[:], d[:]) == 1 {
-			worker = w
-		}
-	}
-	if token == "" || worker == "" {
-		return Assignment{}, nil, &refused{"access denied: no valid worker token (unknown or revoked); join the cluster again for a new one"}
+	worker := s.workerLocked(token)
+	if worker == "" {
+		return Assignment{}, nil, errNoToken
 	}
 	l := s.tasks[task]
 	switch {
@@ -297,8 +323,29 @@ func checkUpdate(a Assignment, u refUpdate) string {
 		return fmt.Sprintf("a worker may push only the task's branches (%s...), not %s", prefix, u.Ref)
 	case isZero(u.New):
 		return "deleting a ref is not allowed"
+	case !plainRef(u.Ref):
+		return fmt.Sprintf("%q is not a plain branch name", u.Ref)
 	}
 	return ""
+}
+
+// plainRef reports whether ref has nothing git's check-ref-format would
+// refuse, and nothing else odd: git checks again; this is the first line.
+func plainRef(ref string) bool {
+	if strings.HasSuffix(ref, "/") || strings.HasSuffix(ref, ".lock") || strings.HasSuffix(ref, ".") {
+		return false
+	}
+	for _, bad := range []string{"..", "//", "/.", "@{", "\\"} {
+		if strings.Contains(ref, bad) {
+			return false
+		}
+	}
+	for _, c := range ref {
+		if c <= ' ' || c == 0x7f || strings.ContainsRune("~^:?*[", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // TaskPath is the path, relative to where the Server is mounted, under
