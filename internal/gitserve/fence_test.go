@@ -117,6 +117,19 @@ func TestAssignRules(t *testing.T) {
 	if got, _ := c.srv.Assignment(task); got != a {
 		t.Fatalf("assignment %+v after refused changes, want %+v", got, a)
 	}
+	if err := c.srv.Release(ctx, task, 4); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.srv.Assignment(task); got != a {
+		t.Fatalf("Release of an older epoch ended the current assignment: %+v", got)
+	}
+	if err := c.srv.Release(ctx, task, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.srv.Assignment(task); ok {
+		t.Fatal("task still assigned after Release of its epoch")
+	}
+	c.assign(task, "w1", 6)
 	if err := c.srv.Unassign(ctx, task); err != nil {
 		t.Fatal(err)
 	}

@@ -217,6 +217,23 @@ func (s *Server) Unassign(ctx context.Context, task string) error {
 	return waitIdle(ctx, task, idle)
 }
 
+// Release is Unassign for the assignment at epoch only: when the task has
+// been re-assigned since (a later epoch), the new assignment is left alone
+// and Release does nothing. A run that ends calls it for its own epoch
+// without racing the task's next run.
+func (s *Server) Release(ctx context.Context, task string, epoch uint64) error {
+	s.mu.Lock()
+	old := s.tasks[task]
+	if old == nil || old.a.Epoch != epoch {
+		s.mu.Unlock()
+		return nil
+	}
+	delete(s.tasks, task)
+	idle := s.endLocked(old)
+	s.mu.Unlock()
+	return waitIdle(ctx, task, idle)
+}
+
 // endLocked ends l and returns a channel closed once its pushes are over
 // (nil when there are none). s.mu is held.
 func (s *Server) endLocked(l *lease) <-chan struct{} {
