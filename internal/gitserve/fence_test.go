@@ -66,9 +66,15 @@ func TestAssignWaitsForTheStalePush(t *testing.T) {
 		t.Fatal("a request under epoch 1 was served after the re-assignment")
 	}
 
-	a3 := gitserve.Assignment{Task: task, Worker: "w2", Epoch: 3, Repo: c.repo, Base: "main"}
+	// Epoch 2 never pushed, but epoch 1's push still runs: a further
+	// re-assignment waits for it too.
+	a3 := gitserve.Assignment{Task: task, Worker: "w1", Epoch: 3, Repo: c.repo, Base: "main"}
+	if err := c.srv.Assign(cancelled, a3); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a second re-assignment with epoch 1's push running: %v, want context.Canceled", err)
+	}
+	a4 := gitserve.Assignment{Task: task, Worker: "w2", Epoch: 4, Repo: c.repo, Base: "main"}
 	assigned := make(chan error, 1)
-	go func() { assigned <- c.srv.Assign(context.Background(), a3) }()
+	go func() { assigned <- c.srv.Assign(context.Background(), a4) }()
 	select {
 	case err := <-assigned:
 		t.Fatalf("Assign returned (%v) while a push of epoch 1 was running", err)

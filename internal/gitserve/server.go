@@ -83,7 +83,6 @@ type Server struct {
 type lease struct {
 	a      Assignment
 	pushes int           // pushes admitted and still running; guarded by Server.mu
-	ended  bool          // replaced or removed; guarded by Server.mu
 	idle   chan struct{} // closed when ended and pushes reaches 0; guarded by Server.mu
 }
 
@@ -169,7 +168,7 @@ func (s *Server) Revoke(worker string) {
 
 // Assign makes a the task's current assignment: requests under any other
 // worker or epoch of the task are refused from now on. It then waits, until
-// ctx is done, for the pushes admitted under the task's previous assignment
+// ctx is done, for the pushes admitted under the task's earlier assignments
 // to end: when Assign returns nil, nothing pushed by an earlier holder of the
 // task can land any more. The assignment holds even when the wait is cut
 // short (the error is ctx's). Assigning the current assignment again is a
@@ -200,7 +199,8 @@ func (s *Server) Assign(ctx context.Context, a Assignment) error {
 		}
 	}
 	s.tasks[a.Task] = &lease{a: a}
-	idle := s.endLocked(old)
+	s.endLocked(old)
+	idle := s.idleLocked(a.Task)
 	s.mu.Unlock()
 	return waitIdle(ctx, a.Task, idle)
 }
@@ -212,7 +212,8 @@ func (s *Server) Unassign(ctx context.Context, task string) error {
 	s.mu.Lock()
 	old := s.tasks[task]
 	delete(s.tasks, task)
-	idle := s.endLocked(old)
+	s.endLocked(old)
+	idle := s.idleLocked(task)
 	s.mu.Unlock()
 	return waitIdle(ctx, task, idle)
 }
@@ -229,38 +230,49 @@ func (s *Server) Release(ctx context.Context, task string, epoch uint64) error {
 		return nil
 	}
 	delete(s.tasks, task)
-	idle := s.endLocked(old)
+	s.endLocked(old)
+	idle := s.idleLocked(task)
 	s.mu.Unlock()
 	return waitIdle(ctx, task, idle)
 }
 
-// endLocked ends l and returns a channel closed once its pushes are over
-// (nil when there are none). s.mu is held.
-func (s *Server) endLocked(l *lease) <-chan struct{} {
+// endLocked ends l (nil: nothing); while pushes admitted under it run, it
+// stays in s.ending. s.mu is held.
+func (s *Server) endLocked(l *lease) {
 	if l == nil {
-		return nil
+		return
 	}
-	l.ended = true
 	if l.pushes == 0 {
-		return nil
+		return
 	}
 	if l.idle == nil {
 		l.idle = make(chan struct{})
 	}
 	s.ending[l] = true
-	return l.idle
 }
 
-func waitIdle(ctx context.Context, task string, idle <-chan struct{}) error {
-	if idle == nil {
-		return nil
+// idleLocked returns a channel per ended assignment of task whose pushes
+// still run, each closed when they are over. s.mu is held.
+func (s *Server) idleLocked(task string) []<-chan struct{} {
+	var out []<-chan struct{}
+	for l := range s.ending {
+		if l.a.Task == task {
+			out = append(out, l.idle)
+		}
 	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the pushes of task %s's previous assignment to end: %w", task, ctx.Err())
+	return out
+}
+
+// waitIdle waits until every channel of idle is closed, or ctx is done.
+func waitIdle(ctx context.Context, task string, idle []<-chan struct{}) error {
+	for _, ch := range idle {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the pushes of task %s's earlier assignments to end: %w", task, ctx.Err())
+		}
 	}
+	return nil
 }
 
 // Assignment returns the task's current assignment.
