@@ -72,8 +72,10 @@ func addingDir(common string) string { return filepath.Join(common, "neuraphage"
 
 // fastAdd makes w's worktree on a new branch at the commit from, as
 // `git worktree add --no-checkout --lock --reason initializing -b` does,
-// then checks it out (checkout). errSlow (nothing changed) leaves it to
-// git's add; an error from the branch's creation is returned as it is.
+// then checks it out (checkout). errSlow leaves it to git's add: nothing
+// was changed, or (a name taken meanwhile) only the branch was made, which
+// addNew's git add then takes as it is. A failed creation of the branch is
+// a branchError.
 func (m *Manager) fastAdd(ctx context.Context, w store.Worktree, r git.Repo, from string) error {
 	name := filepath.Base(w.Path)
 	common, err := filepath.EvalSymlinks(r.CommonDir)
