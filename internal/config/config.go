@@ -46,6 +46,8 @@ type Config struct {
 	LLM llm.Config `yaml:"llm"`
 	// MCP serves the Model Context Protocol over HTTP (docs/mcp.md).
 	MCP MCP `yaml:"mcp"`
+	// Cluster runs tasks on workers over NATS JetStream (docs/cluster.md).
+	Cluster Cluster `yaml:"cluster"`
 }
 
 // Log configures the daemon's logging.
@@ -144,8 +146,9 @@ func Default() Config {
 			OnConflict:          "notify",
 		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions(),
 			Overlap: Overlap{Enabled: true}},
-		Notify: Notify{DebounceSecs: 30, TimeoutSecs: 10},
-		LLM:    llm.DefaultConfig(),
+		Notify:  Notify{DebounceSecs: 30, TimeoutSecs: 10},
+		LLM:     llm.DefaultConfig(),
+		Cluster: DefaultCluster(),
 	}
 }
 

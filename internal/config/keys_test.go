@@ -170,6 +170,15 @@ func TestKeys(t *testing.T) {
 		"llm.stream_idle_timeout_secs",
 		"mcp.listen",
 		"mcp.token_file",
+		"cluster.enabled",
+		"cluster.listen",
+		"cluster.nats_url",
+		"cluster.advertise",
+		"cluster.tls_cert",
+		"cluster.tls_key",
+		"cluster.heartbeat_ms",
+		"cluster.heartbeat_misses",
+		"cluster.repo_url",
 		// llm.models is a list of sections: edited in the file, not by Set.
 	}
 	if diff := cmp.Diff(want, Keys()); diff != "" {
