@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"time"
 )
 
 // Cluster runs the native engine's tasks on workers over NATS JetStream
@@ -69,3 +70,6 @@ func Loopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// Heartbeat is HeartbeatMs as a duration.
+func (c Cluster) Heartbeat() time.Duration { return time.Duration(c.HeartbeatMs) * time.Millisecond }

@@ -104,6 +104,8 @@ type Config struct {
 	Watchers Watchers
 	// Overlap serves /v1/overlap; nil answers it 503.
 	Overlap Overlap
+	// Cluster serves /v1/cluster; nil answers it 503.
+	Cluster Cluster
 	// Personas serves escalations; nil answers them unavailable.
 	Personas Personas
 	Daemon   Daemon
@@ -166,6 +168,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/sync/messages", s.knowledge(s.syncMessages))
 	s.routeWatchers()
 	s.routeOverlap()
+	s.routeCluster()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})

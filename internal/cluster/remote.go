@@ -1,0 +1,259 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/neuraphage/neuraphage-go/internal/agent"
+	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+)
+
+// remoteRun is one run of a task on a worker, as the coordinator keeps
+// it. Its Run goroutine does everything the run's messages ask, in their
+// order.
+type remoteRun struct {
+	id     task.ID
+	worker string
+	epoch  uint64
+	host   engine.Host
+
+	up    chan jetstream.Msg
+	reqs  chan *nats.Msg
+	ended chan struct{}
+
+	lostOnce sync.Once
+	lostCh   chan struct{}
+
+	applied     uint64
+	last        task.Task
+	snapshot    string
+	snapshotRef string
+}
+
+func (r *remoteRun) lose() { r.lostOnce.Do(func() { close(r.lostCh) }) }
+
+// Name implements engine.Engine: the coordinator runs the native engine's
+// tasks.
+func (c *Coordinator) Name() string { return agent.Name }
+
+// Run implements engine.Engine: it places the task on a worker, sends its
+// assignment and serves the worker's side of r.Host until the worker
+// reports the outcome, the worker is lost (Stopped: the executor queues the
+// task again and the next Run places it with a new epoch) or ctx ends.
+func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
+	id := r.Task.ID
+	worker, err := c.place(ctx, r.Task)
+	if err != nil {
+		return engine.Outcome{Status: engine.Stopped}
+	}
+	defer c.release(worker, id)
+	base, err := git.RevParse(ctx, r.Dir, "HEAD")
+	if err != nil {
+		return c.stopOrFail(ctx, fmt.Errorf("reading the task's worktree: %w", err))
+	}
+	var prev assignRecord
+	if e, err := c.kvA.Get(ctx, string(id)); err == nil {
+		_ = json.Unmarshal(e.Value(), &prev)
+	}
+	rec := assignRecord{Worker: worker, Snapshot: prev.Snapshot, SnapshotRef: prev.SnapshotRef}
+	b, _ := json.Marshal(rec)
+	epoch, err := c.kvA.Put(ctx, string(id), b)
+	if err != nil {
+		return c.stopOrFail(ctx, fmt.Errorf("recording the assignment: %w", err))
+	}
+	run := &remoteRun{id: id, worker: worker, epoch: epoch, host: r.Host, last: r.Task,
+		up: make(chan jetstream.Msg, 1024), reqs: make(chan *nats.Msg, 16),
+		ended: make(chan struct{}), lostCh: make(chan struct{}),
+		snapshot: prev.Snapshot, snapshotRef: prev.SnapshotRef}
+	c.mu.Lock()
+	c.runs[id] = run
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if c.runs[id] == run {
+			delete(c.runs, id)
+		}
+		c.mu.Unlock()
+		close(run.ended)
+	}()
+	a := Assignment{Task: r.Task, Epoch: epoch, Worker: worker, RepoURL: r.Task.Repo, Branch: r.Branch, Base: base,
+		Snapshot: prev.Snapshot, SnapshotRef: prev.SnapshotRef, Env: r.Env, Models: c.o.Models, Keys: c.o.Keys}
+	if c.o.RepoURL != nil {
+		a.RepoURL = c.o.RepoURL(r.Task.Repo)
+	}
+	ab, err := json.Marshal(a)
+	if err != nil {
+		return c.stopOrFail(ctx, err)
+	}
+	if _, err := c.js.Publish(ctx, workSubject(worker), ab, jetstream.WithMsgID(string(id)+"."+epochString(epoch))); err != nil {
+		return c.stopOrFail(ctx, fmt.Errorf("sending the assignment: %w", err))
+	}
+	c.record(ctx, id, event.ClusterAssigned{Worker: worker, Epoch: epoch, Snapshot: prev.Snapshot})
+	c.log.Info("task assigned", "task_id", id, "worker", worker, "epoch", epoch)
+	return c.serve(ctx, r, run)
+}
+
+// stopOrFail ends a run that could not start: Stopped when ctx ended,
+// else Failed.
+func (c *Coordinator) stopOrFail(ctx context.Context, err error) engine.Outcome {
+	if ctx.Err() != nil {
+		return engine.Outcome{Status: engine.Stopped}
+	}
+	return engine.Outcome{Status: engine.Failed, Reason: err.Error()}
+}
+
+// serve is the run's loop.
+func (c *Coordinator) serve(ctx context.Context, r engine.Run, run *remoteRun) engine.Outcome {
+	var arrivals <-chan struct{}
+	if a, ok := r.Host.(engine.Arrivals); ok {
+		arrivals = a.Arrivals()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			c.sendStop(run)
+			return engine.Outcome{Status: engine.Stopped}
+		case <-run.lostCh:
+			return engine.Outcome{Status: engine.Stopped}
+		case <-arrivals:
+			c.publishWaiting(ctx, run)
+		case <-r.Host.Interrupts():
+			c.publishWaiting(ctx, run)
+		case m := <-run.reqs:
+			c.answer(ctx, run, m)
+		case m := <-run.up:
+			if out, done := c.upMsg(ctx, r, run, m); done {
+				return out
+			}
+		}
+	}
+}
+
+// sendStop asks the worker to stop the run (the executor stopped it: a
+// cancel, a shutdown).
+func (c *Coordinator) sendStop(run *remoteRun) {
+	m := nats.NewMsg(injSubject(run.id))
+	m.Header.Set(hdrKind, kindStop)
+	m.Header.Set(hdrEpoch, epochString(run.epoch))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.js.PublishMsg(ctx, m, jetstream.WithMsgID(fmt.Sprintf("stop-%s-%d", run.id, run.epoch))); err != nil {
+		c.log.Warn("telling a worker to stop a task", "task_id", run.id, "err", err)
+	}
+}
+
+// publishWaiting puts every injection waiting for the task on its
+// subject, each under its own message id (the wire's duplicates are
+// dropped within the stream's window; the worker takes only what a
+// boundary lists).
+func (c *Coordinator) publishWaiting(ctx context.Context, run *remoteRun) []int64 {
+	inbox, err := run.host.Inbox(ctx)
+	if err != nil {
+		c.log.Warn("reading a remote task's messages", "task_id", run.id, "err", err)
+		return nil
+	}
+	ids := make([]int64, 0, len(inbox))
+	for _, inj := range inbox {
+		b, err := json.Marshal(inj)
+		if err != nil {
+			continue
+		}
+		m := nats.NewMsg(injSubject(run.id))
+		m.Header.Set(hdrKind, kindInj)
+		m.Data = b
+		if _, err := c.js.PublishMsg(ctx, m, jetstream.WithMsgID("inj-"+strconv.FormatInt(inj.ID, 10))); err != nil {
+			c.log.Warn("sending a message to a remote task", "task_id", run.id, "err", err)
+			continue
+		}
+		ids = append(ids, inj.ID)
+	}
+	return ids
+}
+
+// onHost routes a worker's request to its run, or answers fenced.
+func (c *Coordinator) onHost(m *nats.Msg) {
+	id := task.ID(strings.TrimPrefix(m.Subject, "np.host."))
+	var req hostReq
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		reply(m, hostReply{Error: "bad request: " + err.Error()})
+		return
+	}
+	c.mu.Lock()
+	run := c.runs[id]
+	c.mu.Unlock()
+	if run == nil || run.epoch != req.Epoch || run.worker != req.Worker {
+		c.stale(id, req.Worker, req.Epoch, req.Op)
+		reply(m, hostReply{Fenced: true})
+		return
+	}
+	select {
+	case run.reqs <- m:
+	case <-run.ended:
+		reply(m, hostReply{Fenced: true})
+	}
+}
+
+// onUp routes a message of the NP_UP stream to its run; one of a fenced
+// run is dropped (a checkpoint answered fenced) and acknowledged.
+func (c *Coordinator) onUp(m jetstream.Msg) {
+	id := task.ID(strings.TrimPrefix(m.Subject(), "np.up."))
+	epoch := parseEpoch(m.Headers().Get(hdrEpoch))
+	c.mu.Lock()
+	run := c.runs[id]
+	c.mu.Unlock()
+	if run != nil && run.epoch == epoch {
+		select {
+		case run.up <- m:
+			return
+		case <-run.ended:
+		}
+	}
+	kind := m.Headers().Get(hdrKind)
+	c.stale(id, "", epoch, kind)
+	if kind == kindCkpt {
+		var ws wireStep
+		_ = json.Unmarshal(m.Data(), &ws)
+		c.replyTo(m.Headers().Get(hdrReply), ckptReply{Seq: ws.Seq, Fenced: true})
+	}
+	_ = m.Ack()
+}
+
+// stale records, once per task and epoch, that a fenced run spoke.
+func (c *Coordinator) stale(id task.ID, worker string, epoch uint64, what string) {
+	c.mu.Lock()
+	if c.staleSeen == nil {
+		c.staleSeen = map[string]bool{}
+	}
+	key := string(id) + "/" + epochString(epoch)
+	seen := c.staleSeen[key]
+	c.staleSeen[key] = true
+	c.mu.Unlock()
+	if !seen {
+		c.log.Info("dropped a fenced run's message", "task_id", id, "epoch", epoch, "what", what)
+		c.record(context.Background(), id, event.ClusterStale{Worker: worker, Epoch: epoch, What: what})
+	}
+}
+
+func reply(m *nats.Msg, r hostReply) {
+	b, _ := json.Marshal(r)
+	_ = m.Respond(b)
+}
+
+func (c *Coordinator) replyTo(subject string, v any) {
+	if subject == "" {
+		return
+	}
+	b, _ := json.Marshal(v)
+	_ = c.o.Conn.Publish(subject, b)
+}

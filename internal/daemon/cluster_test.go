@@ -1,0 +1,232 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/cluster"
+	"github.com/neuraphage/neuraphage-go/internal/config"
+	"github.com/neuraphage/neuraphage-go/internal/daemon"
+	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
+)
+
+// clusterDaemon is a coordinator daemon with in-process workers.
+type clusterDaemon struct {
+	*modelDaemon
+	mu      sync.Mutex
+	workers map[string]*testWorker
+}
+
+type testWorker struct {
+	w      *cluster.Worker
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startCluster starts a coordinator on a free loopback port whose workers
+// beat every 100 ms and are lost after 10 missed beats.
+func startCluster(t *testing.T, script string, mut func(*config.Config)) *clusterDaemon {
+	t.Helper()
+	d := startModel(t, script, "", func(c *config.Config) {
+		c.Cluster.Enabled = true
+		c.Cluster.Listen = "127.0.0.1:0"
+		c.Cluster.HeartbeatMs, c.Cluster.HeartbeatMisses = 100, 10
+		c.Executor.MaxConcurrent = 8
+		if mut != nil {
+			mut(c)
+		}
+	})
+	return &clusterDaemon{modelDaemon: d, workers: map[string]*testWorker{}}
+}
+
+// worker starts an in-process worker with its own home and returns its name.
+func (d *clusterDaemon) worker(t *testing.T, capacity int, opts ...func(*daemon.WorkerOptions)) string {
+	t.Helper()
+	info, err := d.client.ClusterJoin(context.Background(), api.JoinRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := shortTemp(t)
+	p, err := config.ResolvePaths(func(k string) string {
+		if k == "NEURAPHAGE_HOME" {
+			return home
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Cluster.HeartbeatMs = 100
+	cfg.Merge.AuthorName, cfg.Merge.AuthorEmail = "Test", "test@neuraphage.invalid"
+	ctx, cancel := context.WithCancel(context.Background())
+	tw := &testWorker{cancel: cancel, done: make(chan error, 1)}
+	started := make(chan *cluster.Worker, 1)
+	o := daemon.WorkerOptions{Paths: p, Config: cfg, Getenv: func(string) string { return "" },
+		Join: info.URL, Token: info.Token, Capacity: capacity, Logger: slog.New(slog.DiscardHandler),
+		Started: func(w *cluster.Worker) { started <- w }}
+	for _, f := range opts {
+		f(&o)
+	}
+	go func() { tw.done <- daemon.RunWorker(ctx, o) }()
+	select {
+	case tw.w = <-started:
+	case err := <-tw.done:
+		t.Fatalf("the worker did not start: %v", err)
+	}
+	d.mu.Lock()
+	d.workers[info.Worker] = tw
+	d.mu.Unlock()
+	t.Cleanup(func() { tw.stop() })
+	testkit.WaitFor(t, "the worker joined", func() bool {
+		s, err := d.client.ClusterStatus(context.Background())
+		if err != nil {
+			return false
+		}
+		for _, w := range s.Workers {
+			if w.Name == info.Worker && w.Alive {
+				return true
+			}
+		}
+		return false
+	})
+	return info.Worker
+}
+
+func (tw *testWorker) stop() {
+	tw.cancel()
+	<-tw.done
+	tw.done <- nil
+}
+
+// kill cuts a worker off as a crash would.
+func (d *clusterDaemon) kill(name string) {
+	d.mu.Lock()
+	tw := d.workers[name]
+	d.mu.Unlock()
+	tw.w.Kill()
+	tw.stop()
+}
+
+// assignments returns the workers a task was placed on, in order.
+func (d *clusterDaemon) assignments(t *testing.T, id task.ID) []event.ClusterAssigned {
+	var out []event.ClusterAssigned
+	for _, e := range d.events(t, id, event.KindClusterAssigned) {
+		out = append(out, e.Payload.(event.ClusterAssigned))
+	}
+	return out
+}
+
+// onMain returns a file's content on the repository's main branch.
+func (d *clusterDaemon) onMain(t *testing.T, path string) string {
+	out, err := git.Run(context.Background(), d.repo, "show", "main:"+path)
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// markerScript: task N writes marker lines, one per step, then completes.
+// With gate set, step 2 waits for the gate file after writing its marker.
+func markerScript(n, steps int, gate string) string {
+	var b strings.Builder
+	b.WriteString("conversations:\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "  - name: t%d\n    match: {user: \"marker task %d\\\\b\"}\n    steps:\n", i, i)
+		for s := 1; s <= steps; s++ {
+			cmd := fmt.Sprintf("echo t%d-step-%d >> markers-%d.txt", i, s, i)
+			if s == 2 && gate != "" {
+				cmd += fmt.Sprintf("; while [ ! -e %s ]; do sleep 0.05; done; echo t%d-after-gate >> markers-%d.txt", gate, i, i)
+			}
+			fmt.Fprintf(&b, "      - tool_calls: [{name: bash, input: {command: %q}}]\n", cmd)
+		}
+		b.WriteString("      - tool_calls: [{name: complete_task, input: {summary: \"markers written\"}}]\n")
+	}
+	return b.String()
+}
+
+// Scripted tasks run on two workers and land on main through the merge
+// queue, each marker written once.
+func TestClusterTasksLandFromWorkers(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	d := startCluster(t, markerScript(n, 3, ""), nil)
+	a := d.worker(t, 2)
+	b := d.worker(t, 2)
+	var ids []task.ID
+	for i := 1; i <= n; i++ {
+		ids = append(ids, d.create(t, api.CreateTaskRequest{Description: fmt.Sprintf("marker task %d", i)}).ID)
+	}
+	placed := map[string]int{}
+	for i, id := range ids {
+		done := d.finish(t, id)
+		if done.Status != task.Completed {
+			d.dump(t)
+			t.Fatalf("task %d is %s (%s), want completed", i+1, done.Status, done.CloseReason)
+		}
+		got := d.onMain(t, fmt.Sprintf("markers-%d.txt", i+1))
+		want := fmt.Sprintf("t%d-step-1\nt%d-step-2\nt%d-step-3\n", i+1, i+1, i+1)
+		if got != want {
+			t.Errorf("markers-%d.txt on main = %q, want %q", i+1, got, want)
+		}
+		for _, as := range d.assignments(t, id) {
+			placed[as.Worker]++
+		}
+		if len(d.events(t, id, event.KindToolCall)) < 3 {
+			t.Errorf("task %d: the coordinator's log lacks the worker's tool calls", i+1)
+		}
+	}
+	if placed[a] == 0 || placed[b] == 0 {
+		t.Errorf("placements %v: want tasks on both workers", placed)
+	}
+}
+
+// A worker killed in the middle of a tool call: its task resumes on the
+// other worker from the last checkpoint, no tool call runs twice, and it
+// lands.
+func TestClusterKilledWorkerTaskResumesElsewhere(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(shortTemp(t), "gate")
+	d := startCluster(t, markerScript(1, 4, gate), nil)
+	first := d.worker(t, 1)
+	id := d.create(t, api.CreateTaskRequest{Description: "marker task 1"}).ID
+	d.waitEvent(t, id, event.KindToolCall, gated)
+	second := d.worker(t, 1)
+	d.kill(first)
+	done := d.finish(t, id)
+	os.WriteFile(gate, nil, 0o644)
+	if done.Status != task.Completed {
+		d.dump(t)
+		t.Fatalf("task is %s (%s), want completed", done.Status, done.CloseReason)
+	}
+	as := d.assignments(t, id)
+	if len(as) != 2 || as[0].Worker != first || as[1].Worker != second || as[1].Snapshot == "" || as[1].Epoch <= as[0].Epoch {
+		t.Fatalf("assignments %+v: want %s, then %s from a snapshot with a newer epoch", as, first, second)
+	}
+	if len(d.events(t, id, event.KindClusterLost)) == 0 {
+		t.Error("no cluster.worker_lost event")
+	}
+	// Step 1 ran on the first worker, before the checkpoint; step 2 was in
+	// flight when it died (not known to have run: not run again); steps 3
+	// and 4 ran on the second.
+	got := d.onMain(t, "markers-1.txt")
+	if want := "t1-step-1\nt1-step-3\nt1-step-4\n"; got != want {
+		t.Errorf("markers on main = %q, want %q", got, want)
+	}
+}
+
+// gated: the tool call that waits for the gate.
+func gated(e event.Event) bool {
+	b, _ := e.MarshalJSON()
+	return strings.Contains(string(b), "while")
+}
