@@ -24,7 +24,9 @@ type ClusterWorker struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 	Capacity int               `json:"capacity"`
 	Tasks    []string          `json:"tasks"`
-	LastSeen time.Time         `json:"last_seen"`
+	// Running is what the worker's last heartbeat says it runs.
+	Running  []string  `json:"running,omitempty"`
+	LastSeen time.Time `json:"last_seen"`
 }
 
 // ClusterStatus is GET /v1/cluster.

@@ -318,6 +318,8 @@ type WorkerStatus struct {
 	Labels   map[string]string
 	Capacity int
 	Running  []task.ID
+	// Reported is what the worker's last heartbeat says it runs.
+	Reported []task.ID
 	Draining bool
 	Alive    bool
 	LastSeen time.Time
@@ -339,7 +341,7 @@ func (c *Coordinator) Status(ctx context.Context) Status {
 		w := c.workers[name]
 		running := slices.Sorted(maps.Keys(w.assigned))
 		s.Workers = append(s.Workers, WorkerStatus{Name: name, Labels: w.labels, Capacity: w.hb.Capacity,
-			Running: running, Draining: w.hb.Draining, Alive: w.alive, LastSeen: w.seen})
+			Running: running, Reported: w.hb.Running, Draining: w.hb.Draining, Alive: w.alive, LastSeen: w.seen})
 	}
 	c.mu.Unlock()
 	if info, err := c.up.Info(ctx); err == nil {

@@ -121,8 +121,12 @@ func (c clusterAPI) Status(ctx context.Context) api.ClusterStatus {
 		for i, id := range w.Running {
 			tasks[i] = string(id)
 		}
+		var reported []string
+		for _, id := range w.Reported {
+			reported = append(reported, string(id))
+		}
 		out.Workers = append(out.Workers, api.ClusterWorker{Name: w.Name, Alive: w.Alive, Draining: w.Draining,
-			Labels: w.Labels, Capacity: w.Capacity, Tasks: tasks, LastSeen: w.LastSeen.UTC()})
+			Labels: w.Labels, Capacity: w.Capacity, Tasks: tasks, Running: reported, LastSeen: w.LastSeen.UTC()})
 	}
 	return out
 }

@@ -2,13 +2,17 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/cluster"
@@ -229,4 +233,147 @@ func TestClusterKilledWorkerTaskResumesElsewhere(t *testing.T) {
 func gated(e event.Event) bool {
 	b, _ := e.MarshalJSON()
 	return strings.Contains(string(b), "while")
+}
+
+// workerStatus returns a worker as the coordinator sees it.
+func (d *clusterDaemon) workerStatus(t *testing.T, name string) (api.ClusterWorker, bool) {
+	s, err := d.client.ClusterStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range s.Workers {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return api.ClusterWorker{}, false
+}
+
+// A message sent to a remote task while its worker is stuck in a tool
+// call, the worker then killed: the task resumes on another worker and
+// the message reaches its conversation exactly once.
+func TestClusterInjectionExactlyOnceAcrossWorkerRestart(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(shortTemp(t), "gate")
+	d := startCluster(t, markerScript(1, 4, gate), nil)
+	first := d.worker(t, 1)
+	id := d.create(t, api.CreateTaskRequest{Description: "marker task 1"}).ID
+	d.waitEvent(t, id, event.KindToolCall, gated)
+	const text = "the release is on Friday"
+	msg, err := d.client.Send(context.Background(), string(id), text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.kill(first)
+	d.worker(t, 1)
+	done := d.finish(t, id)
+	os.WriteFile(gate, nil, 0o644)
+	if done.Status != task.Completed {
+		d.dump(t)
+		t.Fatalf("task is %s (%s), want completed", done.Status, done.CloseReason)
+	}
+	delivered := 0
+	for _, e := range d.events(t, id, event.KindDelivered) {
+		for _, got := range e.Payload.(event.Delivered).InjectionIDs {
+			if got == msg.ID {
+				delivered++
+			}
+		}
+	}
+	if delivered != 1 {
+		t.Errorf("the message was delivered %d times, want once", delivered)
+	}
+	reqs := d.requests("t1")
+	last := reqs[len(reqs)-1]
+	seen := 0
+	for _, m := range last.Messages {
+		seen += strings.Count(m.Text(), text)
+	}
+	if seen != 1 {
+		t.Errorf("the last model request holds the message %d times, want once", seen)
+	}
+}
+
+// partition is a dialer whose connections can be cut and refused.
+type partition struct {
+	mu    sync.Mutex
+	cut   bool
+	conns []net.Conn
+}
+
+func (p *partition) Dial(network, addr string) (net.Conn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cut {
+		return nil, errors.New("partitioned")
+	}
+	c, err := net.Dial(network, addr)
+	if err == nil {
+		p.conns = append(p.conns, c)
+	}
+	return c, err
+}
+
+func (p *partition) set(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// A worker cut off in the middle of a tool call loses its task to
+// another worker; when it comes back and its call ends, it is told its
+// run is fenced: it pushes nothing, its messages are dropped (with a
+// cluster.stale event) and nothing of its late work lands.
+func TestClusterPartitionedWorkerLandsNothing(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(shortTemp(t), "gate")
+	d := startCluster(t, markerScript(1, 4, gate), nil)
+	link := &partition{}
+	first := d.worker(t, 1, func(o *daemon.WorkerOptions) { o.NATS = append(o.NATS, nats.SetCustomDialer(link)) })
+	id := d.create(t, api.CreateTaskRequest{Description: "marker task 1"}).ID
+	d.waitEvent(t, id, event.KindToolCall, gated)
+	link.set(true)
+	d.worker(t, 1)
+	done := d.finish(t, id)
+	if done.Status != task.Completed {
+		d.dump(t)
+		t.Fatalf("task is %s (%s), want completed", done.Status, done.CloseReason)
+	}
+	as := d.assignments(t, id)
+	if len(as) != 2 || as[0].Worker != first {
+		t.Fatalf("assignments %+v: want the cut-off worker first, then another", as)
+	}
+	link.set(false)
+	testkit.WaitFor(t, "the cut-off worker is back", func() bool {
+		w, ok := d.workerStatus(t, first)
+		return ok && w.Alive
+	})
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.waitEvent(t, id, event.KindClusterStale, func(e event.Event) bool {
+		return e.Payload.(event.ClusterStale).Epoch == as[0].Epoch
+	})
+	testkit.WaitFor(t, "the cut-off worker dropped its run", func() bool {
+		w, ok := d.workerStatus(t, first)
+		return ok && len(w.Running) == 0
+	})
+	if got, want := d.onMain(t, "markers-1.txt"), "t1-step-1\nt1-step-3\nt1-step-4\n"; got != want {
+		t.Errorf("markers on main = %q, want %q", got, want)
+	}
+	refs, err := git.Run(context.Background(), d.repo, "for-each-ref", "--format=%(refname)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range strings.Fields(refs) {
+		if _, err := git.Run(context.Background(), d.repo, "grep", "-q", "after-gate", ref, "--"); err == nil {
+			t.Errorf("%s holds the fenced run's late work", ref)
+		}
+	}
 }
