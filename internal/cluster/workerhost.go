@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -289,7 +290,12 @@ func (h *workerHost) takeSnapshot(ctx context.Context) error {
 		return nil
 	}
 	env := git.Identity(ctx, h.dir, h.w.o.AuthorName, h.w.o.AuthorEmail)
-	commit, err := git.CommitTree(ctx, h.dir, env, tree, []string{h.a.Base},
+	// Each snapshot follows the last (the previous run's, at first): the
+	// run's ref only moves forward.
+	h.mu.Lock()
+	parent := cmp.Or(h.snapshot, h.a.Base)
+	h.mu.Unlock()
+	commit, err := git.CommitTree(ctx, h.dir, env, tree, []string{parent},
 		fmt.Sprintf("neuraphage: checkpoint of %s, epoch %d\n", h.id, h.a.Epoch))
 	if err != nil {
 		return err
