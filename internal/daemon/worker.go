@@ -52,14 +52,19 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	for _, d := range []string{p.DataDir, p.RunDir} {
+	for _, d := range []string{p.DataDir, p.RunDir, p.LogDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
+	}
+	log := o.Logger
+	if log == nil {
+		f, err := os.OpenFile(filepath.Join(p.LogDir, "worker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening the log file: %w", err)
+		}
+		defer f.Close()
+		log = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: level(o.Config.Log.Level)}))
 	}
 	set, err := persona.Load(p.Personas)
 	if err != nil {
