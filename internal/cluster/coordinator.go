@@ -174,8 +174,21 @@ func (c *Coordinator) heartbeat(ctx context.Context, e jetstream.KeyValueEntry) 
 			w.labels = tl
 		}
 	}
+	var lost []*remoteRun
+	if hb.Stopped {
+		// It left (stopped or drained): what it still held goes elsewhere now.
+		for _, r := range c.runs {
+			if r.worker == hb.Worker {
+				lost = append(lost, r)
+			}
+		}
+	}
 	c.signalLocked()
 	c.mu.Unlock()
+	for _, r := range lost {
+		r.lose()
+		c.record(ctx, r.id, event.ClusterLost{Worker: r.worker, Epoch: r.epoch})
+	}
 	if !wasAlive && w.alive {
 		if _, err := c.js.CreateOrUpdateConsumer(ctx, StreamWork, jetstream.ConsumerConfig{
 			Durable: workConsumer(hb.Worker), FilterSubject: workSubject(hb.Worker),

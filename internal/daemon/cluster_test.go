@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -375,5 +376,93 @@ func TestClusterPartitionedWorkerLandsNothing(t *testing.T) {
 		if _, err := git.Run(context.Background(), d.repo, "grep", "-q", "after-gate", ref, "--"); err == nil {
 			t.Errorf("%s holds the fenced run's late work", ref)
 		}
+	}
+}
+
+// The Watcher nudges a looping task that runs on a worker, through the
+// same detector path as a local one: by the fourth run of the failing
+// check, and the nudge reaches the worker's conversation.
+func TestClusterWatcherNudgesRemoteLoop(t *testing.T) {
+	t.Parallel()
+	d := startCluster(t, unattendedScript(), func(c *config.Config) {
+		c.Supervision.Watcher.Enabled = true
+		c.Supervision.Watcher.IntervalSecs = 1
+		c.Merge.Auto = false
+	})
+	check := "#!/bin/sh\nv=$(cat VERSION) || { echo \"FAIL: no version\"; exit 1; }\necho \"ok: $v\"\n"
+	if err := os.WriteFile(filepath.Join(d.repo, "check.sh"), []byte(check), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitCommit(t, d.repo, "check.sh")
+	d.worker(t, 1)
+	loop := d.create(t, api.CreateTaskRequest{Description: "make the release check pass", Persona: "junior"})
+	done := d.finish(t, loop.ID)
+	if done.Status != task.Completed {
+		d.dump(t)
+		t.Fatalf("the looping task is %s (%s), want completed after a nudge", done.Status, done.CloseReason)
+	}
+	if len(d.assignments(t, loop.ID)) == 0 {
+		t.Fatal("the task did not run on the worker")
+	}
+	nudges := d.events(t, loop.ID, event.KindWatcherNudge)
+	if len(nudges) == 0 {
+		t.Fatal("the remote looping task was never nudged")
+	}
+	runs := 0
+	for _, c := range d.events(t, loop.ID, event.KindToolCall) {
+		if c.ID < nudges[0].ID {
+			runs++
+		}
+	}
+	if runs > 4 {
+		t.Errorf("nudged after %d runs of the failing check, want by the 4th", runs)
+	}
+}
+
+// A draining worker finishes its task, takes no new one and leaves; the
+// next task runs on another worker.
+func TestClusterDrainedWorkerFinishesAndLeaves(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(shortTemp(t), "gate")
+	d := startCluster(t, markerScript(2, 3, gate), nil)
+	first := d.worker(t, 2)
+	one := d.create(t, api.CreateTaskRequest{Description: "marker task 1"}).ID
+	d.waitEvent(t, one, event.KindToolCall, gated)
+	d.mu.Lock()
+	tw := d.workers[first]
+	d.mu.Unlock()
+	tw.w.Drain()
+	testkit.WaitFor(t, "the worker says it drains", func() bool {
+		w, ok := d.workerStatus(t, first)
+		return ok && w.Draining
+	})
+	two := d.create(t, api.CreateTaskRequest{Description: "marker task 2"}).ID
+	second := d.worker(t, 1)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []task.ID{one, two} {
+		if done := d.finish(t, id); done.Status != task.Completed {
+			d.dump(t)
+			t.Fatalf("%s is %s (%s), want completed", id, done.Status, done.CloseReason)
+		}
+	}
+	if as := d.assignments(t, one); len(as) != 1 || as[0].Worker != first {
+		t.Errorf("task 1 assignments %+v: want only the draining worker", as)
+	}
+	if as := d.assignments(t, two); len(as) != 1 || as[0].Worker != second {
+		t.Errorf("task 2 assignments %+v: want only the new worker", as)
+	}
+	select {
+	case err := <-tw.done:
+		tw.done <- err
+		if err != nil {
+			t.Errorf("the drained worker ended with %v", err)
+		}
+	case <-time.After(testkit.WaitLimit):
+		t.Fatal("the drained worker did not exit")
+	}
+	if got := d.onMain(t, "markers-1.txt"); !strings.Contains(got, "t1-after-gate") {
+		t.Errorf("markers-1.txt on main = %q: the drained worker's task did not finish its call", got)
 	}
 }
