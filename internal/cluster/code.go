@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/gitserve"
 )
 
 // Code is how a worker gets a task's code and sends its work back.
@@ -42,7 +43,64 @@ func (g GitCode) Checkout(ctx context.Context, a Assignment, dir string) error {
 	if a.SnapshotRef != "" {
 		steps = append(steps, g.args("fetch", "-q", "--no-tags", a.RepoURL, "+refs/heads/"+a.SnapshotRef+":refs/heads/"+a.SnapshotRef))
 	}
-	steps = append(steps, []string{"checkout", "-q", "-B", a.Branch, a.Base})
+	for _, s := range steps {
+		if _, err := git.Run(ctx, dir, s...); err != nil {
+			return fmt.Errorf("getting the task's code: %w", err)
+		}
+	}
+	return checkout(ctx, a, dir)
+}
+
+// Push implements Code.
+func (g GitCode) Push(ctx context.Context, a Assignment, dir, commit, ref string) error {
+	if _, err := git.Run(ctx, dir, g.args("push", "-q", "--force", a.RepoURL, commit+":refs/heads/"+ref)...); err != nil {
+		return fmt.Errorf("pushing the task's work: %w", err)
+	}
+	return nil
+}
+
+// ServedCode is Code against the coordinator's git server (package
+// gitserve), with the assignment's token; an assignment without one uses
+// GitCode (a repository path).
+type ServedCode struct{}
+
+// Checkout implements Code.
+func (ServedCode) Checkout(ctx context.Context, a Assignment, dir string) error {
+	if a.GitToken == "" {
+		return GitCode{}.Checkout(ctx, a, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if _, err := git.Run(ctx, dir, "init", "-q"); err != nil {
+		return err
+	}
+	remote := gitserve.Remote{URL: a.RepoURL, Token: a.GitToken}
+	specs := []string{"+refs/heads/" + a.Branch + ":refs/heads/" + a.Branch}
+	if a.SnapshotRef != "" {
+		specs = append(specs, "+refs/heads/"+a.SnapshotRef+":refs/heads/"+a.SnapshotRef)
+	}
+	if err := gitserve.Fetch(ctx, dir, remote, specs...); err != nil {
+		return fmt.Errorf("getting the task's code: %w", err)
+	}
+	return checkout(ctx, a, dir)
+}
+
+// Push implements Code: the run's branch is set to commit and pushed (a
+// new branch or a fast-forward).
+func (ServedCode) Push(ctx context.Context, a Assignment, dir, commit, ref string) error {
+	if a.GitToken == "" {
+		return GitCode{}.Push(ctx, a, dir, commit, ref)
+	}
+	if _, err := git.Run(ctx, dir, "update-ref", "refs/heads/"+ref, commit); err != nil {
+		return err
+	}
+	return gitserve.Push(ctx, dir, gitserve.Remote{URL: a.RepoURL, Token: a.GitToken}, ref)
+}
+
+// checkout puts the branch at its base with the snapshot's tree.
+func checkout(ctx context.Context, a Assignment, dir string) error {
+	steps := [][]string{{"checkout", "-q", "-B", a.Branch, a.Base}}
 	if a.Snapshot != "" {
 		steps = append(steps, []string{"read-tree", "--reset", "-u", a.Snapshot})
 	}
@@ -50,14 +108,6 @@ func (g GitCode) Checkout(ctx context.Context, a Assignment, dir string) error {
 		if _, err := git.Run(ctx, dir, s...); err != nil {
 			return fmt.Errorf("getting the task's code: %w", err)
 		}
-	}
-	return nil
-}
-
-// Push implements Code.
-func (g GitCode) Push(ctx context.Context, a Assignment, dir, commit, ref string) error {
-	if _, err := git.Run(ctx, dir, g.args("push", "-q", "--force", a.RepoURL, commit+":refs/heads/"+ref)...); err != nil {
-		return fmt.Errorf("pushing the task's work: %w", err)
 	}
 	return nil
 }

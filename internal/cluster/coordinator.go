@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/gitserve"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -27,8 +30,11 @@ type Options struct {
 	// Tokens are the workers' tokens: a token's labels replace those its
 	// worker declares.
 	Tokens *Tokens
-	// RepoURL gives the git URL workers use for a task's repository.
-	RepoURL func(repo string) string
+	// Git serves the tasks' code to workers at GitURL (each worker its own
+	// token, each task at its epoch's URL); nil: workers use the task's
+	// repository path.
+	Git    *gitserve.Server
+	GitURL string
 	// Models and Keys are sent with every assignment.
 	Models llm.Config
 	Keys   map[string]string
@@ -69,6 +75,7 @@ type workerState struct {
 	seen     time.Time
 	alive    bool
 	assigned map[task.ID]bool
+	gitToken string // its token for the git server
 }
 
 // NewCoordinator creates the streams, buckets and consumer the cluster
@@ -188,6 +195,19 @@ func (c *Coordinator) heartbeat(ctx context.Context, e jetstream.KeyValueEntry) 
 	for _, r := range lost {
 		r.lose()
 		c.record(ctx, r.id, event.ClusterLost{Worker: r.worker, Epoch: r.epoch})
+	}
+	if !wasAlive && w.alive && c.o.Git != nil && w.gitToken == "" {
+		tok, err := randomToken()
+		if err == nil {
+			err = c.o.Git.Grant(hb.Worker, tok)
+		}
+		if err != nil {
+			c.log.Warn("granting a worker the git server", "worker", hb.Worker, "err", err)
+		} else {
+			c.mu.Lock()
+			w.gitToken = tok
+			c.mu.Unlock()
+		}
 	}
 	if !wasAlive && w.alive {
 		if _, err := c.js.CreateOrUpdateConsumer(ctx, StreamWork, jetstream.ConsumerConfig{
@@ -361,4 +381,22 @@ func (c *Coordinator) Status(ctx context.Context) Status {
 		s.Lag = info.NumPending + uint64(info.NumAckPending)
 	}
 	return s
+}
+
+func randomToken() (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// gitToken returns a worker's git server token.
+func (c *Coordinator) gitToken(worker string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := c.workers[worker]; w != nil {
+		return w.gitToken
+	}
+	return ""
 }

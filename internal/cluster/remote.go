@@ -16,6 +16,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
+	"github.com/neuraphage/neuraphage-go/internal/gitserve"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -89,8 +90,26 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	}()
 	a := Assignment{Task: r.Task, Epoch: epoch, Worker: worker, RepoURL: r.Task.Repo, Branch: r.Branch, Base: base,
 		Snapshot: prev.Snapshot, SnapshotRef: prev.SnapshotRef, Env: r.Env, Models: c.o.Models, Keys: c.o.Keys}
-	if c.o.RepoURL != nil {
-		a.RepoURL = c.o.RepoURL(r.Task.Repo)
+	if c.o.Git != nil {
+		tok := c.gitToken(worker)
+		if tok == "" {
+			return c.stopOrFail(ctx, fmt.Errorf("worker %s has no git server token", worker))
+		}
+		base, err := baseBranch(ctx, r.Task.Repo)
+		if err != nil {
+			return c.stopOrFail(ctx, err)
+		}
+		if err := c.o.Git.Assign(ctx, gitserve.Assignment{Task: string(id), Worker: worker, Epoch: epoch, Repo: r.Task.Repo, Base: base}); err != nil {
+			return c.stopOrFail(ctx, fmt.Errorf("serving the task's code: %w", err))
+		}
+		defer func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := c.o.Git.Unassign(uctx, string(id)); err != nil {
+				c.log.Warn("ending the task's code service", "task_id", id, "err", err)
+			}
+		}()
+		a.RepoURL, a.GitToken = gitserve.TaskURL(c.o.GitURL, string(id), epoch), tok
 	}
 	ab, err := json.Marshal(a)
 	if err != nil {
@@ -102,6 +121,16 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	c.record(ctx, id, event.ClusterAssigned{Worker: worker, Epoch: epoch, Snapshot: prev.Snapshot})
 	c.log.Info("task assigned", "task_id", id, "worker", worker, "epoch", epoch)
 	return c.serve(ctx, r, run)
+}
+
+// baseBranch is the branch the repository's tasks start from, which the
+// git server lets workers read.
+func baseBranch(ctx context.Context, repo string) (string, error) {
+	r, err := git.Inspect(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	return git.DefaultBranch(ctx, r)
 }
 
 // stopOrFail ends a run that could not start: Stopped when ctx ended,

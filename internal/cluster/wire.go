@@ -60,8 +60,11 @@ type Assignment struct {
 	// RepoURL is where the worker fetches the task's code and pushes its
 	// snapshots; Branch is the task's branch, Base its commit there.
 	RepoURL string `json:"repo_url"`
-	Branch  string `json:"branch"`
-	Base    string `json:"base"`
+	// GitToken is the worker's token for RepoURL on the coordinator's git
+	// server ("" when RepoURL is a path).
+	GitToken string `json:"git_token,omitempty"`
+	Branch   string `json:"branch"`
+	Base     string `json:"base"`
 	// Snapshot and SnapshotRef are the last checkpoint's tree (a commit on
 	// Base) and the ref it was pushed to; empty at the first run.
 	Snapshot    string `json:"snapshot,omitempty"`

@@ -32,7 +32,7 @@ type WorkerOptions struct {
 	// Engine builds the engine that runs an assignment (with its model
 	// settings).
 	Engine func(a Assignment) (engine.Engine, error)
-	// Code fetches and pushes the tasks' code; nil means GitCode{}.
+	// Code fetches and pushes the tasks' code; nil means ServedCode{}.
 	Code Code
 	// Heartbeat is how often the worker beats; zero means a second.
 	Heartbeat time.Duration
@@ -72,7 +72,7 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 		o.Heartbeat = time.Second
 	}
 	if o.Code == nil {
-		o.Code = GitCode{}
+		o.Code = ServedCode{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -27,15 +27,17 @@ type Cluster struct {
 	// beats a worker may miss before its tasks go elsewhere.
 	HeartbeatMs     int `yaml:"heartbeat_ms"`
 	HeartbeatMisses int `yaml:"heartbeat_misses"`
-	// RepoURL, when set, is the git URL workers fetch from and push to
-	// (the coordinator's git server); empty: the task's repository path,
-	// for workers on the coordinator's machine.
-	RepoURL string `yaml:"repo_url"`
+	// GitListen is where the coordinator serves the tasks' code to
+	// workers over git's smart HTTP (loopback unless TLS is set); empty:
+	// workers use the task's repository path (workers on this machine).
+	GitListen string `yaml:"git_listen"`
+	// GitURL is the base URL workers reach it at; empty: http(s)://GitListen.
+	GitURL string `yaml:"git_url"`
 }
 
 // DefaultCluster is the cluster section's defaults.
 func DefaultCluster() Cluster {
-	return Cluster{Listen: "127.0.0.1:7422", HeartbeatMs: 1000, HeartbeatMisses: 5}
+	return Cluster{Listen: "127.0.0.1:7422", GitListen: "127.0.0.1:7423", HeartbeatMs: 1000, HeartbeatMisses: 5}
 }
 
 // Validate checks the section: a listener off loopback needs TLS.
@@ -49,15 +51,25 @@ func (c Cluster) Validate() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return &Error{Key: "tls_cert", Msg: "tls_cert and tls_key go together"}
 	}
-	if c.Listen == "" || c.NatsURL != "" {
+	if c.NatsURL == "" {
+		if err := c.checkListen("listen", c.Listen); err != nil {
+			return err
+		}
+	}
+	return c.checkListen("git_listen", c.GitListen)
+}
+
+// checkListen refuses a listener off loopback without TLS.
+func (c Cluster) checkListen(key, addr string) error {
+	if addr == "" {
 		return nil
 	}
-	host, _, err := net.SplitHostPort(c.Listen)
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return &Error{Key: "listen", Msg: fmt.Sprintf("%q is not host:port: %v", c.Listen, err)}
+		return &Error{Key: key, Msg: fmt.Sprintf("%q is not host:port: %v", addr, err)}
 	}
 	if c.TLSCert == "" && !Loopback(host) {
-		return &Error{Key: "listen", Msg: fmt.Sprintf("%q is not a loopback address; set cluster.tls_cert and cluster.tls_key to listen there", c.Listen)}
+		return &Error{Key: key, Msg: fmt.Sprintf("%q is not a loopback address; set cluster.tls_cert and cluster.tls_key to listen there", addr)}
 	}
 	return nil
 }

@@ -178,7 +178,8 @@ func TestKeys(t *testing.T) {
 		"cluster.tls_key",
 		"cluster.heartbeat_ms",
 		"cluster.heartbeat_misses",
-		"cluster.repo_url",
+		"cluster.git_listen",
+		"cluster.git_url",
 		// llm.models is a list of sections: edited in the file, not by Set.
 	}
 	if diff := cmp.Diff(want, Keys()); diff != "" {

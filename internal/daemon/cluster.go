@@ -3,8 +3,11 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/cluster"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/event"
+	"github.com/neuraphage/neuraphage-go/internal/gitserve"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 )
@@ -25,6 +29,8 @@ import (
 // native engine's tasks on workers.
 type clusterNode struct {
 	srv    *cluster.Server
+	git    *http.Server // the tasks' code for workers (gitserve); nil without cluster.git_listen
+	gitLn  net.Listener
 	nc     *nats.Conn
 	coord  *cluster.Coordinator
 	tokens *cluster.Tokens
@@ -62,12 +68,25 @@ func startCluster(ctx context.Context, cfg config.Config, p config.Paths, getenv
 		n.close()
 		return nil, fmt.Errorf("connecting to the cluster's NATS server %s: %w", url, err)
 	}
-	var repoURL func(string) string
-	if c.RepoURL != "" {
-		repoURL = func(string) string { return c.RepoURL }
+	var (
+		gs     *gitserve.Server
+		gitURL string
+	)
+	if c.GitListen != "" {
+		gs = gitserve.New(gitserve.Options{Logger: log})
+		if n.gitLn, err = net.Listen("tcp", c.GitListen); err != nil {
+			n.close()
+			return nil, fmt.Errorf("cluster.git_listen: %w", err)
+		}
+		scheme := "http"
+		if c.TLSCert != "" {
+			scheme = "https"
+		}
+		gitURL = cmp.Or(c.GitURL, scheme+"://"+n.gitLn.Addr().String())
+		n.git = &http.Server{Handler: gs, ReadHeaderTimeout: 10 * time.Second}
 	}
 	n.coord, err = cluster.NewCoordinator(ctx, cluster.Options{
-		Conn: n.nc, Tokens: tokens, RepoURL: repoURL, Models: cfg.LLM, Keys: modelKeys(cfg.LLM, getenv),
+		Conn: n.nc, Tokens: tokens, Git: gs, GitURL: gitURL, Models: cfg.LLM, Keys: modelKeys(cfg.LLM, getenv),
 		Heartbeat: time.Duration(c.HeartbeatMs) * time.Millisecond, Misses: c.HeartbeatMisses,
 		Record: func(ctx context.Context, evs ...event.Event) error { return st.EmitEvents(ctx, evs...) },
 		Kick:   func() { n.kick() },
@@ -81,10 +100,43 @@ func startCluster(ctx context.Context, cfg config.Config, p config.Paths, getenv
 	return n, nil
 }
 
+// serveGit serves the tasks' code until ctx ends.
+func (n *clusterNode) serveGit(ctx context.Context, c config.Cluster) error {
+	if n.git == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		if c.TLSCert != "" {
+			err = n.git.ServeTLS(n.gitLn, c.TLSCert, c.TLSKey)
+		} else {
+			err = n.git.Serve(n.gitLn)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("serving the tasks' code: %w", err)
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		n.git.Shutdown(sctx)
+		<-done
+		return nil
+	}
+}
+
 // close ends the connection and the embedded server.
 func (n *clusterNode) close() {
 	if n == nil {
 		return
+	}
+	if n.gitLn != nil {
+		n.gitLn.Close()
 	}
 	if n.nc != nil {
 		n.nc.Close()

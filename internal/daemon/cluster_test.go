@@ -44,7 +44,7 @@ func startCluster(t *testing.T, script string, mut func(*config.Config)) *cluste
 	t.Helper()
 	d := startModel(t, script, "", func(c *config.Config) {
 		c.Cluster.Enabled = true
-		c.Cluster.Listen = "127.0.0.1:0"
+		c.Cluster.Listen, c.Cluster.GitListen = "127.0.0.1:0", "127.0.0.1:0"
 		c.Cluster.HeartbeatMs, c.Cluster.HeartbeatMisses = 100, 10
 		c.Executor.MaxConcurrent = 8
 		if mut != nil {

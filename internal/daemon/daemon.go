@@ -313,6 +313,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		work.Go(func() error { return newNotifier(opts.Config.Notify, st, logger).Run(workCtx, bus) })
 		if cl != nil {
 			work.Go(func() error { return cl.coord.Serve(workCtx) })
+			work.Go(func() error { return cl.serveGit(workCtx, opts.Config.Cluster) })
 		}
 		return work.Wait()
 	})
