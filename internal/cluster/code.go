@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/gitserve"
@@ -95,8 +97,29 @@ func (ServedCode) Push(ctx context.Context, a Assignment, dir, commit, ref strin
 	if _, err := git.Run(ctx, dir, "update-ref", "refs/heads/"+ref, commit); err != nil {
 		return err
 	}
-	return gitserve.Push(ctx, dir, gitserve.Remote{URL: a.RepoURL, Token: a.GitToken}, ref)
+	// A push the coordinator's git rejects for a passing reason (its
+	// connectivity check met another task's worktree being removed:
+	// "bad object worktrees/…") is tried again; a refusal (a fenced
+	// epoch) is not.
+	var err error
+	for attempt := range pushAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			}
+		}
+		err = gitserve.Push(ctx, dir, gitserve.Remote{URL: a.RepoURL, Token: a.GitToken}, ref)
+		if err == nil || strings.Contains(err.Error(), "access denied") {
+			return err
+		}
+	}
+	return err
 }
+
+// pushAttempts bounds the tries of one push.
+const pushAttempts = 4
 
 // checkout puts the branch at its base with the snapshot's tree.
 func checkout(ctx context.Context, a Assignment, dir string) error {
