@@ -55,7 +55,7 @@ func startCluster(t *testing.T, script string, mut func(*config.Config)) *cluste
 }
 
 // worker starts an in-process worker with its own home and returns its name.
-func (d *clusterDaemon) worker(t *testing.T, capacity int, opts ...func(*daemon.WorkerOptions)) string {
+func (d *clusterDaemon) worker(t testing.TB, capacity int, opts ...func(*daemon.WorkerOptions)) string {
 	t.Helper()
 	info, err := d.client.ClusterJoin(context.Background(), api.JoinRequest{})
 	if err != nil {
@@ -464,5 +464,52 @@ func TestClusterDrainedWorkerFinishesAndLeaves(t *testing.T) {
 	}
 	if got := d.onMain(t, "markers-1.txt"); !strings.Contains(got, "t1-after-gate") {
 		t.Errorf("markers-1.txt on main = %q: the drained worker's task did not finish its call", got)
+	}
+}
+
+// The time from the tool call that completes a loop (as the coordinator
+// logs it) to the Watcher's nudge, for a task on a worker (cluster) and
+// on the daemon itself (local): the detector path is the same.
+func BenchmarkWatcherVerdict(b *testing.B) {
+	for _, remote := range []bool{false, true} {
+		name := "local"
+		if remote {
+			name = "cluster"
+		}
+		b.Run(name, func(b *testing.B) {
+			mut := func(c *config.Config) {
+				c.Supervision.Watcher.Enabled = true
+				c.Supervision.Watcher.IntervalSecs = 1
+				c.Merge.Auto = false
+				c.Cluster.Enabled = remote
+				c.Cluster.Listen, c.Cluster.GitListen = "127.0.0.1:0", "127.0.0.1:0"
+				c.Cluster.HeartbeatMs = 100
+			}
+			d := &clusterDaemon{modelDaemon: startModel(b, unattendedScript(), "", mut), workers: map[string]*testWorker{}}
+			check := "#!/bin/sh\nv=$(cat VERSION) || { echo \"FAIL: no version\"; exit 1; }\necho \"ok: $v\"\n"
+			if err := os.WriteFile(filepath.Join(d.repo, "check.sh"), []byte(check), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			gitCommit(b, d.repo, "check.sh")
+			if remote {
+				d.worker(b, 1)
+			}
+			var total time.Duration
+			b.ResetTimer()
+			for range b.N {
+				loop := d.create(b, api.CreateTaskRequest{Description: "make the release check pass", Persona: "junior"})
+				d.wait(b, loop.ID, "nudged", func(task.Task) bool { return len(d.events(b, loop.ID, event.KindWatcherNudge)) > 0 })
+				nudge := d.events(b, loop.ID, event.KindWatcherNudge)[0]
+				var last event.Event
+				for _, c := range d.events(b, loop.ID, event.KindToolCall) {
+					if c.ID < nudge.ID {
+						last = c
+					}
+				}
+				total += nudge.Time.Sub(last.Time)
+				d.wait(b, loop.ID, "finished", func(t task.Task) bool { return t.Status.Terminal() })
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/verdict")
+		})
 	}
 }
