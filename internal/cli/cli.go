@@ -138,6 +138,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 		a.newHealthCmd(), a.newWatcherCmd(), a.newWatchCmd(), a.newNudgeCmd(), a.newSupervisionCmd(), a.newKnowledgeCmd(), a.newSyncCmd(), a.newEventsCmd(), a.newCostCmd(), a.newOverlapCmd(), a.newVersionCmd(), a.newDemoCmd(), a.newSandboxExecCmd(), a.newMCPCmd(),
 		a.newClusterCmd(), a.newWorkerCmd())
 	root.AddCommand(a.newTUICmd())
+	root.AddCommand(a.newMetricsCmd())
 	a.addCompletions(root)
 	return root
 }

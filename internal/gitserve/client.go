@@ -45,6 +45,7 @@ func (r Remote) env() ([]string, error) {
 		// No credential helper is asked or told about this remote.
 		{"credential.helper", ""},
 	}
+	extra := []string{"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS="}
 	if r.CAFile != "" {
 		ca, err := filepath.Abs(r.CAFile)
 		if err != nil {
@@ -54,8 +55,10 @@ func (r Remote) env() ([]string, error) {
 			return nil, fmt.Errorf("CA file for %s: %w", r.URL, err)
 		}
 		kv = append(kv, [2]string{"http.sslCAInfo", ca})
+		// GIT_SSL_CAINFO in the environment would win over the config.
+		extra = append(extra, "GIT_SSL_CAINFO="+ca)
 	}
-	return configEnv(kv, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS="), nil
+	return configEnv(kv, extra...), nil
 }
 
 // Clone clones r into dir (which must not exist or be empty), checking

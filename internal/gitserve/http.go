@@ -118,6 +118,13 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, task string
 }
 
 func (s *Server) serveReceive(w http.ResponseWriter, r *http.Request, task string, epoch uint64, token string) {
+	// A stranger is turned away before a byte of the body is read; a
+	// worker's push is refused after its commands are read, so that git
+	// can show why.
+	if !s.known(token) {
+		s.deny(w, r, task, epoch, errNoToken)
+		return
+	}
 	body, err := requestBody(r, s.maxPush)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -232,10 +239,11 @@ func requestBody(r *http.Request, max int64) (io.ReadCloser, error) {
 			body.Close()
 			return nil, fmt.Errorf("reading a gzip request body: %w", err)
 		}
+		// Bounded after decompression too: no gzip bomb.
 		return struct {
 			io.Reader
 			io.Closer
-		}{z, body}, nil
+		}{io.LimitReader(z, max), body}, nil
 	}
 	body.Close()
 	return nil, fmt.Errorf("content encoding %q is not supported", r.Header.Get("Content-Encoding"))

@@ -31,7 +31,7 @@ const (
 // cluster is a coordinator repository served by a Server over real HTTP,
 // with workers w1 and w2 granted.
 type cluster struct {
-	t    *testing.T
+	t    testing.TB
 	repo string // the coordinator's (the user's) repository
 	srv  *gitserve.Server
 	http *httptest.Server
@@ -56,7 +56,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func newCluster(t *testing.T, tlsServer bool) *cluster {
+func newCluster(t testing.TB, tlsServer bool) *cluster {
 	t.Helper()
 	c := &cluster{t: t, repo: filepath.Join(t.TempDir(), "repo"), logs: &syncBuffer{}}
 	c.git(c.repo, "..", "init", "--quiet", "--initial-branch=main", c.repo)

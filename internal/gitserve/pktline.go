@@ -18,17 +18,29 @@ import (
 // maxPktData is the largest payload a pkt-line carries.
 const maxPktData = 65516
 
-// maxCommands bounds the ref updates one push may carry.
-const maxCommands = 10000
+// maxCommands and maxCommandBytes bound the ref updates one push may carry.
+const (
+	maxCommands     = 10000
+	maxCommandBytes = 4 << 20
+)
 
 // errFlush marks a flush packet.
 var errFlush = errors.New("flush packet")
 
 // readPkt reads one pkt-line from r; errFlush for a flush.
 func readPkt(r *bufio.Reader) ([]byte, error) {
+	return readPktRaw(r, nil)
+}
+
+// readPktRaw is readPkt, appending the bytes it read to *raw when raw is
+// not nil.
+func readPktRaw(r *bufio.Reader, raw *[]byte) ([]byte, error) {
 	var head [4]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return nil, fmt.Errorf("reading a pkt-line length: %w", err)
+	}
+	if raw != nil {
+		*raw = append(*raw, head[:]...)
 	}
 	n, err := strconv.ParseUint(string(head[:]), 16, 16)
 	if err != nil {
@@ -43,6 +55,9 @@ func readPkt(r *bufio.Reader) ([]byte, error) {
 	data := make([]byte, n-4)
 	if _, err := io.ReadFull(r, data); err != nil {
 		return nil, fmt.Errorf("reading a pkt-line of %d bytes: %w", n, err)
+	}
+	if raw != nil {
+		*raw = append(*raw, data...)
 	}
 	return data, nil
 }
@@ -93,15 +108,16 @@ type pushRequest struct {
 func parsePush(r *bufio.Reader) (*pushRequest, error) {
 	req := &pushRequest{Caps: map[string]bool{}}
 	for first := true; ; {
-		data, err := readPkt(r)
+		data, err := readPktRaw(r, &req.Head)
 		if errors.Is(err, errFlush) {
-			req.Head = append(req.Head, flushPkt...)
 			return req, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		req.Head = append(req.Head, pkt(string(data))...)
+		if len(req.Head) > maxCommandBytes {
+			return nil, fmt.Errorf("more than %d bytes of ref updates in one push", maxCommandBytes)
+		}
 		line := strings.TrimSuffix(string(data), "\n")
 		if strings.HasPrefix(line, "shallow ") {
 			continue

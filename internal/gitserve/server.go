@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
 )
@@ -75,13 +76,13 @@ type Server struct {
 	mu     sync.Mutex
 	tokens map[string][sha256.Size]byte // worker → SHA-256 of its token; guarded by mu
 	tasks  map[string]*lease            // task → its current assignment; guarded by mu
+	ending map[*lease]bool              // ended leases with pushes running; guarded by mu
 }
 
 // lease is one assignment and the pushes admitted under it.
 type lease struct {
 	a      Assignment
 	pushes int           // pushes admitted and still running; guarded by Server.mu
-	ended  bool          // replaced or removed; guarded by Server.mu
 	idle   chan struct{} // closed when ended and pushes reaches 0; guarded by Server.mu
 }
 
@@ -100,8 +101,12 @@ func New(opts Options) *Server {
 		maxPush: max,
 		tokens:  map[string][sha256.Size]byte{},
 		tasks:   map[string]*lease{},
+		ending:  map[*lease]bool{},
 	}
 }
+
+// validateTimeout bounds Assign's checks of a repository.
+const validateTimeout = 30 * time.Second
 
 // minTokenLen is the shortest token Grant accepts.
 const minTokenLen = 16
@@ -115,10 +120,42 @@ func (s *Server) Grant(worker, token string) error {
 	if len(token) < minTokenLen {
 		return fmt.Errorf("granting access to worker %s: a token needs at least %d characters", worker, minTokenLen)
 	}
+	digest := sha256.Sum256([]byte(token))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens[worker] = sha256.Sum256([]byte(token))
+	for w, d := range s.tokens {
+		if w != worker && subtle.ConstantTimeCompare(digest[:], d[:]) == 1 {
+			return fmt.Errorf("granting access to worker %s: the token is another worker's; a token names one worker", worker)
+		}
+	}
+	s.tokens[worker] = digest
 	return nil
+}
+
+// workerLocked returns the worker whose token is token, or "". Every
+// granted digest is compared, in constant time. s.mu is held.
+func (s *Server) workerLocked(token string) string {
+	if token == "" {
+		return ""
+	}
+	digest := sha256.Sum256([]byte(token))
+	worker := ""
+	for w, d := range s.tokens {
+		if subtle.ConstantTimeCompare(digest[:], d[:]) == 1 {
+			worker = w
+		}
+	}
+	return worker
+}
+
+// errNoToken is the refusal of a request without a granted worker's token.
+var errNoToken = &refused{"access denied: no valid worker token (unknown or revoked); join the cluster again for a new one"}
+
+// known reports whether token is a granted worker's.
+func (s *Server) known(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.workerLocked(token) != ""
 }
 
 // Revoke shuts worker out: its requests are refused from now on (a push
@@ -131,14 +168,19 @@ func (s *Server) Revoke(worker string) {
 
 // Assign makes a the task's current assignment: requests under any other
 // worker or epoch of the task are refused from now on. It then waits, until
-// ctx is done, for the pushes admitted under the task's previous assignment
+// ctx is done, for the pushes admitted under the task's earlier assignments
 // to end: when Assign returns nil, nothing pushed by an earlier holder of the
 // task can land any more. The assignment holds even when the wait is cut
 // short (the error is ctx's). Assigning the current assignment again is a
 // no-op; an epoch lower than the current one, or the current epoch for
 // another worker, is an error.
 func (s *Server) Assign(ctx context.Context, a Assignment) error {
-	if err := a.validate(ctx); err != nil {
+	// Checking the names and the repository is quick and local: done even
+	// when ctx is already cancelled, which only cuts the wait below short.
+	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), validateTimeout)
+	err := a.validate(vctx)
+	cancel()
+	if err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -157,7 +199,8 @@ func (s *Server) Assign(ctx context.Context, a Assignment) error {
 		}
 	}
 	s.tasks[a.Task] = &lease{a: a}
-	idle := s.endLocked(old)
+	s.endLocked(old)
+	idle := s.idleLocked(a.Task)
 	s.mu.Unlock()
 	return waitIdle(ctx, a.Task, idle)
 }
@@ -169,37 +212,67 @@ func (s *Server) Unassign(ctx context.Context, task string) error {
 	s.mu.Lock()
 	old := s.tasks[task]
 	delete(s.tasks, task)
-	idle := s.endLocked(old)
+	s.endLocked(old)
+	idle := s.idleLocked(task)
 	s.mu.Unlock()
 	return waitIdle(ctx, task, idle)
 }
 
-// endLocked ends l and returns a channel closed once its pushes are over
-// (nil when there are none). s.mu is held.
-func (s *Server) endLocked(l *lease) <-chan struct{} {
-	if l == nil {
+// Release is Unassign for the assignment at epoch only: when the task has
+// been re-assigned since (a later epoch), the new assignment is left alone
+// and Release does nothing. A run that ends calls it for its own epoch
+// without racing the task's next run.
+func (s *Server) Release(ctx context.Context, task string, epoch uint64) error {
+	s.mu.Lock()
+	old := s.tasks[task]
+	if old == nil || old.a.Epoch != epoch {
+		s.mu.Unlock()
 		return nil
 	}
-	l.ended = true
+	delete(s.tasks, task)
+	s.endLocked(old)
+	idle := s.idleLocked(task)
+	s.mu.Unlock()
+	return waitIdle(ctx, task, idle)
+}
+
+// endLocked ends l (nil: nothing); while pushes admitted under it run, it
+// stays in s.ending. s.mu is held.
+func (s *Server) endLocked(l *lease) {
+	if l == nil {
+		return
+	}
 	if l.pushes == 0 {
-		return nil
+		return
 	}
 	if l.idle == nil {
 		l.idle = make(chan struct{})
 	}
-	return l.idle
+	s.ending[l] = true
 }
 
-func waitIdle(ctx context.Context, task string, idle <-chan struct{}) error {
-	if idle == nil {
-		return nil
+// idleLocked returns a channel per ended assignment of task whose pushes
+// still run, each closed when they are over. s.mu is held.
+func (s *Server) idleLocked(task string) []<-chan struct{} {
+	var out []<-chan struct{}
+	for l := range s.ending {
+		if l.a.Task == task {
+			out = append(out, l.idle)
+		}
 	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the pushes of task %s's previous assignment to end: %w", task, ctx.Err())
+	return out
+}
+
+// waitIdle waits until every channel of idle is closed, or ctx is done.
+func waitIdle(ctx context.Context, task string, idle []<-chan struct{}) error {
+	for _, ch := range idle {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the pushes of task %s's earlier assignments to end: %w", task, ctx.Err())
+		}
 	}
+	return nil
 }
 
 // Assignment returns the task's current assignment.
@@ -213,6 +286,23 @@ func (s *Server) Assignment(task string) (Assignment, bool) {
 	return l.a, true
 }
 
+// Pushing returns how many pushes of task, under its current assignment
+// or an earlier one, are running.
+func (s *Server) Pushing(task string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	if l := s.tasks[task]; l != nil {
+		n += l.pushes
+	}
+	for l := range s.ending {
+		if l.a.Task == task {
+			n += l.pushes
+		}
+	}
+	return n
+}
+
 // refused is a request the server will not serve, with what the worker is
 // told.
 type refused struct{ msg string }
@@ -223,24 +313,18 @@ func (r *refused) Error() string { return r.msg }
 // a granted worker's and the task assigned to that worker at that epoch. A
 // push is counted until its done is called.
 func (s *Server) admit(token, task string, epoch uint64, push bool) (Assignment, func(), error) {
-	digest := sha256.Sum256([]byte(token))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	worker := ""
-	for w, d := range s.tokens {
-		if subtle.ConstantTimeCompare(digest[:], d[:]) == 1 {
-			worker = w
-		}
-	}
-	if token == "" || worker == "" {
-		return Assignment{}, nil, &refused{"access denied: no valid worker token (unknown or revoked); join the cluster again for a new one"}
+	worker := s.workerLocked(token)
+	if worker == "" {
+		return Assignment{}, nil, errNoToken
 	}
 	l := s.tasks[task]
-	if l == nil || l.a.Worker != worker {
-		return Assignment{}, nil, &refused{fmt.Sprintf("access denied: task %s is not assigned to worker %s", task, worker)}
-	}
-	if l.a.Epoch != epoch {
+	switch {
+	case l != nil && epoch < l.a.Epoch:
 		return Assignment{}, nil, &refused{fmt.Sprintf("access denied: epoch %d of task %s is no longer current (the task was re-assigned); nothing of it may be fetched or pushed", epoch, task)}
+	case l == nil || l.a.Worker != worker || l.a.Epoch != epoch:
+		return Assignment{}, nil, &refused{fmt.Sprintf("access denied: task %s (epoch %d) is not assigned to worker %s", task, epoch, worker)}
 	}
 	if !push {
 		return l.a, func() {}, nil
@@ -254,6 +338,7 @@ func (s *Server) admit(token, task string, epoch uint64, push bool) (Assignment,
 			l.pushes--
 			if l.pushes == 0 && l.idle != nil {
 				close(l.idle)
+				delete(s.ending, l)
 			}
 		})
 	}, nil
@@ -267,8 +352,29 @@ func checkUpdate(a Assignment, u refUpdate) string {
 		return fmt.Sprintf("a worker may push only the task's branches (%s...), not %s", prefix, u.Ref)
 	case isZero(u.New):
 		return "deleting a ref is not allowed"
+	case !plainRef(u.Ref):
+		return fmt.Sprintf("%q is not a plain branch name", u.Ref)
 	}
 	return ""
+}
+
+// plainRef reports whether ref has nothing git's check-ref-format would
+// refuse, and nothing else odd: git checks again; this is the first line.
+func plainRef(ref string) bool {
+	if strings.HasSuffix(ref, "/") || strings.HasSuffix(ref, ".lock") || strings.HasSuffix(ref, ".") {
+		return false
+	}
+	for _, bad := range []string{"..", "//", "/.", "@{", "\\"} {
+		if strings.Contains(ref, bad) {
+			return false
+		}
+	}
+	for _, c := range ref {
+		if c <= ' ' || c == 0x7f || strings.ContainsRune("~^:?*[", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // TaskPath is the path, relative to where the Server is mounted, under

@@ -2,7 +2,6 @@ package gitserve_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -79,29 +78,7 @@ func TestWorkerSeesOnlyItsTasks(t *testing.T) {
 	// Another worker's task, with this worker's token.
 	other := c.remote("t-bbbbb", 1, token1)
 	err = gitserve.Fetch(context.Background(), dir, other)
-	if err == nil || !strings.Contains(err.Error(), "not assigned to worker w1") {
+	if err == nil || !strings.Contains(err.Error(), "is not assigned to worker w1") {
 		t.Fatalf("fetching another worker's task: %v, want a refusal naming the assignment", err)
 	}
-}
-
-// refusedPush pushes branch from dir to r with extra git push args and
-// returns git's stderr, failing the test when the push succeeds.
-func refusedPush(t *testing.T, c *cluster, dir string, r gitserve.Remote, args ...string) string {
-	t.Helper()
-	err := gitserve.Push(context.Background(), dir, r, strings.TrimPrefix(args[0], "refs/heads/"))
-	if len(args) > 1 {
-		err = rawPush(dir, r, args...)
-	}
-	if err == nil {
-		t.Fatalf("push %v succeeded, want it refused", args)
-	}
-	return git.Stderr(errors.Unwrap(err))
-}
-
-// rawPush runs git push with args to r with r's token, as a worker that
-// does not go through Push would.
-func rawPush(dir string, r gitserve.Remote, args ...string) error {
-	env := []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Bearer " + r.Token}
-	_, err := git.RunEnv(context.Background(), dir, env, append([]string{"push", r.URL}, args...)...)
-	return err
 }
