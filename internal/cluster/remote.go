@@ -27,6 +27,7 @@ type remoteRun struct {
 	id     task.ID
 	worker string
 	epoch  uint64
+	secret string
 	host   engine.Host
 
 	up    chan jetstream.Msg
@@ -73,7 +74,11 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if err != nil {
 		return c.stopOrFail(ctx, fmt.Errorf("recording the assignment: %w", err))
 	}
-	run := &remoteRun{id: id, worker: worker, epoch: epoch, host: r.Host, last: r.Task,
+	secret, err := randomToken()
+	if err != nil {
+		return c.stopOrFail(ctx, err)
+	}
+	run := &remoteRun{id: id, worker: worker, epoch: epoch, secret: secret, host: r.Host, last: r.Task,
 		up: make(chan jetstream.Msg, 1024), reqs: make(chan *nats.Msg, 16),
 		ended: make(chan struct{}), lostCh: make(chan struct{}),
 		snapshot: prev.Snapshot, snapshotRef: prev.SnapshotRef}
@@ -88,7 +93,7 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		c.mu.Unlock()
 		close(run.ended)
 	}()
-	a := Assignment{Task: r.Task, Epoch: epoch, Worker: worker, RepoURL: r.Task.Repo, Branch: r.Branch, Base: base,
+	a := Assignment{Task: r.Task, Epoch: epoch, Worker: worker, Secret: secret, RepoURL: r.Task.Repo, Branch: r.Branch, Base: base,
 		Snapshot: prev.Snapshot, SnapshotRef: prev.SnapshotRef, Env: r.Env, Models: c.o.Models, Keys: c.o.Keys}
 	if c.o.Git != nil {
 		tok := c.gitToken(worker)
@@ -221,7 +226,7 @@ func (c *Coordinator) onHost(m *nats.Msg) {
 	c.mu.Lock()
 	run := c.runs[id]
 	c.mu.Unlock()
-	if run == nil || run.epoch != req.Epoch || run.worker != req.Worker {
+	if run == nil || run.epoch != req.Epoch || run.worker != req.Worker || run.secret != req.Run {
 		c.stale(id, req.Worker, req.Epoch, req.Op)
 		reply(m, hostReply{Fenced: true})
 		return
@@ -241,7 +246,7 @@ func (c *Coordinator) onUp(m jetstream.Msg) {
 	c.mu.Lock()
 	run := c.runs[id]
 	c.mu.Unlock()
-	if run != nil && run.epoch == epoch {
+	if run != nil && run.epoch == epoch && run.secret == m.Headers().Get(hdrRun) {
 		select {
 		case run.up <- m:
 			return

@@ -115,6 +115,35 @@ func (a *auth) Check(c server.ClientAuthentication) bool {
 	if !ok {
 		return false
 	}
-	c.RegisterUser(&server.User{Username: w})
+	c.RegisterUser(&server.User{Username: w, Permissions: workerPermissions(w)})
 	return true
 }
+
+// workerPermissions is what a worker's connection may do: speak for its
+// runs (np.up, np.host: the coordinator checks each run's secret), beat,
+// read and acknowledge its own work queue only, follow injection subjects
+// (it learns a task's only from its assignment), and receive replies on
+// its own inbox prefix.
+func workerPermissions(w string) *server.Permissions {
+	work := StreamWork + "." + workConsumer(w)
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			"np.up.*", "np.host.*",
+			"$KV." + BucketWorkers + "." + w,
+			"$JS.API.INFO",
+			"$JS.API.STREAM.INFO.KV_" + BucketWorkers,
+			"$JS.API.CONSUMER.INFO." + work,
+			"$JS.API.CONSUMER.MSG.NEXT." + work,
+			"$JS.ACK." + work + ".>",
+			"$JS.API.CONSUMER.CREATE." + StreamInject + ".>",
+			"$JS.API.CONSUMER.DELETE." + StreamInject + ".>",
+			"$JS.API.CONSUMER.INFO." + StreamInject + ".>",
+			"$JS.API.CONSUMER.MSG.NEXT." + StreamInject + ".>",
+			"$JS.ACK." + StreamInject + ".>",
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(w) + ".>"}},
+	}
+}
+
+// InboxPrefix is a worker's reply subjects' prefix.
+func InboxPrefix(worker string) string { return "_INBOX_" + worker }

@@ -40,6 +40,7 @@ const (
 	hdrKind  = "Np-Kind"
 	hdrEpoch = "Np-Epoch"
 	hdrReply = "Np-Reply"
+	hdrRun   = "Np-Run"
 )
 
 // Kinds of messages on np.up.<task> and np.inj.<task>.
@@ -57,6 +58,9 @@ type Assignment struct {
 	Epoch uint64    `json:"epoch"`
 	// Worker is the worker it is for.
 	Worker string `json:"worker"`
+	// Secret names the run in everything its worker sends (header Np-Run,
+	// hostReq.Run): only the worker the assignment reached can speak for it.
+	Secret string `json:"secret"`
 	// RepoURL is where the worker fetches the task's code and pushes its
 	// snapshots; Branch is the task's branch, Base its commit there.
 	RepoURL string `json:"repo_url"`
@@ -134,6 +138,7 @@ type hostReq struct {
 	Op     string          `json:"op"`
 	Epoch  uint64          `json:"epoch"`
 	Worker string          `json:"worker"`
+	Run    string          `json:"run"`
 	Body   json.RawMessage `json:"body,omitempty"`
 }
 

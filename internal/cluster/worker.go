@@ -120,6 +120,7 @@ func (w *Worker) signal() {
 // tasks stop; their runs are handed back) or the worker has drained.
 func (w *Worker) Run(ctx context.Context) error {
 	opts := append([]nats.Option{nats.Token(w.o.Token), nats.Name("neuraphage-worker-" + w.name),
+		nats.CustomInboxPrefix(InboxPrefix(w.name)),
 		nats.MaxReconnects(-1), nats.ReconnectWait(w.o.Heartbeat)}, w.o.NATS...)
 	nc, err := nats.Connect(w.o.URL, opts...)
 	if err != nil {

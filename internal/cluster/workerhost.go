@@ -75,7 +75,7 @@ func (h *workerHost) fence() {
 
 // request asks the coordinator's run; a fenced answer fences this run.
 func (h *workerHost) request(ctx context.Context, op string, body any) (hostReply, error) {
-	req := hostReq{Op: op, Epoch: h.a.Epoch, Worker: h.w.name}
+	req := hostReq{Op: op, Epoch: h.a.Epoch, Worker: h.w.name, Run: h.a.Secret}
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
@@ -121,8 +121,12 @@ func (h *workerHost) request(ctx context.Context, op string, body any) (hostRepl
 
 // follow consumes the task's injection subject until the returned stop.
 func (h *workerHost) follow(ctx context.Context) (func(), error) {
-	cons, err := h.w.js.OrderedConsumer(ctx, StreamInject, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{injSubject(h.id)}})
+	// An ephemeral consumer of the task's subject from its first message,
+	// acknowledged one by one (delivered): what a run did not
+	// acknowledge, a later one is sent again.
+	cons, err := h.w.js.CreateConsumer(ctx, StreamInject, jetstream.ConsumerConfig{
+		FilterSubject: injSubject(h.id), AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Hour,
+		DeliverPolicy: jetstream.DeliverAllPolicy, InactiveThreshold: time.Minute})
 	if err != nil {
 		return nil, fmt.Errorf("following the task's messages: %w", err)
 	}
@@ -132,17 +136,22 @@ func (h *workerHost) follow(ctx context.Context) (func(), error) {
 			if parseEpoch(m.Headers().Get(hdrEpoch)) == h.a.Epoch {
 				h.cancel()
 			}
+			_ = m.Ack()
 		case kindInj:
 			var inj inject.Injection
 			if json.Unmarshal(m.Data(), &inj) != nil {
 				return
 			}
 			h.mu.Lock()
-			if !h.applied[inj.ID] {
+			applied := h.applied[inj.ID]
+			if !applied {
 				h.pending[inj.ID] = inj
 				h.msgs[inj.ID] = m
 			}
 			h.mu.Unlock()
+			if applied {
+				_ = m.Ack()
+			}
 			if inj.Urgent {
 				signal(h.interrupts)
 			}
@@ -172,6 +181,7 @@ func (h *workerHost) Emit(ps ...event.Payload) {
 	m := nats.NewMsg(upSubject(h.id))
 	m.Header.Set(hdrKind, kindObs)
 	m.Header.Set(hdrEpoch, epochString(h.a.Epoch))
+	m.Header.Set(hdrRun, h.a.Secret)
 	m.Data = b
 	n := h.obs.Add(1)
 	if _, err := h.w.js.PublishMsgAsync(m, jetstream.WithMsgID(fmt.Sprintf("%s.%d.o%d", h.id, h.a.Epoch, n))); err != nil {
@@ -208,7 +218,7 @@ func (h *workerHost) Commit(ctx context.Context, s engine.Step) (task.Task, erro
 	if err != nil {
 		return task.Task{}, err
 	}
-	inbox := nats.NewInbox()
+	inbox := h.w.nc.NewInbox()
 	sub, err := h.w.nc.SubscribeSync(inbox)
 	if err != nil {
 		return task.Task{}, err
@@ -218,6 +228,7 @@ func (h *workerHost) Commit(ctx context.Context, s engine.Step) (task.Task, erro
 		m := nats.NewMsg(upSubject(h.id))
 		m.Header.Set(hdrKind, kindCkpt)
 		m.Header.Set(hdrEpoch, epochString(h.a.Epoch))
+		m.Header.Set(hdrRun, h.a.Secret)
 		m.Header.Set(hdrReply, inbox)
 		m.Data = data
 		pctx, cancel := context.WithTimeout(ctx, requestTimeout)
@@ -410,6 +421,7 @@ func (h *workerHost) done(ctx context.Context, out engine.Outcome) {
 	m := nats.NewMsg(upSubject(h.id))
 	m.Header.Set(hdrKind, kindDone)
 	m.Header.Set(hdrEpoch, epochString(h.a.Epoch))
+	m.Header.Set(hdrRun, h.a.Secret)
 	m.Data = b
 	if _, err := h.w.js.PublishMsg(ctx, m, jetstream.WithMsgID(fmt.Sprintf("%s.%d.done", h.id, h.a.Epoch))); err != nil {
 		h.w.o.Logger.Warn("reporting the outcome", "task_id", h.id, "err", err)
