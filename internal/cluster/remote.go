@@ -28,6 +28,7 @@ type remoteRun struct {
 	worker string
 	epoch  uint64
 	secret string
+	base   string // the commit the run started from
 	host   engine.Host
 
 	up    chan jetstream.Msg
@@ -68,7 +69,14 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if e, err := c.kvA.Get(ctx, string(id)); err == nil {
 		_ = json.Unmarshal(e.Value(), &prev)
 	}
-	rec := assignRecord{Worker: worker, Snapshot: prev.Snapshot, SnapshotRef: prev.SnapshotRef}
+	if prev.Base != base {
+		// The task's branch moved since the last run's snapshot (the merge
+		// queue committed it, a rebase): the worktree here holds the work.
+		if prev.Snapshot, prev.SnapshotRef, err = c.photograph(ctx, r, base); err != nil {
+			return c.stopOrFail(ctx, fmt.Errorf("reading the task's worktree: %w", err))
+		}
+	}
+	rec := assignRecord{Worker: worker, Base: base, Snapshot: prev.Snapshot, SnapshotRef: prev.SnapshotRef}
 	b, _ := json.Marshal(rec)
 	epoch, err := c.kvA.Put(ctx, string(id), b)
 	if err != nil {
@@ -78,7 +86,7 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if err != nil {
 		return c.stopOrFail(ctx, err)
 	}
-	run := &remoteRun{id: id, worker: worker, epoch: epoch, secret: secret, host: r.Host, last: r.Task,
+	run := &remoteRun{id: id, worker: worker, epoch: epoch, secret: secret, base: base, host: r.Host, last: r.Task,
 		up: make(chan jetstream.Msg, 1024), reqs: make(chan *nats.Msg, 16),
 		ended: make(chan struct{}), lostCh: make(chan struct{}),
 		snapshot: prev.Snapshot, snapshotRef: prev.SnapshotRef}
@@ -126,6 +134,33 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	c.record(ctx, id, event.ClusterAssigned{Worker: worker, Epoch: epoch, Snapshot: prev.Snapshot})
 	c.log.Info("task assigned", "task_id", id, "worker", worker, "epoch", epoch)
 	return c.serve(ctx, r, run)
+}
+
+// photograph returns the worktree's uncommitted state as a commit on base
+// under neuraphage/<task>/c<n> ("" when there is none), for a worker to
+// start from.
+func (c *Coordinator) photograph(ctx context.Context, r engine.Run, base string) (commit, ref string, err error) {
+	tree, err := git.WorkTreeTree(ctx, r.Dir)
+	if err != nil {
+		return "", "", err
+	}
+	out, err := git.Run(ctx, r.Dir, "rev-parse", base+"^{tree}")
+	if err != nil {
+		return "", "", err
+	}
+	if tree == strings.TrimSpace(out) {
+		return "", "", nil
+	}
+	commit, err = git.CommitTree(ctx, r.Dir, git.Identity(ctx, r.Dir, "", ""), tree, []string{base},
+		fmt.Sprintf("neuraphage: the worktree of %s\n", r.Task.ID))
+	if err != nil {
+		return "", "", err
+	}
+	ref = fmt.Sprintf("neuraphage/%s/c%d", r.Task.ID, time.Now().UnixNano())
+	if _, err := git.Run(ctx, r.Dir, "update-ref", "refs/heads/"+ref, commit); err != nil {
+		return "", "", err
+	}
+	return commit, ref, nil
 }
 
 // baseBranch is the branch the repository's tasks start from, which the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -88,12 +89,8 @@ func (c *Coordinator) upMsg(ctx context.Context, r engine.Run, run *remoteRun, m
 			run.snapshot, run.snapshotRef = d.Snapshot, d.SnapshotRef
 			c.saveSnapshot(ctx, run)
 		}
-		if run.snapshot != "" {
-			// The work comes home: the task's worktree gets the last
-			// snapshot's tree, for the merge queue to commit and land.
-			if _, err := git.Run(ctx, r.Dir, "read-tree", "--reset", "-u", run.snapshot); err != nil {
-				return engine.Outcome{Status: engine.Failed, Reason: "taking the worker's work into the worktree: " + err.Error(), Turn: d.Outcome.Turn}, true
-			}
+		if err := c.homecoming(ctx, r, run); err != nil {
+			return engine.Outcome{Status: engine.Paused, Reason: err.Error(), Turn: d.Outcome.Turn}, true
 		}
 		return d.Outcome, true
 	}
@@ -134,8 +131,39 @@ func (c *Coordinator) checkpoint(ctx context.Context, run *remoteRun, m jetstrea
 // saveSnapshot records the run's last checkpointed tree in NP_ASSIGN, for
 // the next epoch to resume from.
 func (c *Coordinator) saveSnapshot(ctx context.Context, run *remoteRun) {
-	b, _ := json.Marshal(assignRecord{Worker: run.worker, Snapshot: run.snapshot, SnapshotRef: run.snapshotRef})
+	b, _ := json.Marshal(assignRecord{Worker: run.worker, Base: run.base, Snapshot: run.snapshot, SnapshotRef: run.snapshotRef})
 	if _, err := c.kvA.Put(ctx, string(run.id), b); err != nil {
 		c.log.Warn("recording a remote task's snapshot", "task_id", run.id, "err", err)
 	}
+}
+
+// homecoming brings the worker's last snapshot into the task's worktree,
+// for the merge queue to commit and land. When the branch moved while the
+// run went on (a rebase here), the work is merged onto it (git merge-tree)
+// rather than put over it, so nothing of the branch is reverted; a
+// conflict leaves the worktree as it is and says so.
+func (c *Coordinator) homecoming(ctx context.Context, r engine.Run, run *remoteRun) error {
+	if run.snapshot == "" {
+		return nil
+	}
+	head, err := git.RevParse(ctx, r.Dir, "HEAD")
+	if err != nil {
+		return fmt.Errorf("reading the task's worktree: %w", err)
+	}
+	tree := run.snapshot
+	if head != run.base {
+		m, err := git.MergeTree(ctx, r.Dir, head, run.snapshot)
+		if err != nil {
+			return fmt.Errorf("merging the worker's work onto the moved branch: %w", err)
+		}
+		if !m.Clean {
+			return fmt.Errorf("the worker's work (%s) conflicts with the task's branch, which moved during the run, in %s; resume to run it again",
+				run.snapshotRef, strings.Join(m.Conflicts, ", "))
+		}
+		tree = m.Tree
+	}
+	if _, err := git.Run(ctx, r.Dir, "read-tree", "--reset", "-u", tree); err != nil {
+		return fmt.Errorf("taking the worker's work into the worktree: %w", err)
+	}
+	return nil
 }

@@ -94,7 +94,9 @@ type Heartbeat struct {
 
 // assignRecord is a task's entry in NP_ASSIGN; its revision is the epoch.
 type assignRecord struct {
-	Worker      string `json:"worker"`
+	Worker string `json:"worker"`
+	// Base is the commit the snapshot's run started from.
+	Base        string `json:"base,omitempty"`
 	Snapshot    string `json:"snapshot,omitempty"`
 	SnapshotRef string `json:"snapshot_ref,omitempty"`
 }

@@ -513,3 +513,33 @@ func BenchmarkWatcherVerdict(b *testing.B) {
 		})
 	}
 }
+
+// The task's branch moves on the coordinator while its run goes on on a
+// worker (as a rebase moves it): the worker's work is merged onto the
+// moved branch, and nothing of the branch is reverted when it lands.
+func TestClusterWorkMergedOntoMovedBranch(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(shortTemp(t), "gate")
+	d := startCluster(t, markerScript(1, 3, gate), nil)
+	d.worker(t, 1)
+	id := d.create(t, api.CreateTaskRequest{Description: "marker task 1"}).ID
+	d.waitEvent(t, id, event.KindToolCall, gated)
+	wt := d.events(t, id, event.KindWorktreeCreated)[0].Payload.(event.WorktreeCreated).Path
+	if err := os.WriteFile(filepath.Join(wt, "upstream.txt"), []byte("moved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitCommit(t, wt, "upstream.txt")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if done := d.finish(t, id); done.Status != task.Completed {
+		d.dump(t)
+		t.Fatalf("task is %s (%s), want completed", done.Status, done.CloseReason)
+	}
+	if got := d.onMain(t, "upstream.txt"); got != "moved\n" {
+		t.Errorf("upstream.txt on main = %q: the branch's own commit was reverted", got)
+	}
+	if got, want := d.onMain(t, "markers-1.txt"), "t1-step-1\nt1-step-2\nt1-after-gate\nt1-step-3\n"; got != want {
+		t.Errorf("markers on main = %q, want %q", got, want)
+	}
+}
