@@ -29,7 +29,10 @@ type remoteRun struct {
 	epoch  uint64
 	secret string
 	base   string // the commit the run started from
+	dir    string // the task's worktree here
 	host   engine.Host
+	// moved: the task's branch moved at a boundary (a blocking rebase).
+	moved bool
 
 	up    chan jetstream.Msg
 	reqs  chan *nats.Msg
@@ -86,7 +89,7 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if err != nil {
 		return c.stopOrFail(ctx, err)
 	}
-	run := &remoteRun{id: id, worker: worker, epoch: epoch, secret: secret, base: base, host: r.Host, last: r.Task,
+	run := &remoteRun{id: id, worker: worker, epoch: epoch, secret: secret, base: base, dir: r.Dir, host: r.Host, last: r.Task,
 		up: make(chan jetstream.Msg, 1024), reqs: make(chan *nats.Msg, 16),
 		ended: make(chan struct{}), lostCh: make(chan struct{}),
 		snapshot: prev.Snapshot, snapshotRef: prev.SnapshotRef}
@@ -201,6 +204,13 @@ func (c *Coordinator) serve(ctx context.Context, r engine.Run, run *remoteRun) e
 			c.publishWaiting(ctx, run)
 		case m := <-run.reqs:
 			c.answer(ctx, run, m)
+			if run.moved {
+				if err := c.homecoming(ctx, r, run); err != nil {
+					return engine.Outcome{Status: engine.Paused, Reason: err.Error()}
+				}
+				c.log.Info("the task's branch moved; its run goes on from there", "task_id", run.id)
+				return engine.Outcome{Status: engine.Stopped}
+			}
 		case m := <-run.up:
 			if out, done := c.upMsg(ctx, r, run, m); done {
 				return out

@@ -26,9 +26,19 @@ func (c *Coordinator) answer(ctx context.Context, run *remoteRun, m *nats.Msg) {
 		msgs, err := run.host.Conversation(ctx)
 		out.Conversation, out.Error = msgs, errString(err)
 	case opPrepare:
+		before, _ := git.RevParse(ctx, run.dir, "HEAD")
 		t, err := run.host.Prepare(ctx)
 		if err != nil {
 			out.Error = err.Error()
+			break
+		}
+		if after, _ := git.RevParse(ctx, run.dir, "HEAD"); after != before {
+			// A blocking rebase moved the task's branch here: this run
+			// ends at its boundary, the worker's work is merged onto the
+			// moved branch, and the next run starts from there (with the
+			// rebase's outcome in its inbox).
+			run.moved = true
+			out.Fenced = true
 			break
 		}
 		run.last = t

@@ -543,3 +543,39 @@ func TestClusterWorkMergedOntoMovedBranch(t *testing.T) {
 		t.Errorf("markers on main = %q, want %q", got, want)
 	}
 }
+
+// A blocking rebase of a remote task: main moves, the rebase is carried
+// out at the task's boundary on the coordinator, the worker's run ends
+// there, and the task goes on from the rebased branch with its work: both
+// main's new commit and the task's markers land.
+func TestClusterBlockingRebaseOfRemoteTask(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(shortTemp(t), "gate")
+	d := startCluster(t, markerScript(1, 3, gate), nil)
+	d.worker(t, 1)
+	id := d.create(t, api.CreateTaskRequest{Description: "marker task 1"}).ID
+	d.waitEvent(t, id, event.KindToolCall, gated)
+	if err := os.WriteFile(filepath.Join(d.repo, "upstream.txt"), []byte("main moved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitCommit(t, d.repo, "upstream.txt")
+	if _, err := d.client.RebaseTask(context.Background(), string(id)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if done := d.finish(t, id); done.Status != task.Completed {
+		d.dump(t)
+		t.Fatalf("task is %s (%s), want completed", done.Status, done.CloseReason)
+	}
+	if n := len(d.assignments(t, id)); n < 2 {
+		t.Errorf("%d placements: the run did not end at the rebase", n)
+	}
+	if got := d.onMain(t, "upstream.txt"); got != "main moved\n" {
+		t.Errorf("upstream.txt on main = %q", got)
+	}
+	if got, want := d.onMain(t, "markers-1.txt"), "t1-step-1\nt1-step-2\nt1-after-gate\nt1-step-3\n"; got != want {
+		t.Errorf("markers on main = %q, want %q", got, want)
+	}
+}
