@@ -42,8 +42,10 @@ func (g GitCode) Checkout(ctx context.Context, a Assignment, dir string) error {
 		{"init", "-q"},
 		g.args("fetch", "-q", "--no-tags", a.RepoURL, "+refs/heads/"+a.Branch+":refs/heads/"+a.Branch),
 	}
-	if a.SnapshotRef != "" {
-		steps = append(steps, g.args("fetch", "-q", "--no-tags", a.RepoURL, "+refs/heads/"+a.SnapshotRef+":refs/heads/"+a.SnapshotRef))
+	for _, ref := range []string{a.SnapshotRef, a.Main} {
+		if ref != "" && ref != a.Branch {
+			steps = append(steps, g.args("fetch", "-q", "--no-tags", a.RepoURL, "+refs/heads/"+ref+":refs/heads/"+ref))
+		}
 	}
 	for _, s := range steps {
 		if _, err := git.Run(ctx, dir, s...); err != nil {
@@ -79,8 +81,10 @@ func (ServedCode) Checkout(ctx context.Context, a Assignment, dir string) error 
 	}
 	remote := gitserve.Remote{URL: a.RepoURL, Token: a.GitToken}
 	specs := []string{"+refs/heads/" + a.Branch + ":refs/heads/" + a.Branch}
-	if a.SnapshotRef != "" {
-		specs = append(specs, "+refs/heads/"+a.SnapshotRef+":refs/heads/"+a.SnapshotRef)
+	for _, ref := range []string{a.SnapshotRef, a.Main} {
+		if ref != "" && ref != a.Branch {
+			specs = append(specs, "+refs/heads/"+ref+":refs/heads/"+ref)
+		}
 	}
 	if err := gitserve.Fetch(ctx, dir, remote, specs...); err != nil {
 		return fmt.Errorf("getting the task's code: %w", err)

@@ -106,16 +106,15 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	}()
 	a := Assignment{Task: r.Task, Epoch: epoch, Worker: worker, Secret: secret, RepoURL: r.Task.Repo, Branch: r.Branch, Base: base,
 		Snapshot: prev.Snapshot, SnapshotRef: prev.SnapshotRef, Env: r.Env, Models: c.o.Models, Keys: c.o.Keys}
+	if a.Main, err = baseBranch(ctx, r.Task.Repo); err != nil {
+		return c.stopOrFail(ctx, err)
+	}
 	if c.o.Git != nil {
 		tok := c.gitToken(worker)
 		if tok == "" {
 			return c.stopOrFail(ctx, fmt.Errorf("worker %s has no git server token", worker))
 		}
-		base, err := baseBranch(ctx, r.Task.Repo)
-		if err != nil {
-			return c.stopOrFail(ctx, err)
-		}
-		if err := c.o.Git.Assign(ctx, gitserve.Assignment{Task: string(id), Worker: worker, Epoch: epoch, Repo: r.Task.Repo, Base: base}); err != nil {
+		if err := c.o.Git.Assign(ctx, gitserve.Assignment{Task: string(id), Worker: worker, Epoch: epoch, Repo: r.Task.Repo, Base: a.Main}); err != nil {
 			return c.stopOrFail(ctx, fmt.Errorf("serving the task's code: %w", err))
 		}
 		defer func() {

@@ -69,6 +69,9 @@ type Assignment struct {
 	GitToken string `json:"git_token,omitempty"`
 	Branch   string `json:"branch"`
 	Base     string `json:"base"`
+	// Main is the repository's main branch, fetched too so that the agent
+	// can compare with it and rebase onto it.
+	Main string `json:"main,omitempty"`
 	// Snapshot and SnapshotRef are the last checkpoint's tree (a commit on
 	// Base) and the ref it was pushed to; empty at the first run.
 	Snapshot    string `json:"snapshot,omitempty"`
