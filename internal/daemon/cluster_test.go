@@ -579,3 +579,20 @@ func TestClusterBlockingRebaseOfRemoteTask(t *testing.T) {
 		t.Errorf("markers on main = %q, want %q", got, want)
 	}
 }
+
+// Placement by labels: a task that needs gpu=1 (tag label:gpu=1) runs on
+// the worker that declares it, never on the other.
+func TestClusterPlacementByLabels(t *testing.T) {
+	t.Parallel()
+	d := startCluster(t, markerScript(3, 1, ""), nil)
+	plain := d.worker(t, 2)
+	gpu := d.worker(t, 2, func(o *daemon.WorkerOptions) { o.Labels = map[string]string{"gpu": "1"} })
+	id := d.create(t, api.CreateTaskRequest{Description: "marker task 1", Tags: []string{"label:gpu=1"}}).ID
+	if done := d.finish(t, id); done.Status != task.Completed {
+		d.dump(t)
+		t.Fatalf("task is %s (%s), want completed", done.Status, done.CloseReason)
+	}
+	if as := d.assignments(t, id); len(as) != 1 || as[0].Worker != gpu {
+		t.Errorf("the gpu task went to %+v, want %s (not %s)", as, gpu, plain)
+	}
+}
