@@ -102,6 +102,9 @@ func (c *Coordinator) upMsg(ctx context.Context, r engine.Run, run *remoteRun, m
 		if err := c.homecoming(ctx, r, run); err != nil {
 			return engine.Outcome{Status: engine.Paused, Reason: err.Error(), Turn: d.Outcome.Turn}, true
 		}
+		if d.Outcome.Status == engine.Completed {
+			c.dropSnapshots(ctx, r)
+		}
 		return d.Outcome, true
 	}
 	return engine.Outcome{}, false
@@ -176,4 +179,27 @@ func (c *Coordinator) homecoming(ctx context.Context, r engine.Run, run *remoteR
 		return fmt.Errorf("taking the worker's work into the worktree: %w", err)
 	}
 	return nil
+}
+
+// dropSnapshots deletes the task's snapshot refs (neuraphage/<task>/e<n>,
+// c<n>) once its work is in its worktree for the merge queue: no later
+// run starts from them.
+func (c *Coordinator) dropSnapshots(ctx context.Context, r engine.Run) {
+	prefix := "refs/heads/neuraphage/" + string(r.Task.ID) + "/"
+	out, err := git.Run(ctx, r.Dir, "for-each-ref", "--format=%(refname)", prefix)
+	if err != nil {
+		return
+	}
+	for _, ref := range strings.Fields(out) {
+		name := strings.TrimPrefix(ref, prefix)
+		if len(name) < 2 || (name[0] != 'e' && name[0] != 'c') || strings.Trim(name[1:], "0123456789") != "" {
+			continue
+		}
+		if _, err := git.Run(ctx, r.Dir, "update-ref", "-d", ref); err != nil {
+			c.log.Warn("deleting a snapshot ref", "ref", ref, "err", err)
+		}
+	}
+	if err := c.kvA.Delete(ctx, string(r.Task.ID)); err != nil {
+		c.log.Debug("forgetting a finished assignment", "task_id", r.Task.ID, "err", err)
+	}
 }

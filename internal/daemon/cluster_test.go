@@ -191,6 +191,15 @@ func TestClusterTasksLandFromWorkers(t *testing.T) {
 			t.Errorf("task %d: the coordinator's log lacks the worker's tool calls", i+1)
 		}
 	}
+	refs, err := git.Run(context.Background(), d.repo, "for-each-ref", "--format=%(refname)", "refs/heads/neuraphage/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range strings.Fields(refs) {
+		if strings.Contains(ref, "/e") || strings.Contains(ref, "/c") {
+			t.Errorf("snapshot ref %s left after landing", ref)
+		}
+	}
 	if placed[a] == 0 || placed[b] == 0 {
 		t.Errorf("placements %v: want tasks on both workers", placed)
 	}
