@@ -96,6 +96,8 @@ type Side struct {
 	TaskID task.ID
 	Repo   string // the repository's main work tree
 	Path   string // the task's worktree
+	// Files are the files the pair shares (the same on both sides).
+	Files []string
 }
 
 // Forecast is what merging a pair would give.
@@ -105,6 +107,9 @@ type Forecast struct {
 	Conflicts []string
 	// StatA and StatB are each side's diff stat since their merge base.
 	StatA, StatB string
+	// Lines are where each side changed each shared file, in lines of
+	// their merge base (nil when not known).
+	Lines []FileLines
 	// Took is the time git merge-tree took.
 	Took time.Duration
 }
@@ -133,10 +138,11 @@ type pair struct {
 	files     []string // shared files, sorted
 	forecast  string   // the last forecast ("" before the first)
 	conflicts []string
-	told      string // the file set last told ("" never)
-	toldWith  string // the forecast last told
-	pending   bool   // a forecast job runs
-	again     bool   // the files grew while it ran
+	lines     []FileLines // from the last forecast
+	told      string      // the file set last told ("" never)
+	toldWith  string      // the forecast last told
+	pending   bool        // a forecast job runs
+	again     bool        // the files grew while it ran
 }
 
 // Radar is the overlap radar. Run owns its loop; Matrix is safe for
@@ -440,8 +446,8 @@ func (r *Radar) forecast(ctx context.Context, k pairKey) {
 		return
 	}
 	p.pending = true
-	sa := Side{TaskID: k.a, Repo: a.repo, Path: a.path}
-	sb := Side{TaskID: k.b, Repo: b.repo, Path: b.path}
+	sa := Side{TaskID: k.a, Repo: a.repo, Path: a.path, Files: slices.Clone(p.files)}
+	sb := Side{TaskID: k.b, Repo: b.repo, Path: b.path, Files: sa.Files}
 	fc := r.o.Forecaster
 	r.rt.Go(ctx, func(ctx context.Context) func(context.Context) {
 		f, err := fc.Forecast(ctx, sa, sb)
@@ -463,6 +469,7 @@ func (r *Radar) forecasted(ctx context.Context, k pairKey, f Forecast) {
 		return // one of them finished
 	}
 	p.pending = false
+	p.lines = f.Lines
 	if f.Result != p.forecast {
 		r.record(ctx, event.Event{TaskID: k.a, Payload: event.OverlapForecast{Other: string(k.b), From: p.forecast, To: f.Result, Conflicts: f.Conflicts}})
 		p.forecast, p.conflicts = f.Result, f.Conflicts
@@ -538,7 +545,7 @@ func (r *Radar) publish() {
 		if len(p.files) == 0 {
 			continue
 		}
-		m = append(m, Pair{A: k.a, B: k.b, Files: slices.Clone(p.files), Forecast: shown(p.forecast), Conflicts: slices.Clone(p.conflicts)})
+		m = append(m, Pair{A: k.a, B: k.b, Files: slices.Clone(p.files), Forecast: shown(p.forecast), Conflicts: slices.Clone(p.conflicts), Lines: p.lines})
 	}
 	r.mu.Lock()
 	r.matrix = m
@@ -560,6 +567,9 @@ type Pair struct {
 	Files     []string `json:"files"`
 	Forecast  string   `json:"forecast"`
 	Conflicts []string `json:"conflicts,omitempty"`
+	// Lines are where each side (A, B) changed each shared file, from the
+	// last forecast: whether their line ranges intersect.
+	Lines []FileLines `json:"lines,omitempty"`
 }
 
 // Matrix returns the running tasks that share files, pair by pair;

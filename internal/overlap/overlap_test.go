@@ -197,6 +197,10 @@ func TestSameFileDifferentPlacesFYIClean(t *testing.T) {
 	if len(m) != 1 || m[0].Forecast != Clean || !slices.Equal(m[0].Files, []string{"a.go"}) {
 		t.Fatalf("matrix = %+v, want one clean pair sharing a.go", m)
 	}
+	// Line ranges: t-aaaaa changed line 2 of a.go, t-bbbbb line 38.
+	if want := []FileLines{{File: "a.go", A: []Range{{2, 2}}, B: []Range{{38, 38}}}}; !slices.EqualFunc(m[0].Lines, want, equalLines) {
+		t.Errorf("lines = %+v, want %+v", m[0].Lines, want)
+	}
 	// No repeat: the same file changed again in a place that still merges.
 	g.edit("t-aaaaa", a, "a.go", 4, "top again")
 	g.settle(2)
@@ -234,8 +238,12 @@ func TestSameLinesHelpfulConflictAndEscalation(t *testing.T) {
 			t.Fatalf("notices to %s = %+v, want an fyi then a helpful conflict notice", id, ns)
 		}
 	}
-	if m := g.r.Matrix(""); len(m) != 1 || m[0].Forecast != Conflict || !slices.Equal(m[0].Conflicts, []string{"a.go"}) {
+	m := g.r.Matrix("")
+	if len(m) != 1 || m[0].Forecast != Conflict || !slices.Equal(m[0].Conflicts, []string{"a.go"}) {
 		t.Fatalf("matrix = %+v, want one conflicting pair", m)
+	}
+	if want := []FileLines{{File: "a.go", A: []Range{{10, 10}}, B: []Range{{10, 10}, {30, 30}}, Intersect: true}}; !slices.EqualFunc(m[0].Lines, want, equalLines) {
+		t.Errorf("lines = %+v, want %+v", m[0].Lines, want)
 	}
 	// Changing it again: still a conflict, nobody is told again.
 	g.edit("t-aaaaa", a, "a.go", 10, "mine again")
@@ -328,5 +336,32 @@ func TestRestartReadsBack(t *testing.T) {
 	}
 	if n := g.act.Count(); n != 6 {
 		t.Fatalf("%d notices in all, want 6", n)
+	}
+}
+
+func equalLines(x, y FileLines) bool {
+	return x.File == y.File && slices.Equal(x.A, y.A) && slices.Equal(x.B, y.B) && x.Intersect == y.Intersect
+}
+
+func TestHunkRanges(t *testing.T) {
+	for _, c := range []struct {
+		hunk string
+		want Range
+	}{
+		{"@@ -10 +10 @@", Range{10, 10}},
+		{"@@ -10,3 +10,5 @@ func f() {", Range{10, 12}},
+		{"@@ -7,0 +8,2 @@", Range{7, 8}}, // inserted after line 7
+		{"@@ -0,0 +1,3 @@", Range{0, 1}}, // a new file
+		{"@@ -4,2 +3,0 @@", Range{4, 5}}, // deleted
+	} {
+		if got, ok := hunkRange(c.hunk); !ok || got != c.want {
+			t.Errorf("hunkRange(%q) = %v, %v; want %v", c.hunk, got, ok, c.want)
+		}
+	}
+	if _, ok := hunkRange("@@ -x +1 @@"); ok {
+		t.Error("a malformed hunk header was read")
+	}
+	if !touches([]Range{{7, 8}}, []Range{{9, 9}}) || touches([]Range{{2, 2}}, []Range{{38, 38}}) || touches([]Range{{1, 3}}, []Range{{5, 6}}) {
+		t.Error("touches is wrong")
 	}
 }

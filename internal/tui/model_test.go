@@ -159,7 +159,8 @@ func sample() *fakeBackend {
 			},
 		},
 		overlap: map[task.ID][]api.OverlapPair{
-			"t-run1": {{A: "t-que1", B: "t-run1", Files: []string{"greeting.txt", "README.md"}, Forecast: "conflict", Conflicts: []string{"greeting.txt"}}},
+			"t-run1": {{A: "t-que1", B: "t-run1", Files: []string{"greeting.txt", "README.md"}, Forecast: "conflict", Conflicts: []string{"greeting.txt"},
+				Lines: []api.OverlapLines{{File: "greeting.txt", A: []api.LineRange{{From: 1, To: 1}}, B: []api.LineRange{{From: 1, To: 2}}, Intersect: true}}}},
 		},
 		merge: api.MergeStatus{Open: []api.MergeEntry{{ID: 7, TaskID: "t-park", State: "parked", Target: "main", Attempts: 2, Detail: "the gate failed: go test"}}},
 		learn: []api.Learning{{ID: 1, Kind: "discovery", Summary: "the greeting lives in greeting.txt"}, {ID: 2, Kind: "statement", Summary: "tests need -race"}},

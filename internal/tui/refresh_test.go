@@ -80,7 +80,7 @@ func TestTaskViewShowsOverlaps(t *testing.T) {
 		t.Fatalf("the open task is %v, want t-run1", m.task)
 	}
 	s := screenText(m)
-	for _, want := range []string{"overlaps: 1 running task(s) changed files this one changed", "⇄ t-que1", "conflict in greeting.txt", "files: greeting.txt, README.md"} {
+	for _, want := range []string{"overlaps: 1 running task(s) changed files this one changed", "⇄ t-que1", "conflict in greeting.txt", "files: greeting.txt, README.md · lines intersect in greeting.txt"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the task view lacks %q:\n%s", want, s)
 		}

@@ -201,7 +201,11 @@ func overlapLines(id task.ID, ps []api.OverlapPair) []string {
 		if len(o.Conflicts) > 0 {
 			fc += " in " + strings.Join(o.Conflicts, ", ")
 		}
-		out = append(out, fmt.Sprintf("  ⇄ %-8s %-28s files: %s", p(other), p(fc), p(strings.Join(o.Files, ", "))))
+		row := fmt.Sprintf("  ⇄ %-8s %-28s files: %s", p(other), p(fc), p(strings.Join(o.Files, ", ")))
+		if l := o.LinesSummary(); l != "" {
+			row += " · " + p(l)
+		}
+		out = append(out, row)
 	}
 	return out
 }
