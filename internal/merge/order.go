@@ -62,10 +62,28 @@ type Yield struct {
 	Reason    string
 }
 
-// changeOf returns what e's branch changes since it left target.
-func (q *Queue) changeOf(ctx context.Context, repo, target string, e store.MergeEntry) (change, bool) {
-	tip, err := git.RevParse(ctx, repo, "refs/heads/"+e.Branch)
+// branchTips reads the tips of the entries' branches in one git process.
+func branchTips(ctx context.Context, repo string, es []store.MergeEntry) map[string]string {
+	args := []string{"for-each-ref", "--format=%(refname)%00%(objectname)"}
+	for _, e := range es {
+		args = append(args, "refs/heads/"+e.Branch)
+	}
+	out, err := git.Run(ctx, repo, args...)
 	if err != nil {
+		return nil
+	}
+	tips := map[string]string{}
+	for line := range strings.SplitSeq(out, "\n") {
+		if name, sha, ok := strings.Cut(line, "\x00"); ok {
+			tips[name] = sha
+		}
+	}
+	return tips
+}
+
+// changeOf returns what the branch at tip changes since it left target.
+func (q *Queue) changeOf(ctx context.Context, repo, target, tip string) (change, bool) {
+	if tip == "" {
 		return change{}, false
 	}
 	q.mu.Lock()
@@ -143,18 +161,41 @@ func (q *Queue) order(ctx context.Context, repo, target string, ready []store.Me
 	if len(ready) < 2 || q.cfg.PR {
 		return ready
 	}
+	tips := branchTips(ctx, repo, ready)
 	cs := make([]change, len(ready))
 	for i, e := range ready {
-		cs[i], _ = q.changeOf(ctx, repo, target, e)
+		cs[i], _ = q.changeOf(ctx, repo, target, tips["refs/heads/"+e.Branch])
 	}
-	// Groups: entries linked by a shared file (union-find over a file
-	// index).
-	parent := make([]int, len(ready))
+	perm, ds := overlapOrder(cs)
+	out := make([]store.MergeEntry, len(ready))
+	for k, i := range perm {
+		out[k] = ready[i]
+	}
+	for _, d := range ds {
+		q.decided(ctx, ready[d.larger], ready[d.smaller], d.files, cs[d.larger].lines, cs[d.smaller].lines)
+	}
+	return out
+}
+
+// decision is an entry (larger) put after a smaller one queued later,
+// with which it shares files.
+type decision struct {
+	larger, smaller int
+	files           []string
+}
+
+// overlapOrder returns the order of changes cs (in queue order): each
+// group of changes linked by shared files sorted smaller first (lines,
+// then files, then queue order) within the places its members held, the
+// others in place; and the decisions that put a change after a smaller
+// one queued later.
+func overlapOrder(cs []change) ([]int, []decision) {
+	// Groups: union-find over a file index.
+	parent := make([]int, len(cs))
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
@@ -171,36 +212,45 @@ func (q *Queue) order(ctx context.Context, repo, target string, ready []store.Me
 			}
 		}
 	}
+	var roots []int
 	groups := map[int][]int{}
-	for i := range ready {
-		groups[find(i)] = append(groups[find(i)], i)
+	for i := range cs {
+		r := find(i)
+		if groups[r] == nil {
+			roots = append(roots, r)
+		}
+		groups[r] = append(groups[r], i)
 	}
-	out := slices.Clone(ready)
+	perm := make([]int, len(cs))
+	for i := range perm {
+		perm[i] = i
+	}
 	smaller := func(x, y int) int {
 		return cmp.Or(cmp.Compare(cs[x].lines, cs[y].lines), cmp.Compare(len(cs[x].files), len(cs[y].files)), cmp.Compare(x, y))
 	}
-	for _, places := range groups { // places are ascending
+	var ds []decision
+	for _, r := range roots {
+		places := groups[r] // ascending
 		if len(places) < 2 {
 			continue
 		}
 		members := slices.Clone(places)
 		slices.SortFunc(members, smaller)
 		for k, p := range places {
-			out[p] = ready[members[k]]
+			perm[p] = members[k]
 		}
-		// A member put after a smaller one queued later yields to it.
 		for a, x := range members {
 			for _, y := range members[:a] {
 				if y < x {
 					continue // queued before it: first come, first served
 				}
 				if files := shared(cs[x].files, cs[y].files); len(files) > 0 {
-					q.decided(ctx, ready[x], ready[y], files, cs[x].lines, cs[y].lines)
+					ds = append(ds, decision{larger: x, smaller: y, files: files})
 				}
 			}
 		}
 	}
-	return out
+	return perm, ds
 }
 
 // decided records that entry l lands after s, the smaller change of the
