@@ -26,7 +26,8 @@ type OverlapLines struct {
 	Intersect bool        `json:"intersect"`
 }
 
-// LineRange is lines From to To.
+// LineRange is lines From to To; lines inserted between lines n and n+1
+// (changing none) are From n+1 To n.
 type LineRange struct {
 	From int `json:"from"`
 	To   int `json:"to"`

@@ -69,9 +69,12 @@ func writeOverlap(out io.Writer, ps []api.OverlapPair) {
 func ranges(rs []api.LineRange) string {
 	var s []string
 	for _, r := range rs {
-		if r.From == r.To {
+		switch {
+		case r.From == r.To+1:
+			s = append(s, fmt.Sprintf("after %d", r.To)) // lines inserted
+		case r.From == r.To:
 			s = append(s, fmt.Sprint(r.From))
-		} else {
+		default:
 			s = append(s, fmt.Sprintf("%d-%d", r.From, r.To))
 		}
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // Range is a span of lines of the pair's merge base, From to To
-// inclusive. A side that only inserted lines after line n changed the
-// range n to n+1 (the lines either side of the insertion).
+// inclusive. Lines inserted between lines n and n+1 (changing none) are
+// the empty range From n+1 To n.
 type Range struct {
 	From int `json:"from"`
 	To   int `json:"to"`
@@ -77,12 +77,14 @@ func hunkRange(h string) (Range, bool) {
 		return Range{}, false
 	}
 	if count == 0 {
-		return Range{From: start, To: start + 1}, true // inserted after start
+		return Range{From: start + 1, To: start}, true // inserted after line start
 	}
 	return Range{From: start, To: start + count - 1}, true
 }
 
-// touches reports whether a range of a intersects or adjoins one of b.
+// touches reports whether a range of a intersects or adjoins one of b:
+// whether no unchanged line of the base lies between them, which is when
+// git's merge conflicts.
 func touches(a, b []Range) bool {
 	for _, x := range a {
 		for _, y := range b {

@@ -350,8 +350,8 @@ func TestHunkRanges(t *testing.T) {
 	}{
 		{"@@ -10 +10 @@", Range{10, 10}},
 		{"@@ -10,3 +10,5 @@ func f() {", Range{10, 12}},
-		{"@@ -7,0 +8,2 @@", Range{7, 8}}, // inserted after line 7
-		{"@@ -0,0 +1,3 @@", Range{0, 1}}, // a new file
+		{"@@ -7,0 +8,2 @@", Range{8, 7}}, // inserted after line 7
+		{"@@ -0,0 +1,3 @@", Range{1, 0}}, // a new file
 		{"@@ -4,2 +3,0 @@", Range{4, 5}}, // deleted
 	} {
 		if got, ok := hunkRange(c.hunk); !ok || got != c.want {
@@ -361,7 +361,81 @@ func TestHunkRanges(t *testing.T) {
 	if _, ok := hunkRange("@@ -x +1 @@"); ok {
 		t.Error("a malformed hunk header was read")
 	}
-	if !touches([]Range{{7, 8}}, []Range{{9, 9}}) || touches([]Range{{2, 2}}, []Range{{38, 38}}) || touches([]Range{{1, 3}}, []Range{{5, 6}}) {
-		t.Error("touches is wrong")
+	for _, c := range []struct {
+		a, b Range
+		want bool
+	}{
+		{Range{5, 5}, Range{6, 6}, true},  // adjacent lines
+		{Range{5, 5}, Range{7, 7}, false}, // line 6 between
+		{Range{6, 5}, Range{5, 5}, true},  // inserted right after a changed line
+		{Range{6, 5}, Range{6, 6}, true},  // inserted right before one
+		{Range{6, 5}, Range{7, 7}, false}, // line 6 between
+		{Range{1, 0}, Range{2, 1}, false}, // before and after line 1
+		{Range{1, 0}, Range{1, 0}, true},  // the same place (both new files)
+		{Range{2, 2}, Range{38, 38}, false},
+		{Range{1, 3}, Range{2, 9}, true},
+	} {
+		if got := touches([]Range{c.a}, []Range{c.b}); got != c.want {
+			t.Errorf("touches(%v, %v) = %v", c.a, c.b, got)
+		}
+		if got := touches([]Range{c.b}, []Range{c.a}); got != c.want {
+			t.Errorf("touches(%v, %v) = %v", c.b, c.a, got)
+		}
+	}
+}
+
+// TestLinesIntersectWhereGitConflicts: the ranges intersect exactly when
+// git merge-tree of the two sides conflicts, for changes of adjacent lines,
+// lines one apart, and insertions either side of an unchanged line.
+func TestLinesIntersectWhereGitConflicts(t *testing.T) {
+	insertAfter := func(n int, text string) func(string) string {
+		return func(s string) string {
+			ls := strings.SplitAfter(s, "\n")
+			return strings.Join(ls[:n], "") + text + "\n" + strings.Join(ls[n:], "")
+		}
+	}
+	set := func(n int, text string) func(string) string {
+		return func(s string) string {
+			ls := strings.Split(s, "\n")
+			ls[n-1] = text
+			return strings.Join(ls, "\n")
+		}
+	}
+	for _, c := range []struct {
+		name string
+		a, b func(string) string
+	}{
+		{"adjacent lines", set(5, "A"), set(6, "B")},
+		{"one line apart", set(5, "A"), set(7, "B")},
+		{"insert either side of line 1", insertAfter(0, "A"), insertAfter(1, "B")},
+		{"insert right after a changed line", set(5, "A"), insertAfter(5, "B")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newRig(t, Config{})
+			var sides []Side
+			for i, fn := range []func(string) string{c.a, c.b} {
+				id := task.ID(fmt.Sprintf("t-%05d", i))
+				dir := g.task(id, "x")
+				p := filepath.Join(dir, "a.go")
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(fn(string(b))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				sides = append(sides, Side{TaskID: id, Repo: g.repo, Path: dir, Files: []string{"a.go"}})
+			}
+			f, err := GitForecaster{}.Forecast(context.Background(), sides[0], sides[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Lines) != 1 {
+				t.Fatalf("lines = %+v, want a.go", f.Lines)
+			}
+			if f.Lines[0].Intersect != (f.Result == Conflict) {
+				t.Errorf("ranges %v | %v intersect=%v, but git merge-tree says %s", f.Lines[0].A, f.Lines[0].B, f.Lines[0].Intersect, f.Result)
+			}
+		})
 	}
 }
