@@ -2,6 +2,7 @@ package overlap
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,4 +119,58 @@ func pairLines(ctx context.Context, dir, base, ca, cb string, files []string) []
 		out = append(out, FileLines{File: f, A: a, B: b, Intersect: touches(a, b)})
 	}
 	return out
+}
+
+// maxNoteFiles bounds the files LinesNote names.
+const maxNoteFiles = 5
+
+// LinesNote is the lines part of a notice: for each shared file, the
+// lines of the merge base the told task changed and those the other did,
+// and whether they meet. mineIsA says the told task is side A. "" when
+// no line ranges are known.
+func LinesNote(ls []FileLines, mineIsA bool) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Where (lines of your common base):\n")
+	for i, l := range ls {
+		if i == maxNoteFiles {
+			fmt.Fprintf(&b, "  … and %d more files\n", len(ls)-i)
+			break
+		}
+		mine, its := l.A, l.B
+		if !mineIsA {
+			mine, its = its, mine
+		}
+		state := "apart"
+		if l.Intersect {
+			state = "the same or adjacent lines"
+		}
+		fmt.Fprintf(&b, "  %s: you %s, it %s (%s)\n", l.File, rangesText(mine), rangesText(its), state)
+	}
+	return b.String()
+}
+
+// maxNoteRanges bounds the ranges LinesNote names per side and file.
+const maxNoteRanges = 6
+
+func rangesText(rs []Range) string {
+	var s []string
+	for i, r := range rs {
+		switch {
+		case i == maxNoteRanges:
+			s = append(s, fmt.Sprintf("+%d more", len(rs)-i))
+		case r.From == r.To+1:
+			s = append(s, fmt.Sprintf("inserted after %d", r.To))
+		case r.From == r.To:
+			s = append(s, fmt.Sprintf("line %d", r.From))
+		default:
+			s = append(s, fmt.Sprintf("lines %d-%d", r.From, r.To))
+		}
+		if i == maxNoteRanges {
+			break
+		}
+	}
+	return strings.Join(s, ", ")
 }

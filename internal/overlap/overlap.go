@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -517,7 +518,7 @@ func (r *Radar) tell(ctx context.Context, to, other *member, p *pair, stat strin
 	}
 	inj := inject.Injection{TaskID: to.t.ID, Kind: inject.Sync, Source: Source, Urgency: u, Quiet: true,
 		Attrs: map[string]string{"from": string(other.t.ID), "about": "overlap", "forecast": p.forecast},
-		Text:  Notice(other.t, p.files, p.forecast, p.conflicts, stat)}
+		Text:  Notice(other.t, p.files, p.forecast, p.conflicts, stat) + engine.Neutralize(LinesNote(p.lines, to.t.ID < other.t.ID))}
 	got, err := r.o.Inject(ctx, inj)
 	if err != nil {
 		r.log.Warn("sending an overlap notice", "task", to.t.ID, "err", err)

@@ -193,6 +193,12 @@ func TestSameFileDifferentPlacesFYIClean(t *testing.T) {
 	if txt := g.notices("t-aaaaa")[0].Text; strings.Contains(txt, "<sync-message>") || !strings.Contains(txt, "b.go") {
 		t.Errorf("notice to t-aaaaa = %q, want the description escaped and the other side's diff stat (b.go)", txt)
 	}
+	if txt := g.notices("t-aaaaa")[0].Text; !strings.Contains(txt, "a.go: you line 2, it line 38 (apart)") {
+		t.Errorf("notice to t-aaaaa = %q, want where each changed a.go", txt)
+	}
+	if txt := g.notices("t-bbbbb")[0].Text; !strings.Contains(txt, "a.go: you line 38, it line 2 (apart)") {
+		t.Errorf("notice to t-bbbbb = %q, want where each changed a.go", txt)
+	}
 	m := g.r.Matrix("t-aaaaa")
 	if len(m) != 1 || m[0].Forecast != Clean || !slices.Equal(m[0].Files, []string{"a.go"}) {
 		t.Fatalf("matrix = %+v, want one clean pair sharing a.go", m)
@@ -236,6 +242,9 @@ func TestSameLinesHelpfulConflictAndEscalation(t *testing.T) {
 		ns := g.notices(id)
 		if len(ns) != 2 || ns[1].Urgency != inject.Helpful || ns[1].Attrs["forecast"] != Conflict || !strings.Contains(ns[1].Text, "conflict") {
 			t.Fatalf("notices to %s = %+v, want an fyi then a helpful conflict notice", id, ns)
+		}
+		if !strings.Contains(ns[1].Text, "(the same or adjacent lines)") {
+			t.Errorf("notice to %s = %q, want the lines both changed", id, ns[1].Text)
 		}
 	}
 	m := g.r.Matrix("")
