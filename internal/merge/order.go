@@ -304,7 +304,7 @@ func (q *Queue) closedOrder(id int64) {
 
 // yieldReason is what the task is told of why it rebases.
 func yieldReason(y yield, target string, conflicts []string) string {
-	return fmt.Sprintf("The merge queue landed task %s's smaller change first: it changes files yours changes too (%s), so the two were ordered smaller first instead of racing. "+
+	return fmt.Sprintf("The merge queue landed task %s's smaller change first: it changes files you changed too (%s), so the two were ordered smaller first instead of racing. "+
 		"Your branch now conflicts with %s in %s. This is not a failed merge: rebase your branch onto %s, resolve the conflicts keeping both changes, check the result and complete the task again.",
 		y.after, strings.Join(y.files, ", "), target, strings.Join(conflicts, ", "), target)
 }

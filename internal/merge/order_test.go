@@ -16,6 +16,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/merge"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
+	"github.com/neuraphage/neuraphage-go/internal/testkit"
 )
 
 // notices records what the main watcher tells tasks.
@@ -156,6 +157,19 @@ func TestOverlapSmallerLandsFirst(t *testing.T) {
 				}
 				if rr := e.payloads(large.ID, event.KindRebaseRequired); len(rr) != 1 {
 					t.Errorf("rebase.required on the larger task = %+v, want one", rr)
+				}
+				// The watcher's own pass over the moved main does not tell
+				// the task again.
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- mw.Run(ctx) }()
+				testkit.WaitFor(t, "a pass of the main watcher", func() bool { return mw.Health().Cycles > 0 })
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("main watcher: %v", err)
+				}
+				if n := len(ns.forTask(large.ID)); n != 1 {
+					t.Errorf("the larger task got %d watcher notices after its pass, want still 1: %+v", n, ns.forTask(large.ID))
 				}
 			} else {
 				if len(queueMsgs) != 1 || queueMsgs[0].Kind != string(inject.Rebase) {
