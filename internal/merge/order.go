@@ -30,10 +30,10 @@ import (
 //
 // The larger entry of a pair that lands second goes on as usual: brought
 // up to date (in the same batch) when it merges cleanly. When it
-// conflicts with the target once the smaller landed, it is not sent back
-// as a failure: its entry closes as yielded (merge.yielded), its task is
-// told to rebase — by the main watcher's notice when the queue has one
-// (Options.Yield) — and runs again. Each ordering decision is an event
+// conflicts with the target once the smaller landed, in a file both
+// changed, it is not sent back as a failure: its entry closes as yielded
+// (merge.yielded), its task is told to rebase — by the main watcher's
+// notice when the queue has one (Options.Yield) — and runs again. Each ordering decision is an event
 // (merge.ordered, on the larger entry's task).
 
 // change is what an entry's branch changes since it left the target.
@@ -278,13 +278,14 @@ func (q *Queue) decided(ctx context.Context, l, s store.MergeEntry, files []stri
 }
 
 // yieldOf returns the decision an entry whose branch conflicts with the
-// target was ordered by, when the smaller entry it yielded to landed and
-// its task can run again to rebase.
-func (q *Queue) yieldOf(ctx context.Context, e store.MergeEntry, t task.Task) (yield, bool) {
+// target in conflicts was ordered by, when the conflict is in a file both
+// changed, the smaller entry it yielded to landed and its task can run
+// again to rebase.
+func (q *Queue) yieldOf(ctx context.Context, e store.MergeEntry, t task.Task, conflicts []string) (yield, bool) {
 	q.mu.Lock()
 	y, ok := q.yields[e.ID]
 	q.mu.Unlock()
-	if !ok || t.Status != task.Merging {
+	if !ok || t.Status != task.Merging || !slices.ContainsFunc(conflicts, func(f string) bool { return slices.Contains(y.files, f) }) {
 		return yield{}, false
 	}
 	s, err := q.st.GetMerge(ctx, y.afterEntry)

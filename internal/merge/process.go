@@ -467,7 +467,7 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 		return false
 	}
 	if out.conflict {
-		if y, ok := q.yieldOf(ctx, e, t); ok {
+		if y, ok := q.yieldOf(ctx, e, t, out.files); ok {
 			return q.recordYield(ctx, e, out, y)
 		}
 	}
