@@ -269,3 +269,40 @@ func TestNoOverlapKeepsFIFO(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlapOtherConflictIsASendBack: the larger entry, ordered after a
+// smaller one changing the same file, conflicts with main in another file
+// (one main changed on its own): that conflict is its own, an ordinary
+// send-back, not a yield.
+func TestOverlapOtherConflictIsASendBack(t *testing.T) {
+	t.Parallel()
+	var mw *mainwatch.Monitor
+	e := newMergeEnv(t, merge.Config{MaxSendBacks: 1}, withMainWatcher(&mw))
+	ns := &notices{}
+	mw = mainwatch.New(mainwatch.Options{Store: e.st, Worktrees: e.wt, Config: mainwatch.Config{Enabled: true}, Inject: ns.inject})
+	large, lw := e.newTask("large")
+	e.commitOn(lw.Path, "large change", map[string]string{"shared.txt": "line 1 large\nline 2\nline 3\n", "mine.txt": lines("large", 40)})
+	small, sw := e.newTask("small")
+	e.commitOn(sw.Path, "small change", map[string]string{"shared.txt": "line 1\nline 2\nline 3 small\n"})
+	e.commitOn(e.repo, "main's own mine.txt", map[string]string{"mine.txt": "main's\n"})
+	e.complete(large.ID, "large")
+	e.complete(small.ID, "small")
+	e.start()
+	e.waitState(small.ID, store.MergeLanded)
+	m := e.waitState(large.ID, store.MergeSentBack)
+	if !slices.Equal(m.Files, []string{"mine.txt"}) {
+		t.Errorf("sent back for %q, want mine.txt", m.Files)
+	}
+	if ord := e.payloads(large.ID, event.KindMergeOrdered); len(ord) != 1 {
+		t.Errorf("merge.ordered = %+v, want one", ord)
+	}
+	if y := e.payloads(large.ID, event.KindMergeYielded); len(y) != 0 {
+		t.Errorf("merge.yielded = %+v, want none", y)
+	}
+	if got := e.inj.forTask(large.ID); len(got) != 1 || !strings.Contains(got[0].Text, "could not land") {
+		t.Errorf("queue messages = %+v, want the send-back", got)
+	}
+	if n := len(ns.forTask(large.ID)); n != 0 {
+		t.Errorf("the main watcher told the task %d times, want 0", n)
+	}
+}
