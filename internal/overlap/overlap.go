@@ -237,16 +237,20 @@ func (r *Radar) adoptRunning(ctx context.Context) {
 	}
 	for _, t := range ts {
 		if r.members[t.ID] == nil {
-			r.admit(ctx, t, 0)
+			// A task running without a worktree record may be having it
+			// made now: it is not marked as having none.
+			r.admit(ctx, t, 0, false)
 		}
 	}
 }
 
-// admit starts tracking t; nil when it has no worktree.
-func (r *Radar) admit(ctx context.Context, t task.Task, upTo int64) *member {
+// admit starts tracking t; nil when it has no worktree. Without one, and
+// with settled (its file changes come from somewhere else), its changes
+// are ignored from then on.
+func (r *Radar) admit(ctx context.Context, t task.Task, upTo int64, settled bool) *member {
 	w, err := r.o.Store.GetWorktree(ctx, t.ID)
 	if err != nil || w.Path == "" {
-		if err == nil || errors.Is(err, store.ErrNotFound) {
+		if settled && (err == nil || errors.Is(err, store.ErrNotFound)) {
 			r.skip[t.ID] = true
 		}
 		return nil
@@ -308,7 +312,7 @@ func (r *Radar) changed(ctx context.Context, id task.ID, path string, at int64) 
 		if err != nil || t.Status.Terminal() {
 			return
 		}
-		if m = r.admit(ctx, t, at); m == nil || m.files[path] {
+		if m = r.admit(ctx, t, at, true); m == nil || m.files[path] {
 			return // none, or the change was read back from the log
 		}
 	}

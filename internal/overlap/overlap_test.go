@@ -448,3 +448,34 @@ func TestLinesIntersectWhereGitConflicts(t *testing.T) {
 		})
 	}
 }
+
+// TestWorktreeMadeAfterTheRadarLooked: tasks the radar found running at its
+// start before their worktrees were recorded (provisioning under way) are
+// tracked once they change files.
+func TestWorktreeMadeAfterTheRadarLooked(t *testing.T) {
+	g := newRig(t, Config{Enabled: true})
+	g.stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	now := time.Now().UTC()
+	ids := []task.ID{"t-aaaaa", "t-bbbbb"}
+	for _, id := range ids {
+		if _, err := g.st.CreateTask(ctx, task.Task{ID: id, Description: "x", Status: task.Running, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := New(Options{Config: g.cfg, Store: g.st, Inject: g.act.Inject, Forecaster: instant{}})
+	r.adoptRunning(ctx)
+	for _, id := range ids {
+		path := filepath.Join(t.TempDir(), string(id))
+		branch := "neuraphage/" + string(id) + "/work"
+		gitIn(t, g.repo, "worktree", "add", "-q", "-b", branch, path, "main")
+		if _, err := g.st.PutWorktree(ctx, store.Worktree{TaskID: id, Repo: g.repo, Branch: branch, Base: "main", Path: path, State: store.WorktreeActive}); err != nil {
+			t.Fatal(err)
+		}
+		r.Observe(ctx, event.New(time.Now(), id, event.FileChanged{Path: "a.go"}))
+	}
+	if m := r.Matrix(""); len(m) != 1 || !slices.Equal(m[0].Files, []string{"a.go"}) {
+		t.Fatalf("matrix = %+v, want the pair on a.go", m)
+	}
+}
