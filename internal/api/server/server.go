@@ -102,6 +102,9 @@ type Config struct {
 	Knowledge Knowledge
 	// Watchers serves /v1/watchers; nil answers them 503.
 	Watchers Watchers
+	// Web starts the web dashboard on demand (POST /v1/web); nil answers
+	// it 503.
+	Web Web
 	// Overlap serves /v1/overlap; nil answers it 503.
 	Overlap Overlap
 	// Personas serves escalations; nil answers them unavailable.
@@ -113,6 +116,9 @@ type Config struct {
 	Git Git
 	// Reports serves task reports; nil answers them 503.
 	Reports Reports
+	// Metrics serves GET /metrics in the Prometheus text format
+	// (metrics.Handler); nil answers it 503.
+	Metrics http.Handler
 	// DefaultPriority is used when a create request names none.
 	DefaultPriority int
 	Logger          *slog.Logger
@@ -166,6 +172,8 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/sync/messages", s.knowledge(s.syncMessages))
 	s.routeWatchers()
 	s.routeOverlap()
+	s.routeWeb()
+	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})
@@ -191,6 +199,14 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 func (s *Server) shutdown(w http.ResponseWriter, r *http.Request) {
 	s.cfg.Daemon.Shutdown("requested through the API")
 	writeJSON(w, http.StatusAccepted, struct{}{})
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Metrics == nil {
+		writeJSON(w, http.StatusServiceUnavailable, api.Error{Code: api.CodeUnavailable, Message: "this daemon serves no metrics"})
+		return
+	}
+	s.cfg.Metrics.ServeHTTP(w, r)
 }
 
 // maxBody bounds request bodies.
