@@ -90,7 +90,7 @@ func canonPath(s, root string) string {
 	if s == "" || strings.ContainsAny(s, " \n\t") || strings.Contains(s, "...") || !strings.Contains(s, "/") && !strings.HasPrefix(s, ".") {
 		return s // ./... is a Go package pattern, not a path to clean
 	}
-	if root = strings.TrimSuffix(root, "/"); root != "" && (s == root || strings.HasPrefix(s, root+"/")) {
+	if root = strings.TrimSuffix(root, "/"); root != "" && strings.HasPrefix(s, root) && (len(s) == len(root) || s[len(root)] == '/') {
 		s = "." + s[len(root):]
 	}
 	return path.Clean(s)
@@ -105,7 +105,8 @@ func CanonicalCommand(cmd, root string) string {
 	if root = strings.TrimSuffix(root, "/"); root != "" && strings.Contains(cmd, root) {
 		cmd = replaceRoot(cmd, root)
 	}
-	words := shellWords(cmd)
+	var wbuf, obuf [16]string // most commands: no allocation for the words
+	words := shellWords(wbuf[:0], cmd)
 	for i, w := range words {
 		switch w {
 		case "|", "||", "&&", ";", "&":
@@ -113,7 +114,7 @@ func CanonicalCommand(cmd, root string) string {
 			words[i] = canonPath(w, "")
 		}
 	}
-	out := make([]string, 0, len(words))
+	out := obuf[:0]
 	start := 0
 	for i, w := range words {
 		switch w {
@@ -151,9 +152,8 @@ func appendSortedFlags(out, seg []string) []string {
 // shellWords splits a command into words the way a shell would for
 // comparison: quotes group and are dropped, operators are words of their own.
 // A word without quotes or escapes is a substring of s; only the others are
-// built.
-func shellWords(s string) []string {
-	words := make([]string, 0, 8)
+// built. The words are appended to words (a caller's buffer).
+func shellWords(words []string, s string) []string {
 	var (
 		cur   []byte // the word being built, once it needed building
 		built bool
