@@ -223,6 +223,44 @@ type pendingCall struct {
 	read bool            // a read: a file tool that only looks, or a reading command
 }
 
+// pendingEntry is a pending call under its call id.
+type pendingEntry struct {
+	id string
+	c  pendingCall
+}
+
+// putPending records the call id waits for (replacing one of the same id).
+func (d *Detector) putPending(id string, c pendingCall) {
+	for i := range d.pending {
+		if d.pending[i].id == id {
+			d.pending[i].c = c
+			return
+		}
+	}
+	d.pending = append(d.pending, pendingEntry{id, c})
+}
+
+// takePending returns and forgets the call id waits for.
+func (d *Detector) takePending(id string) (pendingCall, bool) {
+	for i := range d.pending {
+		if d.pending[i].id == id {
+			c := d.pending[i].c
+			last := len(d.pending) - 1
+			d.pending[i] = d.pending[last]
+			d.pending[last] = pendingEntry{} // let its strings go
+			d.pending = d.pending[:last]
+			return c, true
+		}
+	}
+	return pendingCall{}, false
+}
+
+// clearPending forgets every pending call.
+func (d *Detector) clearPending() {
+	clear(d.pending)
+	d.pending = d.pending[:0]
+}
+
 // Detector is the window and checks of one task. It is not safe for
 // concurrent use: its owner feeds it in order.
 type Detector struct {
@@ -231,9 +269,9 @@ type Detector struct {
 
 	steps   []Step // the window, oldest first (win.s)
 	win     window
-	rwin    window // the window's results
-	pending map[string]pendingCall
-	running int // tool calls without a result yet
+	rwin    window         // the window's results
+	pending []pendingEntry // few at a time: a slice is cheaper than a map
+	running int            // tool calls without a result yet
 
 	n        int // steps since the task started (step numbers)
 	started  int // steps since the last start or resume, for the grace period
@@ -292,10 +330,7 @@ func (d *Detector) Config() Config { return d.cfg }
 // (the time paused is not idle), the turn in flight (calls without a result
 // are dropped) and the grace period of the clock and spend checks.
 func (d *Detector) Reset(now time.Time) {
-	clear(d.pending)
-	if d.pending == nil {
-		d.pending = map[string]pendingCall{}
-	}
+	d.clearPending()
 	d.running, d.started, d.empty = 0, 0, 0
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
 	d.turnBusy, d.turnCall, d.talk = false, false, 0
@@ -341,7 +376,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		// No tool runs between turns: calls an urgent message dropped
 		// never get a result.
 		d.toolsDone(e.Time)
-		clear(d.pending)
+		d.clearPending()
 		var out []Finding
 		if d.turnCall {
 			d.talk = 0
@@ -379,7 +414,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		d.running++
 		key := CanonicalCall(p.Name, p.Args, d.root)
 		c := pendingCall{key: key, kw: keyWords(key), args: p.Args, read: isRead(p.Name, p.Args)}
-		d.pending[p.CallID] = c
+		d.putPending(p.CallID, c)
 		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: words.Clip(key, 160), key: key, kw: c.kw})
 	case event.ToolResult:
 		return d.result(e, p)
