@@ -49,8 +49,9 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	// no result of the whole window is the same, and a failure never is.
 	d.liken(&s, max(d.cfg.DenseOf, d.cfg.Repeat))
 	fresh := !p.Error && s.like == 0
+	sig := sigOf(&s)
 	for i := len(d.rwin.s) - 1 - s.likeN; fresh && i >= 0; i-- {
-		fresh = !d.same(&d.rwin.s[i], &s)
+		fresh = d.rwin.sigs[i] != sig || !d.same(&d.rwin.s[i], &s)
 	}
 	d.push(s)
 	d.sinceFS++
@@ -372,11 +373,12 @@ func evidenceOf(s, ref *Step) event.Evidence {
 // then compare a result with those before it once, when it arrives,
 // instead of again at every later result.
 func (d *Detector) liken(s *Step, look int) {
-	res := d.rwin.s
+	res, sigs, sig := d.rwin.s, d.rwin.sigs, sigOf(s)
 	look = min(look, len(res), 64)
 	s.like, s.likeN = 0, look
 	for k := range look {
-		if d.same(&res[len(res)-1-k], s) {
+		// The packed signature first: most results differ there.
+		if i := len(res) - 1 - k; sigs[i] == sig && d.same(&res[i], s) {
 			s.like |= 1 << k
 		}
 	}

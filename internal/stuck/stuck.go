@@ -497,35 +497,55 @@ func (d *Detector) push(s Step) {
 
 // window is a queue of steps, oldest first: a view of a buffer twice its
 // size, so dropping the oldest step moves the view and the steps are copied
-// back to the buffer's start only once per size pushes.
-type window struct{ buf, s []Step }
+// back to the buffer's start only once per size pushes. sig holds, step for
+// step, what same compares first, packed: a scan for equal results reads
+// it instead of the steps (a few hundred bytes each).
+type window struct {
+	buf, s       []Step
+	sigBuf, sigs []stepSig
+}
+
+// stepSig is what two steps must share to be the same (see same).
+type stepSig struct {
+	kw    uint64
+	epoch int
+	err   bool
+}
+
+func sigOf(s *Step) stepSig { return stepSig{kw: s.kw, epoch: s.Epoch, err: s.Error} }
 
 // push appends st, dropping and returning the oldest step when n are held.
 func (w *window) push(st Step, n int) (old Step, dropped bool) {
 	if w.buf == nil {
 		w.buf = make([]Step, 0, 2*n)
 		w.s = w.buf[:0]
+		w.sigBuf = make([]stepSig, 0, 2*n)
+		w.sigs = w.sigBuf[:0]
 	}
 	if len(w.s) >= n {
 		old, dropped = w.s[0], true
 		w.s = w.s[1:]
+		w.sigs = w.sigs[1:]
 	}
 	if len(w.s) == cap(w.s) {
 		k := copy(w.buf[:cap(w.buf)], w.s)
 		clear(w.buf[k:cap(w.buf)]) // let the dropped steps' strings go
 		w.s = w.buf[:k]
+		w.sigs = w.sigBuf[:copy(w.sigBuf[:cap(w.sigBuf)], w.sigs)]
 	}
 	w.s = append(w.s, st)
+	w.sigs = append(w.sigs, sigOf(&st))
 	return old, dropped
 }
 
 func (w *window) dropFront() {
 	if len(w.s) > 0 {
 		w.s = w.s[1:]
+		w.sigs = w.sigs[1:]
 	}
 }
 
-func (w *window) reset() { w.s = w.buf[:0] }
+func (w *window) reset() { w.s, w.sigs = w.buf[:0], w.sigBuf[:0] }
 
 // toolsDone ends the time tools were running at now.
 func (d *Detector) toolsDone(now time.Time) {
