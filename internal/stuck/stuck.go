@@ -486,11 +486,11 @@ func (d *Detector) Tick(now time.Time) []Finding {
 // the results' window follows.
 func (d *Detector) push(s Step) {
 	s.Epoch = d.epoch
-	if old, ok := d.win.push(s, d.cfg.Window); ok && old.Kind == "result" {
+	if old := d.win.push(&s, d.cfg.Window); old == "result" {
 		d.rwin.dropFront()
 	}
 	if s.Kind == "result" {
-		d.rwin.push(s, d.cfg.Window)
+		d.rwin.push(&s, d.cfg.Window)
 	}
 	d.steps = d.win.s
 }
@@ -514,8 +514,9 @@ type stepSig struct {
 
 func sigOf(s *Step) stepSig { return stepSig{kw: s.kw, epoch: s.Epoch, err: s.Error} }
 
-// push appends st, dropping and returning the oldest step when n are held.
-func (w *window) push(st Step, n int) (old Step, dropped bool) {
+// push appends a copy of st, dropping the oldest step when n are held; it
+// returns the dropped step's Kind ("" when none was).
+func (w *window) push(st *Step, n int) (dropped string) {
 	if w.buf == nil {
 		w.buf = make([]Step, 0, 2*n)
 		w.s = w.buf[:0]
@@ -523,7 +524,7 @@ func (w *window) push(st Step, n int) (old Step, dropped bool) {
 		w.sigs = w.sigBuf[:0]
 	}
 	if len(w.s) >= n {
-		old, dropped = w.s[0], true
+		dropped = w.s[0].Kind
 		w.s = w.s[1:]
 		w.sigs = w.sigs[1:]
 	}
@@ -533,9 +534,9 @@ func (w *window) push(st Step, n int) (old Step, dropped bool) {
 		w.s = w.buf[:k]
 		w.sigs = w.sigBuf[:copy(w.sigBuf[:cap(w.sigBuf)], w.sigs)]
 	}
-	w.s = append(w.s, st)
-	w.sigs = append(w.sigs, sigOf(&st))
-	return old, dropped
+	w.s = append(w.s, *st)
+	w.sigs = append(w.sigs, sigOf(st))
+	return dropped
 }
 
 func (w *window) dropFront() {
