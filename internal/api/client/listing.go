@@ -53,7 +53,7 @@ func (c *Client) WriteListJSON(ctx context.Context, q ListQuery, w io.Writer) er
 	var f listFrame
 	buf := make([]byte, listChunk)
 	for {
-		n, rerr := io.ReadFull(resp.Body, buf)
+		n, rerr := fill(resp.Body, buf)
 		if n > 0 {
 			if err := f.check(buf[:n]); err != nil {
 				return fmt.Errorf("the answer to GET %s: %w", path, err)
@@ -62,7 +62,7 @@ func (c *Client) WriteListJSON(ctx context.Context, q ListQuery, w io.Writer) er
 				return err
 			}
 		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+		if rerr == io.EOF {
 			break
 		}
 		if rerr != nil {
@@ -77,6 +77,20 @@ func (c *Client) WriteListJSON(ctx context.Context, q ListQuery, w io.Writer) er
 		_, err = io.WriteString(w, "\n")
 	}
 	return err
+}
+
+// fill reads into buf until it is full or r fails; unlike io.ReadFull it
+// keeps a cut answer (io.ErrUnexpectedEOF from the body) apart from its end.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // listFrame checks the framing of a listing answer as its bytes arrive: the

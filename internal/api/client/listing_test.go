@@ -2,10 +2,13 @@ package client
 
 import (
 	"context"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -119,5 +122,35 @@ func TestListFrameAcrossChunks(t *testing.T) {
 				t.Fatalf("pieces of %d bytes of %q: error %v", size, tc.in, err)
 			}
 		}
+	}
+}
+
+// TestWriteListJSONReportsACutAnswer: an answer shorter than its declared
+// length is an error even when what arrived looks whole.
+func TestWriteListJSONReportsACutAnswer(t *testing.T) {
+	t.Parallel()
+	dir, err := os.MkdirTemp("", "npc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(goodList)+100))
+		_, _ = w.Write([]byte(goodList))
+	}), ErrorLog: log.New(io.Discard, "", 0)}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	c := New(sock)
+	t.Cleanup(func() { c.Close(); srv.Close(); <-done })
+	var out strings.Builder
+	err = c.WriteListJSON(context.Background(), ListQuery{All: true}, &out)
+	if err == nil || !strings.Contains(err.Error(), "reading the answer") {
+		t.Fatalf("error %v, want one reading the answer (wrote %q)", err, out.String())
 	}
 }
