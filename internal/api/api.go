@@ -28,6 +28,8 @@
 //	GET  /v1/cost?task=&by=&since=        CostReport: the cost ledger grouped by day, task or model
 //	GET  /v1/events?task=&kind=&after=&since=&limit=   EventList
 //	GET  /v1/watch?task=&kind=&after=     NDJSON stream of event.Event
+//	GET  /metrics                         the Prometheus text exposition format (docs/metrics.md),
+//	                                      not JSON; unversioned, where scrapers look for it
 //
 // {ref} is a task ID or a unique prefix of one, with or without "t-". On
 // /v1/cost, task is such a reference (empty: every task), by is day, task,

@@ -37,6 +37,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/metrics"
 	"github.com/neuraphage/neuraphage-go/internal/persona"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/store/sqlite"
@@ -88,6 +89,10 @@ type Daemon struct {
 
 	executor *executor.Executor
 	stopWork func(context.Context) error
+
+	// metrics feeds GET /metrics on the socket; a web listener mounts
+	// metrics.Handler(d.metrics, ...) too.
+	metrics *metrics.Collector
 }
 
 // Run runs a daemon until ctx ends or a shutdown is requested, then shuts it
@@ -249,10 +254,13 @@ func Run(ctx context.Context, opts Options) (err error) {
 		ln.Close()
 		return err
 	}
+	// The counters count every event logged from here on.
+	d.metrics = metrics.New(metrics.Options{Store: st, Bus: bus, Version: opts.Version})
 	srv := &http.Server{
 		Handler: server.RequireToken(withMCP(server.New(server.Config{
 			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Overlap: overlapAPI{rt.ov}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
+			Metrics:         metrics.Handler(d.metrics, logger.With("component", "metrics")),
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}), mcpH), token, tokenFile),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
@@ -291,6 +299,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		work.Go(func() error { return rt.ws.Run(workCtx) })
 		work.Go(func() error { return sb.Run(workCtx, bus) })
 		work.Go(func() error { return newNotifier(opts.Config.Notify, st, logger).Run(workCtx, bus) })
+		work.Go(func() error { return d.metrics.Run(workCtx) })
 		return work.Wait()
 	})
 	d.stopWork = func(ctx context.Context) error {

@@ -31,6 +31,10 @@ type Stats struct {
 	Lagged      uint64 `json:"lagged"`
 	Subscribers int    `json:"subscribers"`
 	LastID      int64  `json:"last_id"`
+	// Backlog is the most events any one subscriber has queued and not
+	// yet read: how far the slowest reader is behind the bus. A reader
+	// ends with ErrLagged when it reaches Options.LagLimit.
+	Backlog int `json:"backlog"`
 }
 
 // Bus fans events out to subscribers. It is safe for concurrent use. See the
@@ -133,8 +137,13 @@ func (b *Bus) Close() {
 func (b *Bus) Stats() Stats {
 	b.mu.Lock()
 	n, last := len(b.subs), b.lastID
+	backlog := 0
+	for s := range b.subs {
+		backlog = max(backlog, s.pending())
+	}
 	b.mu.Unlock()
 	return Stats{
+		Backlog:     backlog,
 		Published:   b.published.Load(),
 		Dropped:     b.dropped.Load(),
 		Lagged:      b.lagged.Load(),
@@ -242,6 +251,13 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			return Event{}, ctx.Err()
 		}
 	}
+}
+
+// pending returns how many events are queued and not yet read.
+func (s *Subscription) pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) - s.head
 }
 
 // Dropped returns how many transient events were dropped for this subscriber.

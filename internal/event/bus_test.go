@@ -248,3 +248,32 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+func TestStatsBacklogIsTheSlowestReader(t *testing.T) {
+	t.Parallel()
+	b := NewBus(Options{}, 0)
+	slow, fast := b.Subscribe(Filter{}), b.Subscribe(Filter{})
+	defer slow.Close()
+	defer fast.Close()
+	if got := b.Stats().Backlog; got != 0 {
+		t.Fatalf("backlog before any event = %d, want 0", got)
+	}
+	for i := range 5 {
+		b.Publish(ev(int64(i+1), "", logged{i}))
+	}
+	for range 5 {
+		if _, err := fast.Next(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := slow.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Stats().Backlog; got != 4 {
+		t.Errorf("backlog = %d, want 4 (the slow reader read 1 of 5)", got)
+	}
+	slow.Close()
+	if got := b.Stats().Backlog; got != 0 {
+		t.Errorf("backlog after the slow reader closed = %d, want 0", got)
+	}
+}

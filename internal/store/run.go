@@ -78,6 +78,10 @@ type CostQuery struct {
 	// was charged to; only watcher sessions' charges) or "" (one row with
 	// key "total").
 	By string
+	// AfterID selects the charges with a larger ID (0: all). IDs grow in
+	// commit order and charges are never deleted, so a reader that keeps
+	// running sums reads only what was added since its last LastID.
+	AfterID int64
 }
 
 // CostRow is one group of the cost ledger, ordered by key.
@@ -89,4 +93,7 @@ type CostRow struct {
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+	// LastID is the largest charge ID of the group (0 when it has none):
+	// the next query's AfterID.
+	LastID int64 `json:"-"`
 }

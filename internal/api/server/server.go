@@ -113,6 +113,9 @@ type Config struct {
 	Git Git
 	// Reports serves task reports; nil answers them 503.
 	Reports Reports
+	// Metrics serves GET /metrics in the Prometheus text format
+	// (metrics.Handler); nil answers it 503.
+	Metrics http.Handler
 	// DefaultPriority is used when a create request names none.
 	DefaultPriority int
 	Logger          *slog.Logger
@@ -166,6 +169,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/sync/messages", s.knowledge(s.syncMessages))
 	s.routeWatchers()
 	s.routeOverlap()
+	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
 	})
@@ -191,6 +195,14 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 func (s *Server) shutdown(w http.ResponseWriter, r *http.Request) {
 	s.cfg.Daemon.Shutdown("requested through the API")
 	writeJSON(w, http.StatusAccepted, struct{}{})
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Metrics == nil {
+		writeJSON(w, http.StatusServiceUnavailable, api.Error{Code: api.CodeUnavailable, Message: "this daemon serves no metrics"})
+		return
+	}
+	s.cfg.Metrics.ServeHTTP(w, r)
 }
 
 // maxBody bounds request bodies.

@@ -59,9 +59,14 @@ func (s *Store) Costs(ctx context.Context, q store.CostQuery) ([]store.CostRow, 
 		where = append(where, "at >= ?")
 		args = append(args, q.Since.UnixNano())
 	}
+	if q.AfterID > 0 {
+		// A range of the primary key: only the newer charges are read.
+		where = append(where, "id > ?")
+		args = append(args, q.AfterID)
+	}
 	// TOTAL, unlike SUM, is 0.0 over no rows and always a float.
 	query := `SELECT ` + key + `, COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),
-		COALESCE(SUM(cache_read_tokens), 0), COALESCE(SUM(cache_write_tokens), 0), TOTAL(cost_usd) FROM costs`
+		COALESCE(SUM(cache_read_tokens), 0), COALESCE(SUM(cache_write_tokens), 0), TOTAL(cost_usd), COALESCE(MAX(id), 0) FROM costs`
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -78,7 +83,7 @@ func (s *Store) Costs(ctx context.Context, q store.CostQuery) ([]store.CostRow, 
 	var out []store.CostRow
 	for rows.Next() {
 		var r store.CostRow
-		if err := rows.Scan(&r.Key, &r.Calls, &r.InputTokens, &r.OutputTokens, &r.CacheReadTokens, &r.CacheWriteTokens, &r.CostUSD); err != nil {
+		if err := rows.Scan(&r.Key, &r.Calls, &r.InputTokens, &r.OutputTokens, &r.CacheReadTokens, &r.CacheWriteTokens, &r.CostUSD, &r.LastID); err != nil {
 			return nil, fmt.Errorf("summarizing costs: %w", err)
 		}
 		out = append(out, r)
