@@ -46,6 +46,8 @@ type Config struct {
 	LLM llm.Config `yaml:"llm"`
 	// MCP serves the Model Context Protocol over HTTP (docs/mcp.md).
 	MCP MCP `yaml:"mcp"`
+	// Web is the web dashboard (docs/web.md).
+	Web Web `yaml:"web"`
 }
 
 // Log configures the daemon's logging.
@@ -146,6 +148,7 @@ func Default() Config {
 			Overlap: Overlap{Enabled: true}},
 		Notify: Notify{DebounceSecs: 30, TimeoutSecs: 10},
 		LLM:    llm.DefaultConfig(),
+		Web:    Web{Listen: DefaultWebListen},
 	}
 }
 

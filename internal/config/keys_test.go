@@ -170,6 +170,10 @@ func TestKeys(t *testing.T) {
 		"llm.stream_idle_timeout_secs",
 		"mcp.listen",
 		"mcp.token_file",
+		"web.enabled",
+		"web.listen",
+		"web.tls_cert",
+		"web.tls_key",
 		// llm.models is a list of sections: edited in the file, not by Set.
 	}
 	if diff := cmp.Diff(want, Keys()); diff != "" {

@@ -50,7 +50,7 @@ type Model struct {
 	w, h   int
 	screen screen
 	help   bool
-	fleet  *fleet
+	fleet  *fleetView
 	all    bool
 	filter string
 	cursor int
@@ -368,7 +368,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.fleet.load(msg.list, msg.health, msg.rebase, msg.reasons)
 		for _, e := range msg.doing {
-			m.fleet.apply(e)
+			m.fleet.Apply(e)
 		}
 		m.loaded = true
 		m.clampCursor()
@@ -378,7 +378,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.ended = true
 		m.status = "the daemon ended the event stream; press q to quit"
 	case taskMsg:
-		m.fleet.put(msg.sum, msg.reason)
+		m.fleet.Put(msg.sum, msg.reason)
 	case detailMsg:
 		if m.task == nil || m.task.id != msg.id {
 			return m, nil
@@ -410,7 +410,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			m.status = "rebase status: " + msg.err.Error()
 		} else {
-			m.fleet.applyRebase(msg.st)
+			m.fleet.ApplyRebase(msg.st)
 		}
 	case diffMsg:
 		if m.task != nil && m.task.id == msg.id {
@@ -464,7 +464,7 @@ func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 		if e.Kind == event.KindTextDelta {
 			continue
 		}
-		if m.fleet.apply(e) && !fetch[e.TaskID] {
+		if first(m.fleet.Apply(e)) && !fetch[e.TaskID] {
 			fetch[e.TaskID] = true
 			cmds = append(cmds, m.fetchTask(e.TaskID))
 		}
@@ -499,7 +499,7 @@ func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 }
 
 func (m *Model) clampCursor() {
-	n := len(m.fleet.visible(m.all, m.filter, m.now()))
+	n := len(m.fleet.Visible(m.all, m.filter, m.now()))
 	m.cursor = max(0, min(m.cursor, n-1))
 	rows := m.fleetRows()
 	if m.cursor < m.top {
@@ -519,15 +519,15 @@ func (m *Model) fleetRows() int { return max(1, m.h-4) }
 // fleet's highlighted one.
 func (m *Model) selected() *row {
 	if m.screen == screenTask && m.task != nil {
-		if r := m.fleet.rows[m.task.id]; r != nil {
+		if r := m.fleet.Rows[m.task.id]; r != nil {
 			return r
 		}
-		return &row{sum: m.task.detail.Task.Summarize()}
+		return &row{Sum: m.task.detail.Task.Summarize()}
 	}
 	if m.screen != screenFleet {
 		return nil
 	}
-	rows := m.fleet.visible(m.all, m.filter, m.now())
+	rows := m.fleet.Visible(m.all, m.filter, m.now())
 	if m.cursor < len(rows) {
 		return rows[m.cursor]
 	}
