@@ -400,13 +400,8 @@ func closeLengths(la, lb int, threshold float64) bool {
 // wordSet returns the hashes of a text's distinct words, sorted: two texts'
 // sets compare by a merge, without maps.
 func wordSet(s string) []uint64 {
-	n := 0 // words, to allocate the set once
-	for i := 0; i < len(s); i++ {
-		if !isWordSep(s[i]) && (i == 0 || isWordSep(s[i-1])) {
-			n++
-		}
-	}
-	out := make([]uint64, 0, n)
+	var buf [128]uint64 // most texts: hashed, sorted and deduplicated here
+	out := buf[:0]
 	const offset, prime = 14695981039346656037, 1099511628211
 	h, in := uint64(offset), false
 	for i := 0; i < len(s); i++ {
@@ -425,7 +420,11 @@ func wordSet(s string) []uint64 {
 		out = append(out, h)
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	out = slices.Compact(out)
+	if len(out) == 0 {
+		return nil
+	}
+	return slices.Clone(out) // kept at its size
 }
 
 func isWordSep(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
