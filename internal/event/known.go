@@ -32,6 +32,8 @@ var allKinds = []Kind{
 	KindOverlapFound,
 	KindOverlapNotice,
 	KindOverlapForecast,
+	KindMergeOrdered,
+	KindMergeYielded,
 	KindTaskCreated,
 	KindTaskStatus,
 	KindTaskMessage,
