@@ -99,7 +99,7 @@ func TestClientsNeverImportDaemonInternals(t *testing.T) {
 	t.Parallel()
 	graph := imports(t)
 	internals := []string{"internal/daemon", "internal/tasks", "internal/store", "internal/api/server", "internal/executor", "internal/supervise", "internal/syncer", "internal/agent", "internal/engine", "internal/merge", "internal/worktree", "internal/mainwatch"}
-	for _, client := range []string{"internal/cli", "internal/tui", "internal/mcp"} {
+	for _, client := range []string{"internal/cli", "internal/tui", "internal/web", "internal/fleet", "internal/mcp"} {
 		if _, ok := graph[client]; !ok {
 			continue
 		}
@@ -173,7 +173,7 @@ func TestOnlyMCPImportsTheSDK(t *testing.T) {
 // package imports internal/api or its subpackages.
 func TestOnlyTheEdgesImportTheWireTypes(t *testing.T) {
 	t.Parallel()
-	edges := []string{"internal/api", "internal/cli", "internal/tui", "internal/mcp", "internal/daemon", "cmd"}
+	edges := []string{"internal/api", "internal/cli", "internal/tui", "internal/fleet", "internal/web", "internal/mcp", "internal/daemon", "cmd"}
 	var bad []string
 	for pkg, imps := range imports(t) {
 		edge := false
@@ -193,6 +193,6 @@ func TestOnlyTheEdgesImportTheWireTypes(t *testing.T) {
 	}
 	sort.Strings(bad)
 	for _, b := range bad {
-		t.Errorf("%s: only api/server, api/client, cli, tui, mcp, daemon and cmd use the wire types; return a domain type and convert it in api/server", b)
+		t.Errorf("%s: only api/server, api/client, cli, tui, fleet, web, mcp, daemon and cmd use the wire types; return a domain type and convert it in api/server", b)
 	}
 }

@@ -94,14 +94,16 @@ func TestOnlyTheCommandImportsDaemonAndCLI(t *testing.T) {
 	}
 }
 
-// TestOnlyTestsImportTestkit: testkit is for tests; the code the daemon
-// runs never depends on it.
+// TestOnlyTestsImportTestkit: testkit and the engines' enginetest are for
+// tests; the code the daemon runs never depends on them.
 func TestOnlyTestsImportTestkit(t *testing.T) {
 	t.Parallel()
 	for _, f := range files(t) {
 		for _, imp := range f.imports {
-			if under(imp, "internal/testkit") && !f.test && !under(f.pkg, "internal/testkit") {
-				t.Errorf("%s imports %s from non-test code; testkit is for tests only", f.pkg, imp)
+			for _, kit := range []string{"internal/testkit", "internal/engine/enginetest"} {
+				if under(imp, kit) && !f.test && !under(f.pkg, kit) {
+					t.Errorf("%s imports %s from non-test code; it is for tests only", f.pkg, imp)
+				}
 			}
 		}
 	}

@@ -137,7 +137,7 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newWorktreeCmd(), a.newMergeCmd(), a.newRebaseCmd(), a.newPersonaCmd(), a.newWorkflowCmd(),
 		a.newHealthCmd(), a.newWatcherCmd(), a.newWatchCmd(), a.newNudgeCmd(), a.newSupervisionCmd(), a.newKnowledgeCmd(), a.newSyncCmd(), a.newEventsCmd(), a.newCostCmd(), a.newOverlapCmd(), a.newVersionCmd(), a.newDemoCmd(), a.newSandboxExecCmd(), a.newMCPCmd(),
 		a.newClusterCmd(), a.newWorkerCmd())
-	root.AddCommand(a.newTUICmd())
+	root.AddCommand(a.newTUICmd(), a.newWebCmd())
 	root.AddCommand(a.newMetricsCmd())
 	a.addCompletions(root)
 	return root

@@ -46,6 +46,8 @@ type Config struct {
 	LLM llm.Config `yaml:"llm"`
 	// MCP serves the Model Context Protocol over HTTP (docs/mcp.md).
 	MCP MCP `yaml:"mcp"`
+	// Web is the web dashboard (docs/web.md).
+	Web Web `yaml:"web"`
 	// Cluster runs tasks on workers over NATS JetStream (docs/cluster.md).
 	Cluster Cluster `yaml:"cluster"`
 }
@@ -148,6 +150,7 @@ func Default() Config {
 			Overlap: Overlap{Enabled: true}},
 		Notify:  Notify{DebounceSecs: 30, TimeoutSecs: 10},
 		LLM:     llm.DefaultConfig(),
+		Web:     Web{Listen: DefaultWebListen},
 		Cluster: DefaultCluster(),
 	}
 }

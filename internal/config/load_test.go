@@ -77,6 +77,7 @@ llm:
   stream_idle_timeout_secs: 0
   models:
     - {name: llama3.2, provider: openai, context_window: 128000, input_per_mtok: 0.5, output_per_mtok: 1, cache_write_per_mtok: 0.25, cache_read_per_mtok: 0.125}
+web: {enabled: true, listen: "[::1]:0", tls_cert: "", tls_key: ""}
 `,
 			want: func(c *Config) {
 				*c = Config{
@@ -123,6 +124,7 @@ llm:
 							InputPerMTok: 0.5, OutputPerMTok: 1, CacheWritePerMTok: 0.25, CacheReadPerMTok: 0.125,
 						}},
 					},
+					Web:     Web{Enabled: true, Listen: "[::1]:0"},
 					Cluster: DefaultCluster(),
 				}
 			},
@@ -193,7 +195,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
 			line: 3, key: "logs",
-			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm, mcp, cluster`,
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm, mcp, web, cluster`,
 		},
 		{
 			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",

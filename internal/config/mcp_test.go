@@ -29,3 +29,26 @@ func TestMCPListenIsLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestWebValidate: loopback serves plain HTTP; any other address needs
+// both TLS files.
+func TestWebValidate(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		w  Web
+		ok bool
+	}{
+		{Web{Listen: "127.0.0.1:7474"}, true},
+		{Web{Listen: "localhost:0"}, true},
+		{Web{Listen: "[::1]:80"}, true},
+		{Web{Listen: "0.0.0.0:7474"}, false},
+		{Web{Listen: "192.168.1.5:7474", TLSCert: "c.pem"}, false},
+		{Web{Listen: "192.168.1.5:7474", TLSCert: "c.pem", TLSKey: "k.pem"}, true},
+		{Web{Listen: "7474"}, false},
+		{Web{Listen: "127.0.0.1:99999"}, false},
+	} {
+		if err := c.w.Validate(); (err == nil) != c.ok {
+			t.Errorf("%+v: Validate() = %v, want ok %v", c.w, err, c.ok)
+		}
+	}
+}

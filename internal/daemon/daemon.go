@@ -275,12 +275,15 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	// The counters count every event logged from here on.
 	d.metrics = metrics.New(metrics.Options{Store: st, Bus: bus, Version: opts.Version})
+	metricsH := metrics.Handler(d.metrics, logger.With("component", "metrics"))
+	webCtl := newWebControl(opts.Config.Web, p.Socket, metricsH, token, time.Duration(opts.Config.Daemon.ShutdownTimeoutSecs)*time.Second, logger.With("component", "web"))
 	srv := &http.Server{
 		Handler: server.RequireToken(withMCP(server.New(server.Config{
 			Cluster: clusterSrv,
+			Web:     webCtl,
 			Tasks:   svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Overlap: overlapAPI{rt.ov}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
-			Metrics:         metrics.Handler(d.metrics, logger.With("component", "metrics")),
+			Metrics:         metricsH,
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
 		}), mcpH), token, tokenFile),
 		BaseContext:       func(net.Listener) context.Context { return streamCtx },
@@ -301,6 +304,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 			return mcpTCP.serve(gctx, time.Duration(opts.Config.Daemon.ShutdownTimeoutSecs)*time.Second)
 		})
 	}
+	g.Go(func() error { return webCtl.Run(gctx) })
 	g.Go(func() error { return d.pruneEvents(gctx) })
 	// The executor runs under its own context: shutdown stops it after
 	// intake and before the store closes, and waits for it.

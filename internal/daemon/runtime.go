@@ -120,6 +120,9 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Inject: rt.send,
 		// A landing moves main: the main watcher looks at once.
 		Landed: func(repo, _, _ string) { rt.mw.Notify(repo) },
+		// An entry that conflicts once the smaller overlapping change
+		// ordered before it landed is told to rebase by the main watcher.
+		Yield: func(ctx context.Context, y merge.Yield) error { return rt.mw.TellRebase(ctx, y.TaskID, y.Reason) },
 	})
 	mw := cfg.Supervision.MainWatcher
 	rt.mw = mainwatch.New(mainwatch.Options{

@@ -32,6 +32,8 @@ var allKinds = []Kind{
 	KindOverlapFound,
 	KindOverlapNotice,
 	KindOverlapForecast,
+	KindMergeOrdered,
+	KindMergeYielded,
 	KindClusterAssigned,
 	KindClusterLost,
 	KindClusterStale,

@@ -65,6 +65,7 @@ func TestImportGraph(t *testing.T) {
 		"internal/llm/openai":     {anthropic},
 		"internal/llm/responses":  {anthropic, openai},
 		"internal/llm/gemini":     {anthropic, openai},
+		"internal/llm/httpapi":    {anthropic, openai},
 		"internal/llm/sse":        {anthropic, openai, sub},
 	}
 	for pkg, bad := range forbidden {

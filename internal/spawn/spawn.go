@@ -1,5 +1,6 @@
 // Package spawn starts the daemon as a detached background process for the
-// CLI's auto-start and `daemon start`. It is the only package besides git that
+// CLI's auto-start and `daemon start`, and opens the user's browser for
+// `neuraphage web` (OpenURL). It is the only package besides git and proc that
 // runs other programs.
 package spawn
 

@@ -46,8 +46,8 @@ func TestGoldenViews(t *testing.T) {
 func TestAttentionFirst(t *testing.T) {
 	m := newModel(t, sample(), 160, 48)
 	var ids []task.ID
-	for _, r := range m.fleet.visible(m.all, m.filter, m.now()) {
-		ids = append(ids, r.sum.ID)
+	for _, r := range m.fleet.Visible(m.all, m.filter, m.now()) {
+		ids = append(ids, r.Sum.ID)
 	}
 	want := []task.ID{"t-park", "t-wait", "t-paus", "t-fail", "t-run1", "t-que1"}
 	if strings.Join(idStrings(ids), ",") != strings.Join(idStrings(want), ",") {
@@ -69,8 +69,8 @@ func TestAttentionFirst(t *testing.T) {
 	// The stream changes the picture: the waiting task is answered and
 	// runs, so it leaves the top.
 	drive(t, m, m.applyEvents(EventsMsg{ev("t-wait", 0, event.TaskStatus{From: task.Waiting, To: task.Running})}))
-	if r := m.fleet.rows["t-wait"]; r.attention != "" {
-		t.Errorf("a running task still needs attention: %q", r.attention)
+	if r := m.fleet.Rows["t-wait"]; r.Attention != "" {
+		t.Errorf("a running task still needs attention: %q", r.Attention)
 	}
 }
 
@@ -99,7 +99,7 @@ func TestFilter(t *testing.T) {
 	m := newModel(t, sample(), 80, 24)
 	press(t, m, "/")
 	typeText(t, m, "banner")
-	if got := len(m.fleet.visible(m.all, m.filter, m.now())); got != 1 {
+	if got := len(m.fleet.Visible(m.all, m.filter, m.now())); got != 1 {
 		t.Fatalf("filter banner shows %d tasks, want 1", got)
 	}
 	press(t, m, "enter")
@@ -107,7 +107,7 @@ func TestFilter(t *testing.T) {
 		t.Errorf("the title does not say the filter:\n%s", screenText(m))
 	}
 	press(t, m, "esc")
-	if got := len(m.fleet.visible(m.all, m.filter, m.now())); got != 6 {
+	if got := len(m.fleet.Visible(m.all, m.filter, m.now())); got != 6 {
 		t.Errorf("esc leaves %d tasks, want all 6", got)
 	}
 }

@@ -63,7 +63,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "esc", "backspace":
 		if m.screen == screenFleet && m.filter != "" {
 			m.filter = ""
-			m.fleet.dirty = true
+			m.fleet.Touch()
 			m.clampCursor()
 		}
 		m.back()
@@ -112,7 +112,7 @@ func (m *Model) back() {
 }
 
 func (m *Model) fleetKey(s string) (tea.Cmd, bool) {
-	n := len(m.fleet.visible(m.all, m.filter, m.now()))
+	n := len(m.fleet.Visible(m.all, m.filter, m.now()))
 	switch s {
 	case "up", "k":
 		m.cursor--
@@ -130,14 +130,14 @@ func (m *Model) fleetKey(s string) (tea.Cmd, bool) {
 		m.prompt, m.input = promptFilter, m.filter
 	case "a":
 		m.all = !m.all
-		m.fleet.dirty = true
+		m.fleet.Touch()
 		m.clampCursor()
 		if m.all {
 			return m.loadFleet(), true
 		}
 	case "enter":
 		if r := m.selected(); r != nil {
-			return m.openTask(r.sum.ID), true
+			return m.openTask(r.Sum.ID), true
 		}
 	default:
 		return nil, false
@@ -186,7 +186,7 @@ func (m *Model) actionKey(s string) tea.Cmd {
 	if r == nil {
 		return nil
 	}
-	id := r.sum.ID
+	id := r.Sum.ID
 	kinds := map[string]ActionKind{"p": ActPause, "r": ActResume, "x": ActCancel, "e": ActEscalate, "b": ActRebase, "M": ActMergeEnqueue, "R": ActMergeRetry}
 	switch s {
 	case "s", "S", "n":
@@ -208,10 +208,10 @@ func (m *Model) actionKey(s string) tea.Cmd {
 
 func (m *Model) openWorktree(r *row, shell bool) tea.Cmd {
 	dir := ""
-	if m.task != nil && m.task.id == r.sum.ID {
+	if m.task != nil && m.task.id == r.Sum.ID {
 		dir = m.task.wt.Path
 	}
-	id := r.sum.ID
+	id := r.Sum.ID
 	prog := m.editor
 	if shell {
 		prog = m.shell
@@ -257,7 +257,7 @@ func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 		switch p {
 		case promptFilter:
 			m.filter = text
-			m.fleet.dirty = true
+			m.fleet.Touch()
 			m.cursor, m.top = 0, 0
 			m.clampCursor()
 		case promptSearch:
@@ -290,7 +290,7 @@ func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.prompt == promptFilter {
 		// The filter applies as it is typed.
 		m.filter = m.input
-		m.fleet.dirty = true
+		m.fleet.Touch()
 		m.cursor, m.top = 0, 0
 		m.clampCursor()
 	}

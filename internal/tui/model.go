@@ -50,7 +50,7 @@ type Model struct {
 	w, h   int
 	screen screen
 	help   bool
-	fleet  *fleet
+	fleet  *fleetView
 	all    bool
 	filter string
 	cursor int
@@ -116,6 +116,7 @@ type (
 		wt     api.Worktree
 		wtErr  error
 		merge  *api.MergeEntry
+		ovl    []api.OverlapPair
 		err    error
 	}
 	// headerMsg is the open task's worktree and merge state, read again.
@@ -124,6 +125,7 @@ type (
 		wt    api.Worktree
 		wtErr error
 		merge *api.MergeEntry
+		ovl   []api.OverlapPair
 	}
 	// rebaseMsg is every task's distance from main, read again.
 	rebaseMsg struct {
@@ -284,6 +286,7 @@ func (m *Model) openTask(id task.ID) tea.Cmd {
 		d.events, d.err = m.backend.Events(m.ctx, event.Query{Filter: event.Filter{TaskID: id}})
 		d.wt, d.wtErr = m.backend.Worktree(m.ctx, id)
 		d.merge = m.mergeEntry(id)
+		d.ovl = m.overlaps(id, d.detail.Task.Status)
 		return d
 	}
 }
@@ -303,13 +306,31 @@ func (m *Model) mergeEntry(id task.ID) *api.MergeEntry {
 	return nil
 }
 
+// overlaps is the overlap radar's pairs of a running task (nil for a task
+// not running, or when the radar cannot be read).
+func (m *Model) overlaps(id task.ID, st task.Status) []api.OverlapPair {
+	if st != task.Running && st != task.Waiting {
+		return nil
+	}
+	ps, err := m.backend.Overlap(m.ctx, id)
+	if err != nil {
+		return nil
+	}
+	return ps
+}
+
 // loadHeader reads the open task's worktree and merge state again, after
 // the stream said one of them changed.
 func (m *Model) loadHeader(id task.ID) tea.Cmd {
+	var st task.Status
+	if m.task != nil && m.task.id == id {
+		st = m.task.detail.Task.Status
+	}
 	return func() tea.Msg {
 		h := headerMsg{id: id}
 		h.wt, h.wtErr = m.backend.Worktree(m.ctx, id)
 		h.merge = m.mergeEntry(id)
+		h.ovl = m.overlaps(id, st)
 		return h
 	}
 }
@@ -368,7 +389,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.fleet.load(msg.list, msg.health, msg.rebase, msg.reasons)
 		for _, e := range msg.doing {
-			m.fleet.apply(e)
+			m.fleet.Apply(e)
 		}
 		m.loaded = true
 		m.clampCursor()
@@ -378,7 +399,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.ended = true
 		m.status = "the daemon ended the event stream; press q to quit"
 	case taskMsg:
-		m.fleet.put(msg.sum, msg.reason)
+		m.fleet.Put(msg.sum, msg.reason)
 	case detailMsg:
 		if m.task == nil || m.task.id != msg.id {
 			return m, nil
@@ -388,7 +409,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = msg.err.Error()
 			return m, nil
 		}
-		m.task.detail, m.task.wt, m.task.merge = msg.detail, msg.wt, msg.merge
+		m.task.detail, m.task.wt, m.task.merge, m.task.overlaps = msg.detail, msg.wt, msg.merge, msg.ovl
 		if msg.wtErr != nil {
 			m.task.wtErr = msg.wtErr.Error()
 		}
@@ -401,7 +422,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.task.lines = append(m.task.lines, live...)
 	case headerMsg:
 		if m.task != nil && m.task.id == msg.id {
-			m.task.wt, m.task.merge, m.task.wtErr = msg.wt, msg.merge, ""
+			m.task.wt, m.task.merge, m.task.wtErr, m.task.overlaps = msg.wt, msg.merge, "", msg.ovl
 			if msg.wtErr != nil {
 				m.task.wtErr = msg.wtErr.Error()
 			}
@@ -410,7 +431,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			m.status = "rebase status: " + msg.err.Error()
 		} else {
-			m.fleet.applyRebase(msg.st)
+			m.fleet.ApplyRebase(msg.st)
 		}
 	case diffMsg:
 		if m.task != nil && m.task.id == msg.id {
@@ -464,7 +485,7 @@ func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 		if e.Kind == event.KindTextDelta {
 			continue
 		}
-		if m.fleet.apply(e) && !fetch[e.TaskID] {
+		if first(m.fleet.Apply(e)) && !fetch[e.TaskID] {
 			fetch[e.TaskID] = true
 			cmds = append(cmds, m.fetchTask(e.TaskID))
 		}
@@ -473,9 +494,13 @@ func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 			if p, ok := e.Payload.(event.TaskStatus); ok {
 				m.task.detail.Task.Status = p.To
 			}
-			if strings.HasPrefix(string(e.Kind), "worktree.") || strings.HasPrefix(string(e.Kind), "merge.") {
+			if strings.HasPrefix(string(e.Kind), "worktree.") || strings.HasPrefix(string(e.Kind), "merge.") || strings.HasPrefix(string(e.Kind), "overlap.") {
 				headerChanged = true
 			}
+		}
+		if m.task != nil && e.TaskID != m.task.id && aboutOther(e, m.task.id) {
+			// Another task's overlap with the open one.
+			headerChanged = true
 		}
 		if strings.HasPrefix(string(e.Kind), "merge.") {
 			mergeChanged = true
@@ -499,7 +524,7 @@ func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 }
 
 func (m *Model) clampCursor() {
-	n := len(m.fleet.visible(m.all, m.filter, m.now()))
+	n := len(m.fleet.Visible(m.all, m.filter, m.now()))
 	m.cursor = max(0, min(m.cursor, n-1))
 	rows := m.fleetRows()
 	if m.cursor < m.top {
@@ -519,15 +544,15 @@ func (m *Model) fleetRows() int { return max(1, m.h-4) }
 // fleet's highlighted one.
 func (m *Model) selected() *row {
 	if m.screen == screenTask && m.task != nil {
-		if r := m.fleet.rows[m.task.id]; r != nil {
+		if r := m.fleet.Rows[m.task.id]; r != nil {
 			return r
 		}
-		return &row{sum: m.task.detail.Task.Summarize()}
+		return &row{Sum: m.task.detail.Task.Summarize()}
 	}
 	if m.screen != screenFleet {
 		return nil
 	}
-	rows := m.fleet.visible(m.all, m.filter, m.now())
+	rows := m.fleet.Visible(m.all, m.filter, m.now())
 	if m.cursor < len(rows) {
 		return rows[m.cursor]
 	}

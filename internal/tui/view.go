@@ -81,10 +81,10 @@ func (m *Model) bottom() string {
 }
 
 func (m *Model) renderFleet() []string {
-	rows := m.fleet.visible(m.all, m.filter, m.now())
+	rows := m.fleet.Visible(m.all, m.filter, m.now())
 	need := 0
 	for _, r := range rows {
-		if r.attention != "" {
+		if r.Attention != "" {
 			need++
 		}
 	}
@@ -107,7 +107,7 @@ func (m *Model) renderFleet() []string {
 	end := min(len(rows), m.top+m.fleetRows())
 	for i := m.top; i < end; i++ {
 		r := rows[i]
-		out = append(out, r.styled(m.w, now, i == m.cursor))
+		out = append(out, m.fleet.styled(r, m.w, now, i == m.cursor))
 	}
 	if len(rows) == 0 && m.loaded {
 		out = append(out, "  no tasks"+map[bool]string{true: " match the filter", false: ""}[m.filter != ""])
@@ -119,7 +119,7 @@ func (m *Model) renderTask() []string {
 	if m.task == nil {
 		return nil
 	}
-	return m.task.render(m.fleet.rows[m.task.id], m.w, m.h-1)
+	return m.task.render(m.fleet.Rows[m.task.id], m.w, m.h-1)
 }
 
 func (m *Model) renderMerge() []string {
@@ -178,17 +178,18 @@ func window(lines []string, top, n int) []string {
 
 // styled is the row with its style; styling costs more than building the
 // line, so it is cached with it.
-func (r *row) styled(w int, now time.Time, selected bool) string {
-	line := r.render(w, now)
+func (f *fleetView) styled(r *row, w int, now time.Time, selected bool) string {
+	line := f.render(r, w, now)
+	c := f.cached(r)
 	kind := 0
 	switch {
 	case selected:
 		kind = 1
-	case r.attention != "":
+	case r.Attention != "":
 		kind = 2
 	}
-	if r.styledFor == line && r.styledKind == kind && r.styledOut != "" {
-		return r.styledOut
+	if c.styledFor == line && c.styledKind == kind && c.styledOut != "" {
+		return c.styledOut
 	}
 	out := line
 	switch kind {
@@ -197,6 +198,6 @@ func (r *row) styled(w int, now time.Time, selected bool) string {
 	case 2:
 		out = styleAttention.Render(line)
 	}
-	r.styledFor, r.styledKind, r.styledOut = line, kind, out
+	c.styledFor, c.styledKind, c.styledOut = line, kind, out
 	return out
 }

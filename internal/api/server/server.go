@@ -102,6 +102,9 @@ type Config struct {
 	Knowledge Knowledge
 	// Watchers serves /v1/watchers; nil answers them 503.
 	Watchers Watchers
+	// Web starts the web dashboard on demand (POST /v1/web); nil answers
+	// it 503.
+	Web Web
 	// Overlap serves /v1/overlap; nil answers it 503.
 	Overlap Overlap
 	// Cluster serves /v1/cluster; nil answers it 503.
@@ -171,6 +174,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/sync/messages", s.knowledge(s.syncMessages))
 	s.routeWatchers()
 	s.routeOverlap()
+	s.routeWeb()
 	s.routeCluster()
 	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
 )
@@ -24,21 +24,9 @@ import (
 func benchEnv(b *testing.B) (*Engine, *llmtest.Server) {
 	b.Helper()
 	cli := claudecli.CLI(b)
-	script, err := llmtest.ParseScript("bench.yaml", []byte(e2eScript))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := llmtest.NewServer(b, script)
+	srv := enginetest.Server(b, "bench.yaml", e2eScript)
 	return New(Options{Command: cli, StateDir: filepath.Join(b.TempDir(), "state"), BaseURL: srv.URL(), APIKey: "sk-bench",
 		AllowedTools: []string{"Bash"}, Grace: time.Second}), srv
-}
-
-func benchDir(b *testing.B) string {
-	dir := b.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		b.Fatalf("git init: %v %s", err, res.Output)
-	}
-	return dir
 }
 
 // BenchmarkFirstObservation: from the start of a run (the executor's
@@ -49,11 +37,13 @@ func BenchmarkFirstObservation(b *testing.B) {
 	var total time.Duration
 	for i := range b.N {
 		tk := task.Task{ID: task.ID(fmt.Sprintf("t-first%d", i)), Description: "make task: create made.txt"}
-		h := newFakeHost(tk)
+		h := enginetest.NewHost(tk)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
-		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
-		for !h.has(event.KindTurnStarted, nil) {
+		go func() {
+			done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: enginetest.GitRepo(b), Host: h})
+		}()
+		for !h.Has(event.KindTurnStarted, nil) {
 			select {
 			case o := <-done:
 				b.Fatalf("the run ended before its first observation: %+v", o)
@@ -72,19 +62,19 @@ func BenchmarkFirstObservation(b *testing.B) {
 func BenchmarkInjectLatency(b *testing.B) {
 	eng, _ := benchEnv(b)
 	tk := task.Task{ID: "t-latency", Description: "wait task: wait for the flag"}
-	h := newFakeHost(tk)
-	dir := benchDir(b)
+	h := enginetest.NewHost(tk)
+	dir := enginetest.GitRepo(b)
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
-	for !h.has(event.KindToolCall, nil) {
+	for !h.Has(event.KindToolCall, nil) {
 		time.Sleep(time.Millisecond)
 	}
 	var total time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		id := h.inject(inject.Message, fmt.Sprintf("note %d", i), false)
-		for !h.delivered(id) {
+		id := h.Inject(inject.Message, fmt.Sprintf("note %d", i), false)
+		for !h.Delivered(id) {
 			time.Sleep(50 * time.Microsecond)
 		}
 		total += time.Since(start)
@@ -112,17 +102,17 @@ func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 		g0 := runtime.NumGoroutine()
 		var dirs []string
 		var dones []chan engine.Outcome
-		var hosts []*fakeHost
+		var hosts []*enginetest.Host
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d", i)), Description: "wait task: wait for the flag"}
-			h := newFakeHost(tk)
-			dir := benchDir(b)
+			h := enginetest.NewHost(tk)
+			dir := enginetest.GitRepo(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			dirs, dones, hosts = append(dirs, dir), append(dones, done), append(hosts, h)
 		}
 		for _, h := range hosts {
-			for !h.has(event.KindToolCall, nil) {
+			for !h.Has(event.KindToolCall, nil) {
 				time.Sleep(time.Millisecond)
 			}
 		}

@@ -23,14 +23,12 @@
 package claude
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
@@ -105,11 +103,7 @@ type Engine struct {
 	mode string // engines.claude.permission_mode as configured
 	log  *slog.Logger
 
-	mu      sync.Mutex
-	ready   error
-	readyAt time.Time
-	path    string // the CLI's resolved path, once Ready found it
-	version string
+	*extproc.Readiness // Ready, Version
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -126,17 +120,8 @@ func New(o Options) *Engine {
 	if len(o.AllowedTools) == 0 {
 		o.AllowedTools = DefaultAllowedTools
 	}
-	if o.Environ == nil {
-		o.Environ = os.Environ
-	}
-	if o.ReadyEvery <= 0 {
-		o.ReadyEvery = time.Minute
-	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Engine{o: o, mode: mode, log: log.With("component", "engine", "engine", Name)}
+	o.Environ = extproc.EnvironOr(o.Environ)
+	return &Engine{o: o, mode: mode, log: extproc.Logger(o.Logger, Name), Readiness: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
 }
 
 // Name implements engine.Engine.
@@ -146,10 +131,7 @@ func (e *Engine) Name() string { return Name }
 // it, so that it is the same for every run of the task without being stored
 // anywhere else.
 func SessionID(id task.ID) string {
-	h := sha256.Sum256([]byte("neuraphage claude session " + string(id)))
-	h[6] = h[6]&0x0f | 0x40 // version 4 (random-looking)
-	h[8] = h[8]&0x3f | 0x80 // RFC 4122 variant
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+	return extproc.SessionID("neuraphage claude session " + string(id))
 }
 
 // ConfigDir is the CLAUDE_CONFIG_DIR of task id.

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/claudecli"
@@ -79,15 +79,8 @@ type e2e struct {
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
 	cli := claudecli.CLI(t)
-	script, err := llmtest.ParseScript("e2e.yaml", []byte(e2eScript))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.NewServer(t, script)
-	dir := t.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		t.Fatalf("git init: %v %s", err, res.Output)
-	}
+	srv := enginetest.Server(t, "e2e.yaml", e2eScript)
+	dir := enginetest.GitRepo(t)
 	eng := New(Options{Command: cli, StateDir: filepath.Join(t.TempDir(), "state"), BaseURL: srv.URL(), APIKey: "sk-test-secret-4242",
 		AllowedTools: []string{"Bash"}, Grace: time.Second})
 	return &e2e{t: t, srv: srv, eng: eng, dir: dir}
@@ -118,7 +111,7 @@ func outcome(t *testing.T, c <-chan engine.Outcome) engine.Outcome {
 func TestRealCompletes(t *testing.T) {
 	x := newE2E(t)
 	tk := x.task("make task: create made.txt")
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	o := outcome(t, x.run(context.Background(), tk, h))
 	if o.Status != engine.Completed || !strings.Contains(o.Reason, "made.txt created") {
 		t.Fatalf("outcome = %+v, want completed with the final text", o)
@@ -127,7 +120,7 @@ func TestRealCompletes(t *testing.T) {
 		t.Fatalf("made.txt = %q, %v", b, err)
 	}
 	var call, result, file, usage bool
-	evs, steps := h.snapshot()
+	evs, steps := h.Snapshot()
 	for _, e := range evs {
 		switch p := e.(type) {
 		case event.ToolCall:
@@ -171,7 +164,7 @@ func TestRealCompletes(t *testing.T) {
 }
 
 // waitTool waits until the CLI's Bash tool runs the wait command.
-func (x *e2e) waitTool(h *fakeHost) int {
+func (x *e2e) waitTool(h *enginetest.Host) int {
 	x.t.Helper()
 	var pid int
 	testkit.WaitFor(x.t, "the wait command to run", func() bool {
@@ -202,15 +195,15 @@ func TestRealNudgeMidTool(t *testing.T) {
 func testNudgeMidTool(t *testing.T, polled bool) {
 	x := newE2E(t)
 	tk := x.task("wait task: wait for the flag")
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	var host engine.Host = h
 	if polled {
-		host = pollingHost{h}
+		host = enginetest.Polling{Host: h}
 	}
 	done := x.run(context.Background(), tk, host)
 	x.waitTool(h)
-	id := h.inject(inject.Nudge, "You seem stuck: nudge-7731", false)
-	testkit.WaitFor(t, "the nudge's receipt", func() bool { return h.delivered(id) })
+	id := h.Inject(inject.Nudge, "You seem stuck: nudge-7731", false)
+	testkit.WaitFor(t, "the nudge's receipt", func() bool { return h.Delivered(id) })
 	x.flag()
 	o := outcome(t, done)
 	if o.Status != engine.Completed {
@@ -233,13 +226,13 @@ func testNudgeMidTool(t *testing.T, polled bool) {
 func TestRealPauseAndResume(t *testing.T) {
 	x := newE2E(t)
 	tk := x.task("wait task: wait for the flag")
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	done := x.run(context.Background(), tk, h)
 	pid := x.waitTool(h)
-	id := h.inject(inject.Pause, "stop for now", true)
+	id := h.Inject(inject.Pause, "stop for now", true)
 	o := outcome(t, done)
-	if o.Status != engine.Paused || !h.delivered(id) {
-		t.Fatalf("outcome = %+v, pause delivered %v; want paused", o, h.delivered(id))
+	if o.Status != engine.Paused || !h.Delivered(id) {
+		t.Fatalf("outcome = %+v, pause delivered %v; want paused", o, h.Delivered(id))
 	}
 	if alive(pid) {
 		t.Errorf("the tool's shell %d outlived the paused run", pid)
@@ -262,7 +255,7 @@ func TestRealPauseAndResume(t *testing.T) {
 func TestRealCancelKillsGroup(t *testing.T) {
 	x := newE2E(t)
 	tk := x.task("wait task: wait for the flag")
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := x.run(ctx, tk, h)
 	pid := x.waitTool(h)
@@ -303,24 +296,22 @@ func TestRealDenialRecovered(t *testing.T) {
 		Recovery: lifecycle.Moderate, MaxEscalations: 3}}
 	tk := x.task("deny task: say it")
 	tk.Manifest = &task.Manifest{Readable: []string{"."}, Writable: []string{"."}, Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Source: "default"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	o := outcome(t, x.run(context.Background(), tk, h))
 	if o.Status != engine.Completed || o.Reason != "Listed the root." {
 		t.Fatalf("outcome = %+v, want completed after the retry", o)
 	}
-	if !h.has(event.KindToolResult, func(p event.Payload) bool {
+	if !h.Has(event.KindToolResult, func(p event.Payload) bool {
 		r := p.(event.ToolResult)
 		return r.Name == "bash" && !r.Error && strings.Contains(r.Preview, "recovered-ok")
 	}) {
-		evs, _ := h.snapshot()
+		evs, _ := h.Snapshot()
 		t.Fatalf("the retried command did not run: %+v", evs)
 	}
-	if !h.has(event.KindPermissionDenied, func(p event.Payload) bool { return strings.HasPrefix(p.(event.PermissionDenied).Command, "node -e") }) {
+	if !h.Has(event.KindPermissionDenied, func(p event.Payload) bool { return strings.HasPrefix(p.(event.PermissionDenied).Command, "node -e") }) {
 		t.Error("the refusal was not observed")
 	}
-	h.mu.Lock()
-	m := h.t.Manifest
-	h.mu.Unlock()
+	m := h.Task().Manifest
 	if m == nil || !slices.Contains(m.Commands, "node") || m.Escalations != 1 {
 		t.Errorf("manifest after the recovery = %+v, want node allowed after one escalation", m)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
@@ -22,7 +23,7 @@ func TestFakeCompletes(t *testing.T) {
 	t.Parallel()
 	eng, dir := fakeEngine(t, "complete.jsonl", "")
 	tk := task.Task{ID: "t-fake1", Description: "hello task: make a file"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: h})
 	if o.Status != engine.Completed || o.Reason != "Done: made.txt created." {
 		t.Fatalf("outcome = %+v", o)
@@ -43,7 +44,7 @@ func TestFakeCompletes(t *testing.T) {
 	}
 	var failedResult bool
 	var cost float64
-	evs, steps := h.snapshot()
+	evs, steps := h.Snapshot()
 	for _, e := range evs {
 		switch p := e.(type) {
 		case event.ToolResult:
@@ -67,17 +68,17 @@ func TestFakeUrgentInterruptsThenDelivers(t *testing.T) {
 	t.Parallel()
 	eng, dir := fakeEngine(t, "interrupt.jsonl", "")
 	tk := task.Task{ID: "t-fake2", Description: "slow task: run it"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: h}) }()
-	testkit.WaitFor(t, "the slow tool call", func() bool { return h.has(event.KindToolCall, nil) })
-	id := h.inject(inject.Message, "stop that and say ok", true)
+	testkit.WaitFor(t, "the slow tool call", func() bool { return h.Has(event.KindToolCall, nil) })
+	id := h.Inject(inject.Message, "stop that and say ok", true)
 	o := outcome(t, done)
 	if o.Status != engine.Completed || o.Reason != "Finished." {
 		t.Fatalf("outcome = %+v", o)
 	}
-	if !h.delivered(id) || !h.has(event.KindInterrupted, nil) {
-		t.Fatalf("delivered %v, interrupted observed %v", h.delivered(id), h.has(event.KindInterrupted, nil))
+	if !h.Delivered(id) || !h.Has(event.KindInterrupted, nil) {
+		t.Fatalf("delivered %v, interrupted observed %v", h.Delivered(id), h.Has(event.KindInterrupted, nil))
 	}
 	in := readFakeLog(t, dir)[0].Stdin
 	if len(in) != 3 || !strings.Contains(in[1], `"subtype":"interrupt"`) || !strings.Contains(in[2], "stop that and say ok") {
@@ -89,7 +90,7 @@ func TestFakeCrashPausesWithStderr(t *testing.T) {
 	t.Parallel()
 	eng, _ := fakeEngine(t, "complete.jsonl", "crash")
 	tk := task.Task{ID: "t-fake3", Description: "hello task"}
-	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: newFakeHost(tk)})
+	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: enginetest.NewHost(tk)})
 	if o.Status != engine.Paused || !strings.Contains(o.Reason, "status 3") || !strings.Contains(o.Reason, "broke on purpose") {
 		t.Fatalf("outcome = %+v, want paused with the exit status and stderr", o)
 	}
@@ -99,7 +100,7 @@ func TestFakeMalformedLinesSkipped(t *testing.T) {
 	t.Parallel()
 	eng, _ := fakeEngine(t, "complete.jsonl", "malformed")
 	tk := task.Task{ID: "t-fake4", Description: "hello task"}
-	if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: newFakeHost(tk)}); o.Status != engine.Completed {
+	if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: enginetest.NewHost(tk)}); o.Status != engine.Completed {
 		t.Fatalf("outcome = %+v", o)
 	}
 }
@@ -108,7 +109,8 @@ func TestFakeMalformedLinesSkipped(t *testing.T) {
 // daemon died right after writing the line; before failing it waits until
 // the CLI stored the line in its session (took reports whether it did).
 type failDelivery struct {
-	*fakeHost
+	*enginetest.Host
+	tb   testing.TB
 	took func() bool
 }
 
@@ -119,7 +121,7 @@ func (f failDelivery) Commit(ctx context.Context, s engine.Step) (task.Task, err
 		}
 		return task.Task{}, errors.New("the daemon died")
 	}
-	return f.fakeHost.Commit(ctx, s)
+	return f.Host.Commit(ctx, s)
 }
 
 // TestFakeDeliveryExactlyOnceAcrossCrash: a message whose line the CLI
@@ -133,25 +135,24 @@ func TestFakeDeliveryExactlyOnceAcrossCrash(t *testing.T) {
 			t.Parallel()
 			eng, dir := fakeEngine(t, "complete.jsonl", "")
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-fake5%v", stored)), Description: "hello task"}
-			h := newFakeHost(tk)
-			h.tb = t
-			id := h.inject(inject.Message, "use the fixture in testdata", false)
+			h := enginetest.NewHost(tk)
+			id := h.Inject(inject.Message, "use the fixture in testdata", false)
 			session := func() string { return readFile(eng.transcript(tk.ID)) }
 			var took func() bool
 			if stored {
 				took = func() bool { return strings.Contains(session(), "use the fixture in testdata") }
 			}
 			wd := t.TempDir()
-			if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: failDelivery{h, took}}); o.Status != engine.Paused {
+			if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: failDelivery{h, t, took}}); o.Status != engine.Paused {
 				t.Fatalf("first run = %+v, want paused by the failed commit", o)
 			}
-			if h.delivered(id) {
+			if h.Delivered(id) {
 				t.Fatal("the receipt was committed")
 			}
 			if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h}); o.Status != engine.Completed {
 				t.Fatalf("second run = %+v", o)
 			}
-			if !h.delivered(id) {
+			if !h.Delivered(id) {
 				t.Fatal("the message was never receipted")
 			}
 			if n := strings.Count(session(), "use the fixture in testdata"); n != 1 {
@@ -209,22 +210,22 @@ func TestFakeDenialAsksThenAnswer(t *testing.T) {
 	eng.o.Recovery = &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, Recovery: lifecycle.Interactive}}
 	tk := task.Task{ID: "t-fake7", Description: "hello task",
 		Manifest: &task.Manifest{Writable: []string{"."}, Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Source: "default"}}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	wd := t.TempDir()
 	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h})
 	if o.Status != engine.Waiting || !strings.Contains(o.Reason, "node -e 1") {
 		t.Fatalf("outcome = %+v, want waiting with the question", o)
 	}
-	if m := h.t.Manifest; m.Pending == nil || slices.Contains(m.Commands, "node") {
+	if m := h.Manifest(); m.Pending == nil || slices.Contains(m.Commands, "node") {
 		t.Fatalf("manifest = %+v, want the fix pending, not made", m)
 	}
-	h.inject(inject.Message, "allow", false)
-	eng.Run(context.Background(), engine.Run{Task: h.t, Dir: wd, Host: h})
+	h.Inject(inject.Message, "allow", false)
+	eng.Run(context.Background(), engine.Run{Task: h.Task(), Dir: wd, Host: h})
 	runs := readFakeLog(t, dir)
 	if len(runs) != 2 || !slices.ContainsFunc(runs[1].Args, func(a string) bool { return strings.Contains(a, "Bash(node:*)") }) {
 		t.Fatalf("second start's args %q do not allow the command", runs[len(runs)-1].Args)
 	}
-	if !h.has(event.KindRecoveryAttempt, func(p event.Payload) bool { return p.(event.RecoveryAttempt).Action == "retry" }) {
+	if !h.Has(event.KindRecoveryAttempt, func(p event.Payload) bool { return p.(event.RecoveryAttempt).Action == "retry" }) {
 		t.Error("the answer was not recorded")
 	}
 }

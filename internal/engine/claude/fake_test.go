@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 )
 
 // TestMain makes the test binary a fake `claude` when it is run as one
@@ -129,6 +131,13 @@ func fakeClaude(args []string) int {
 			emit(`{"type":"assistant","message":`)
 		}
 		for _, o := range turn {
+			if mode == "object" && strings.Contains(o, `"type":"result"`) {
+				// A command of the turn wrote an object, as a commit does.
+				if err := enginetest.WriteObject(os.Getenv("GIT_OBJECT_DIRECTORY")); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
+			}
 			if strings.Contains(o, `"type":"control_response"`) {
 				// Answer only once the engine asked to interrupt.
 				req, ok := next()

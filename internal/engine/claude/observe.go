@@ -1,16 +1,13 @@
 package claude
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
@@ -115,13 +112,13 @@ func (ru *run) toolResults(ctx context.Context, l line) error {
 		}
 		evs = append(evs, r)
 		if key, writes := fileTools[c.name]; writes && !b.IsError {
-			if path := ru.relPath(inputString(c.input, key)); path != "" {
+			if path := ru.changes.Rel(extproc.InputString(c.input, key)); path != "" {
 				op := "modified"
 				if c.name == "Write" && strings.Contains(content, "created") {
 					op = "created"
 				}
 				evs = append(evs, event.FileChanged{Turn: ru.turn, Path: path, Op: op, Tool: observedTool(c.name)})
-				ru.reported(path)
+				ru.changes.Named(path)
 			}
 		}
 		msg.Parts = append(msg.Parts, llm.ToolResultPart(llm.ToolResult{CallID: b.ToolUseID, Content: content, IsError: b.IsError}))
@@ -144,9 +141,11 @@ func (ru *run) endTurn(stop string) []event.Payload {
 	return []event.Payload{event.TurnEnded{Turn: ru.turn, StopReason: stop, Attempts: 1, DurationMs: ru.h.Now().Sub(ru.turnStart).Milliseconds()}}
 }
 
-// result ends the CLI's turn: its cost into the ledger, the files changed
-// that no tool result named (a worktree snapshot), and the outcome.
+// result ends the CLI's turn: the objects its commands wrote moved into
+// the shared store, its cost into the ledger, the files changed that no
+// tool result named (a worktree snapshot), and the outcome.
 func (ru *run) result(ctx context.Context, l line) (bool, error) {
+	ru.p.Settle()
 	evs := ru.endTurn(words.Or(l.StopReason, "end_turn"))
 	cost := l.TotalCostUSD - ru.costSeen
 	if cost < 0 {
@@ -160,10 +159,8 @@ func (ru *run) result(ctx context.Context, l line) (bool, error) {
 	}
 	prev := ru.latest.Usage
 	turn := max(ru.turn, 1)
-	evs = append(evs, event.Usage{Turn: turn, Provider: Provider, Model: ru.model(),
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: cost, TotalTokens: prev.InputTokens + prev.OutputTokens + u.Total(), TotalCostUSD: prev.CostUSD + cost})
-	evs = append(evs, ru.snapshotChanges(ctx, turn)...)
+	evs = append(evs, extproc.UsageEvent(turn, Provider, ru.model(), u, cost, prev))
+	evs = append(evs, ru.changes.Since(ctx, turn)...)
 	denied, decision := ru.denials(turn, l)
 	evs = append(evs, denied...)
 	if ru.interrupt != "" {
@@ -214,77 +211,6 @@ func (ru *run) model() string {
 		}
 	}
 	return "claude-code"
-}
-
-// relPath makes a path the CLI wrote relative to the worktree; "" when it
-// is outside.
-func (ru *run) relPath(p string) string {
-	if p == "" {
-		return ""
-	}
-	if !filepath.IsAbs(p) {
-		return filepath.ToSlash(filepath.Clean(p))
-	}
-	rel, err := filepath.Rel(ru.r.Dir, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return ""
-	}
-	return filepath.ToSlash(rel)
-}
-
-// reported notes a file a tool result named in this turn, so the snapshot
-// does not report it again.
-func (ru *run) reported(path string) {
-	if ru.named == nil {
-		ru.named = map[string]bool{}
-	}
-	ru.named[path] = true
-}
-
-// snapshotChanges compares the worktree with the snapshot of the last turn
-// end and reports the files changed that no tool result named (a Bash
-// command's edits).
-func (ru *run) snapshotChanges(ctx context.Context, turn int) []event.Payload {
-	named := ru.named
-	ru.named = nil
-	if !ru.snapTaken {
-		return nil
-	}
-	after, err := ru.snap.Retake(ctx)
-	if err != nil {
-		ru.log.Warn("taking a snapshot of the worktree", "err", err)
-		return nil
-	}
-	var evs []event.Payload
-	for _, c := range git.Diff(ru.snap, after) {
-		if !named[c.Path] {
-			evs = append(evs, event.FileChanged{Turn: turn, Path: c.Path, Op: string(c.Op), Tool: "bash"})
-		}
-	}
-	ru.snap = after
-	return evs
-}
-
-func inputString(input json.RawMessage, key string) string {
-	var m map[string]any
-	if json.Unmarshal(input, &m) != nil {
-		return ""
-	}
-	s, _ := m[key].(string)
-	return s
-}
-
-// canonical re-encodes a JSON object with sorted keys and no space.
-func canonical(raw json.RawMessage) json.RawMessage {
-	var v any
-	if len(bytes.TrimSpace(raw)) == 0 || json.Unmarshal(raw, &v) != nil {
-		return json.RawMessage("{}")
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage("{}")
-	}
-	return b
 }
 
 func deref(p *int) int {

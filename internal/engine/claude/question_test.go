@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -45,26 +46,26 @@ func TestFakeQuestionWaitsAndReplyResumes(t *testing.T) {
 	t.Parallel()
 	eng, dir := fakeEngine(t, "question.jsonl", "resume")
 	tk := task.Task{ID: "t-fakeq", Description: "greeting task: write a greeting"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	wd := t.TempDir()
 	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h})
 	if o.Status != engine.Waiting || o.Reason != "Which greeting should made.txt hold?" {
 		t.Fatalf("outcome = %+v, want waiting with the question", o)
 	}
-	if !h.has(event.KindNeedsInput, func(p event.Payload) bool {
+	if !h.Has(event.KindNeedsInput, func(p event.Payload) bool {
 		return p.(event.NeedsInput).Question == "Which greeting should made.txt hold?"
 	}) {
 		t.Fatal("no agent.needs_input with the question")
 	}
-	if h.has(event.KindCompleted, nil) {
+	if h.Has(event.KindCompleted, nil) {
 		t.Fatal("a question completed the task")
 	}
-	id := h.inject(inject.Message, "say hi", false)
+	id := h.Inject(inject.Message, "say hi", false)
 	o = eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h})
 	if o.Status != engine.Completed || o.Reason != "Done: made.txt says hi." {
 		t.Fatalf("outcome after the reply = %+v", o)
 	}
-	if !h.delivered(id) {
+	if !h.Delivered(id) {
 		t.Fatal("the reply has no receipt")
 	}
 	runs := readFakeLog(t, dir)

@@ -3,11 +3,10 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 )
 
@@ -68,29 +67,7 @@ func (ru *run) act(d *lifecycleDecision) {
 // before the CLI starts, so its flags follow. The message itself still
 // reaches the agent at the boundary.
 func (ru *run) answerPending(ctx context.Context) (engine.Outcome, bool) {
-	m := ru.latest.Manifest
-	if m == nil || m.Pending == nil || ru.e.o.Recovery == nil {
-		return engine.Outcome{}, false
-	}
-	inbox, err := ru.h.Inbox(ctx)
-	if err != nil {
-		return ru.stopOrPause(ctx, err), true
-	}
-	reply := ""
-	for _, inj := range inbox {
-		if inj.Kind == inject.Message && inj.Source == inject.FromUser {
-			reply = strings.TrimSpace(inj.Text)
-		}
-	}
-	if reply == "" {
-		return engine.Outcome{}, false
-	}
-	widened, _, ev := lifecycle.Answer(*m, reply, ru.e.o.Recovery.Policy)
-	step := engine.Step{Turn: ru.turn, Manifest: &widened}
-	if ev != nil {
-		step.Events = []event.Payload{ev}
-	}
-	if err := ru.commit(ctx, step); err != nil {
+	if err := extproc.Answer(ctx, ru.h, ru.latest.Manifest, ru.e.o.Recovery, ru.turn, ru.commit); err != nil {
 		return ru.stopOrPause(ctx, err), true
 	}
 	return engine.Outcome{}, false

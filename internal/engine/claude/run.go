@@ -3,35 +3,18 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
-	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
-	"github.com/neuraphage/neuraphage-go/internal/llm"
-	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
-
-// resumeNote is the first line of a resumed session when no message waits.
-const resumeNote = "This session was stopped and now continues (a pause, or a restart of Neuraphage or of the CLI). " +
-	"Continue the task where you left off; if it is done, say so and stop."
-
-// finalTimeout bounds the commits a run makes after its context ended.
-const finalTimeout = 10 * time.Second
-
-// stderrTail is how much of the CLI's stderr a crash's reason quotes.
-const stderrTail = 600
 
 // midTurnPoll is how often the inbox is read while one of the CLI's tools
 // runs, under a Host that does not signal arrivals (engine.Arrivals): a
@@ -40,23 +23,9 @@ const midTurnPoll = time.Second
 
 // Run implements engine.Engine.
 func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
-	if err := e.Ready(); err != nil {
-		return engine.Outcome{Status: engine.Paused, Reason: err.Error()}
-	}
-	// The stored conversation: the Host commits after it, and the turns
-	// count on from it.
-	msgs, err := r.Host.Conversation(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return engine.Outcome{Status: engine.Stopped}
-		}
-		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("claude engine: loading the conversation: %v", err)}
-	}
-	turns := 0
-	for _, m := range msgs {
-		if m.Role == llm.RoleAssistant {
-			turns++
-		}
+	turns, out, stop := extproc.Begin(ctx, r, Name, e.Ready)
+	if stop {
+		return out
 	}
 	cfgDir := e.ConfigDir(r.Task.ID)
 	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
@@ -66,7 +35,9 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 	if err := e.writeKey(r.Task.ID); err != nil {
 		return engine.Outcome{Status: engine.Paused, Reason: "claude engine: " + err.Error()}
 	}
-	ru := &run{e: e, r: r, h: r.Host, log: e.log.With("task_id", r.Task.ID), latest: r.Task, turn: turns, calls: map[string]pendingCall{}}
+	log := e.log.With("task_id", r.Task.ID)
+	ru := &run{e: e, r: r, h: r.Host, log: log, latest: r.Task, turn: turns, calls: map[string]pendingCall{},
+		changes: extproc.NewChanges(r.Dir, log)}
 	if out, stop := ru.answerPending(ctx); stop {
 		return out
 	}
@@ -88,16 +59,9 @@ func (ru *run) session(ctx context.Context, cfgDir string) engine.Outcome {
 	e, r := ru.e, ru.r
 	transcript := e.transcript(r.Task.ID)
 	resume := transcript != ""
-	launcher := e.o.Launcher
-	if launcher != nil {
-		// The CLI keeps its session in its config directory.
-		l := *launcher
-		l.Write = append(append([]string(nil), l.Write...), cfgDir)
-		launcher = &l
-	}
-	p, err := extproc.Start(ctx, extproc.Spec{
-		Args: e.args(e.resolved(), ru.latest, resume), Dir: r.Dir, Env: e.env(r.Task, r.Dir, r.Env),
-		Launcher: launcher, Task: sandbox.Task{Dir: r.Dir, TempDir: tempDir(r.Env), Repo: r.Task.Repo, Branch: r.Branch},
+	p, err := extproc.StartRun(ctx, extproc.Launch{
+		Run: r, Args: e.args(e.Path(), ru.latest, resume), Env: e.env(r.Task, r.Dir, r.Env),
+		Launcher: e.o.Launcher, State: cfgDir, // the CLI keeps its session in its config directory
 		Label: "claude (" + string(r.Task.ID) + ")",
 	})
 	if err != nil {
@@ -105,44 +69,17 @@ func (ru *run) session(ctx context.Context, cfgDir string) engine.Outcome {
 	}
 	defer p.Stop()
 	ru.p, ru.resumed, ru.seen = p, resume, ""
-	ru.lines, ru.readErr = make(chan line), make(chan error, 1)
 	ru.costSeen, ru.inputs, ru.msgID, ru.interrupt = 0, 0, "", ""
 	clear(ru.calls)
 	if resume {
 		ru.seen = readFile(transcript)
 	}
-	if snap, err := git.TakeSnapshot(ctx, r.Dir); err == nil {
-		ru.snap, ru.snapTaken = snap, true
-	}
-	lines, readErr := ru.lines, ru.readErr
-	go func() { // owned by the session; ends at EOF, which p.Stop brings about
-		readErr <- extproc.ReadLines(p.Stdout(), ru.log, func(b []byte) error {
-			var l line
-			if err := json.Unmarshal(b, &l); err != nil {
-				ru.log.Warn("skipping a line from the CLI that does not parse", "err", err, "start", words.Clip(string(b), 120))
-				return nil
-			}
-			lines <- l // the session drains the channel after the loop
-			return nil
-		})
-		close(lines)
-	}()
+	ru.changes.Take(ctx)
+	ru.out = extproc.Read[line](p, ru.log) // the session joins it after the loop
 	out := ru.loop(ctx)
 	p.Stop()
-	for range lines { // join the reader
-	}
+	ru.out.Join()
 	return out
-}
-
-// tempDir is the task's temporary directory: the last TMPDIR in env.
-func tempDir(env []string) string {
-	dir := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
-			dir = v
-		}
-	}
-	return dir
 }
 
 func readFile(path string) string {
@@ -164,8 +101,8 @@ type run struct {
 	h       engine.Host
 	p       *extproc.Proc
 	log     *slog.Logger
-	lines   chan line
-	readErr chan error
+	out     *extproc.Reader[line]
+	changes *extproc.Changes
 
 	latest  task.Task
 	resumed bool   // the session existed when the run began
@@ -187,10 +124,6 @@ type run struct {
 	restart   bool   // start the CLI again (a widened manifest)
 	note      string // the first line of the next session, "" for resumeNote
 	ask       string // a question for the user that ends the run
-
-	snap      git.Snapshot    // the worktree at the last turn end
-	snapTaken bool            // snap is usable
-	named     map[string]bool // files tool results named in this turn
 }
 
 func (ru *run) loop(ctx context.Context) engine.Outcome {
@@ -209,10 +142,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 			if summary == "" {
 				summary = "Claude Code ended its turn."
 			}
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Completed{Turn: ru.turn, Summary: summary}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Completed, Reason: summary, Turn: ru.turn}
+			return ru.finish(ctx, engine.Completed, summary)
 		}
 		first = false
 		if out, stop := ru.await(ctx); stop {
@@ -230,17 +160,11 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if q := ru.ask; q != "" {
 			ru.ask = ""
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.NeedsInput{Turn: ru.turn, Question: q}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Waiting, Reason: q, Turn: ru.turn}
+			return ru.finish(ctx, engine.Waiting, q)
 		}
 		if ru.last.IsError {
 			reason := ru.failure()
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Failed{Turn: ru.turn, Reason: reason}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Failed, Reason: reason, Turn: ru.turn}
+			return ru.finish(ctx, engine.Failed, reason)
 		}
 	}
 }
@@ -265,57 +189,32 @@ func (ru *run) failure() string {
 // sends the task (a new session) or a note to continue (a resumed one)
 // when nothing else waits. sent reports whether a line went out.
 func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, sent, stop bool) {
-	drain(ru.h.Interrupts())
-	t, err := ru.h.Prepare(ctx)
-	if err != nil {
-		return ru.stopOrPause(ctx, fmt.Errorf("preparing the task's messages: %w", err)), false, true
-	}
-	if t.ID != "" {
-		ru.latest = t
-	}
-	drain(ru.h.Interrupts())
 	ru.waiting = false
-	inbox, err := ru.h.Inbox(ctx)
+	var taken func(int64) bool
+	if first && ru.resumed {
+		// The CLI took them before the daemon stopped.
+		taken = func(id int64) bool { return extproc.Delivered(ru.seen, id) }
+	}
+	in, err := extproc.TakeInbox(ctx, ru.h, &ru.latest, taken)
 	if err != nil {
-		return ru.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), false, true
+		return ru.stopOrPause(ctx, err), false, true
 	}
-	var pauses, shown, taken []inject.Injection
-	for _, inj := range inbox {
-		switch {
-		case inj.Kind == inject.Pause:
-			pauses = append(pauses, inj)
-		case first && ru.resumed && delivered(ru.seen, inj.ID):
-			// The CLI took it before the daemon stopped; only its
-			// receipt was lost.
-			taken = append(taken, inj)
-		default:
-			shown = append(shown, inj)
-		}
-	}
-	if len(taken) > 0 {
-		if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Delivered: taken, Events: []event.Payload{receipt(ru.turn, taken, ru.h.Now())}}); err != nil {
+	if out, stop, err := in.Acknowledge(ctx, ru.turn, ru.h.Now(), ru.commit); stop {
+		if err != nil {
 			return ru.stopOrPause(ctx, err), false, true
 		}
+		return out, false, true
 	}
-	if len(pauses) > 0 {
-		reason := strings.TrimSpace(pauses[len(pauses)-1].Text)
-		if reason == "" {
-			reason = "paused"
-		}
-		if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Delivered: pauses, Events: []event.Payload{receipt(ru.turn, pauses, ru.h.Now())}}); err != nil {
-			return ru.stopOrPause(ctx, err), false, true
-		}
-		return engine.Outcome{Status: engine.Paused, Reason: reason, Turn: ru.turn}, false, true
-	}
+	shown := in.Shown
 	var intro string
 	if first {
 		if ru.resumed {
 			if len(shown) == 0 {
-				intro = engine.Note(words.Or(ru.note, resumeNote))
+				intro = engine.Note(words.Or(ru.note, extproc.ResumeNote))
 				ru.note = ""
 			}
 		} else {
-			intro = taskPrompt(ru.r.Task)
+			intro = extproc.TaskPrompt(ru.r.Task)
 		}
 	}
 	if intro == "" && len(shown) == 0 {
@@ -333,61 +232,16 @@ func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, se
 // send writes one user line (intro, then the injections rendered) and
 // commits it with the injections' receipt once the CLI's stdin took it.
 func (ru *run) send(ctx context.Context, intro string, injs []inject.Injection) error {
-	var parts []string
-	if intro != "" {
-		parts = append(parts, intro)
-	}
-	for _, inj := range injs {
-		parts = append(parts, engine.Render(inj))
-	}
-	if len(injs) > 0 {
-		parts = append(parts, marker(injs))
-	}
-	text := strings.Join(parts, "\n\n")
+	text := extproc.Message(intro, injs)
 	if err := ru.p.WriteLine(newUserLine(text)); err != nil {
 		return ru.crashed(err)
 	}
 	ru.inputs++
-	step := engine.Step{Turn: ru.turn, Messages: []llm.Message{llm.UserText(text)}, Delivered: injs}
-	if len(injs) > 0 {
-		step.Events = []event.Payload{receipt(ru.turn+1, injs, ru.h.Now())}
-	}
-	return ru.commit(ctx, step)
+	return ru.commit(ctx, extproc.UserStep(ru.turn, text, injs, ru.h.Now()))
 }
-
-// marker is the delivery marker of a line carrying injs: found in the
-// session's transcript, it says the CLI took them. It holds no character
-// a JSON encoder escapes, so it reads the same in the transcript's JSON.
-func marker(injs []inject.Injection) string {
-	ids := make([]string, len(injs))
-	for i, inj := range injs {
-		ids[i] = strconv.FormatInt(inj.ID, 10)
-	}
-	return "[neuraphage-delivery:" + strings.Join(ids, ",") + "]"
-}
-
-// crashErr is the CLI gone while the run needed it.
-type crashErr struct{ msg string }
-
-func (c *crashErr) Error() string { return c.msg }
 
 // crashed describes the CLI's end: its exit status and stderr's tail.
-func (ru *run) crashed(cause error) error {
-	select {
-	case <-ru.p.Done():
-	case <-time.After(2 * time.Second):
-	}
-	msg := "Claude Code exited"
-	if code := ru.p.ExitCode(); code >= 0 {
-		msg += " with status " + strconv.Itoa(code)
-	} else if cause != nil {
-		msg = "Claude Code stopped answering: " + cause.Error()
-	}
-	if tail := ru.p.StderrTail(stderrTail); tail != "" {
-		msg += ": " + words.OneLine(tail)
-	}
-	return &crashErr{msg: msg + "; resume the task to continue its session"}
-}
+func (ru *run) crashed(cause error) error { return ru.p.Exited("Claude Code", cause, "session") }
 
 // await reads the CLI's output until the turn's result. It interrupts the
 // turn when an urgent message arrives, and hands non-urgent ones to the CLI
@@ -426,11 +280,9 @@ func (ru *run) await(ctx context.Context) (engine.Outcome, bool) {
 			if err := ru.midTurn(ctx); err != nil {
 				return ru.stopOrPause(ctx, err), true
 			}
-		case l, ok := <-ru.lines:
+		case l, ok := <-ru.out.C:
 			if !ok {
-				err := <-ru.readErr
-				ru.readErr <- err
-				return ru.stopOrPause(ctx, ru.crashed(err)), true
+				return ru.stopOrPause(ctx, ru.crashed(ru.out.Err())), true
 			}
 			done, err := ru.handle(ctx, l)
 			if err == nil && !done {
@@ -488,81 +340,15 @@ func (ru *run) stopped() engine.Outcome {
 // stopOrPause ends the run after err: stopped when the context ended,
 // else paused with the reason (a crash of the CLI quotes its stderr).
 func (ru *run) stopOrPause(ctx context.Context, err error) engine.Outcome {
-	if ctx.Err() != nil {
-		return ru.stopped()
-	}
-	reason := err.Error()
-	var ce *crashErr
-	if !errors.As(err, &ce) {
-		reason = "claude engine: " + reason
-	}
-	ru.log.Warn("pausing the task", "err", err)
-	return engine.Outcome{Status: engine.Paused, Reason: reason, Turn: ru.turn}
+	return extproc.StopOrPause(ctx, ru.log, "claude engine: ", err, ru.turn)
 }
 
-// commit stores a step; after the run's context ended it still gets a
-// bounded chance, so the step in flight is not lost.
+// commit stores a step (extproc.Commit).
 func (ru *run) commit(ctx context.Context, s engine.Step) error {
-	if ctx.Err() != nil {
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
-		defer cancel()
-		ctx = c
-	}
-	t, err := ru.h.Commit(ctx, s)
-	if err != nil {
-		return err
-	}
-	ru.latest = t
-	return engine.StepLearnings(ctx, ru.h, s, t.Tags)
+	return extproc.Commit(ctx, ru.h, s, &ru.latest)
 }
 
-func receipt(turn int, injs []inject.Injection, now time.Time) event.Delivered {
-	d := event.Delivered{Turn: turn}
-	for _, inj := range injs {
-		d.InjectionIDs = append(d.InjectionIDs, inj.ID)
-		d.Kinds = append(d.Kinds, string(inj.Kind))
-		d.LatencyMs = append(d.LatencyMs, max(0, now.Sub(inj.CreatedAt).Milliseconds()))
-	}
-	return d
-}
-
-func drain(c <-chan struct{}) {
-	for {
-		select {
-		case <-c:
-		default:
-			return
-		}
-	}
-}
-
-// taskPrompt is the first user line of a new session.
-func taskPrompt(t task.Task) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Your task (%s):\n\n%s\n", t.ID, engine.Neutralize(t.Description))
-	if strings.TrimSpace(t.Context) != "" {
-		fmt.Fprintf(&b, "\nContext:\n\n%s\n", engine.Neutralize(t.Context))
-	}
-	b.WriteString("\nWork in the current directory (a git worktree of your own). When the task is done, reply with a short summary of what you did and stop.")
-	return b.String()
-}
-
-// delivered reports whether the transcript holds a delivery marker naming
-// injection id.
-func delivered(transcript string, id int64) bool {
-	want := strconv.FormatInt(id, 10)
-	for rest := transcript; ; {
-		_, after, ok := strings.Cut(rest, "[neuraphage-delivery:")
-		if !ok {
-			return false
-		}
-		ids, tail, ok := strings.Cut(after, "]")
-		if !ok {
-			return false
-		}
-		if slices.Contains(strings.Split(ids, ","), want) {
-			return true
-		}
-		rest = tail
-	}
+// finish ends the run with status and reason (extproc.Finish).
+func (ru *run) finish(ctx context.Context, status engine.Status, reason string) engine.Outcome {
+	return extproc.Finish(ctx, ru.turn, status, reason, ru.commit, ru.stopOrPause)
 }

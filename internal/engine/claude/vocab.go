@@ -3,6 +3,8 @@ package claude
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 )
 
 // Claude Code's tools, as the observations name them: the native engine's
@@ -34,11 +36,11 @@ var argKeys = map[string]map[string]string{
 func observedCall(name string, input json.RawMessage) (string, json.RawMessage) {
 	ours, ok := toolNames[name]
 	if !ok {
-		return strings.ToLower(name), canonical(input)
+		return strings.ToLower(name), extproc.Canonical(input)
 	}
 	var in map[string]any
 	if json.Unmarshal(input, &in) != nil {
-		return ours, canonical(input)
+		return ours, extproc.Canonical(input)
 	}
 	out := map[string]any{}
 	for k, v := range in {
@@ -48,7 +50,7 @@ func observedCall(name string, input json.RawMessage) (string, json.RawMessage) 
 	}
 	b, err := json.Marshal(out) // map keys sorted: canonical
 	if err != nil {
-		return ours, canonical(input)
+		return ours, extproc.Canonical(input)
 	}
 	return ours, b
 }

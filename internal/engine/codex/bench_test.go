@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/codexcli"
 )
@@ -25,22 +25,10 @@ import (
 func benchEnv(b *testing.B) (*Engine, *llmtest.Server, string) {
 	b.Helper()
 	cli := codexcli.CLI(b)
-	script, err := llmtest.ParseScript("bench.yaml", []byte(e2eScript))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := llmtest.NewServer(b, script)
+	srv := enginetest.Server(b, "bench.yaml", e2eScript)
 	state := filepath.Join(b.TempDir(), "state")
 	return New(Options{Command: cli, StateDir: state, BaseURL: srv.OpenAIBaseURL(), APIKey: "sk-bench",
 		Model: func(task.Task) string { return "gpt-llmtest" }}), srv, state
-}
-
-func benchDir(b *testing.B) string {
-	dir := b.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		b.Fatalf("git init: %v %s", err, res.Output)
-	}
-	return dir
 }
 
 // BenchmarkFirstObservation: from the start of a run (the executor's
@@ -52,12 +40,12 @@ func BenchmarkFirstObservation(b *testing.B) {
 	var total time.Duration
 	for i := range b.N {
 		tk := task.Task{ID: task.ID(fmt.Sprintf("t-first%d", i)), Description: "make task: create made.txt"}
-		h := newFakeHost(tk)
-		dir := benchDir(b)
+		h := enginetest.NewHost(tk)
+		dir := enginetest.GitRepo(b)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
 		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
-		for !h.has(event.KindTurnStarted, nil) {
+		for !h.Has(event.KindTurnStarted, nil) {
 			select {
 			case o := <-done:
 				b.Fatalf("the run ended before its first observation: %+v", o)
@@ -78,9 +66,11 @@ func BenchmarkInjectLatency(b *testing.B) {
 	release := srv.Hold("hold", 0)
 	defer release()
 	tk := task.Task{ID: "t-latency", Description: "hold task: steered many times"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	done := make(chan engine.Outcome, 1)
-	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
+	go func() {
+		done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: enginetest.GitRepo(b), Host: h})
+	}()
 	if err := srv.WaitRequests(context.Background(), 1); err != nil {
 		b.Fatal(err)
 	}
@@ -88,8 +78,8 @@ func BenchmarkInjectLatency(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		id := h.inject(inject.Message, fmt.Sprintf("note %d", i), false)
-		for !h.delivered(id) {
+		id := h.Inject(inject.Message, fmt.Sprintf("note %d", i), false)
+		for !h.Delivered(id) {
 			time.Sleep(50 * time.Microsecond)
 		}
 		total += time.Since(start)
@@ -117,8 +107,8 @@ func BenchmarkDaemonMemoryPerTask(b *testing.B) {
 		var dones []chan engine.Outcome
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d-%d", i, time.Now().UnixNano())), Description: "hold task: held"}
-			h := newFakeHost(tk)
-			dir := benchDir(b)
+			h := enginetest.NewHost(tk)
+			dir := enginetest.GitRepo(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			dones = append(dones, done)

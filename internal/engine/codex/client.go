@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -39,7 +40,7 @@ func (ru *run) steer(ctx context.Context) error {
 	if len(shown) == 0 {
 		return nil
 	}
-	text := message("", shown)
+	text := extproc.Message("", shown)
 	for _, inj := range shown {
 		ru.inflight[inj.ID] = true
 	}
@@ -64,7 +65,7 @@ func (ru *run) steered(ctx context.Context, pd pending, m msg) error {
 		return nil
 	}
 	return ru.commit(ctx, engine.Step{Turn: ru.turn, Messages: []llm.Message{llm.UserText(pd.text)}, Delivered: pd.injs,
-		Events: []event.Payload{receipt(ru.turn, pd.injs, ru.h.Now())}})
+		Events: []event.Payload{extproc.Receipt(ru.turn, pd.injs, ru.h.Now())}})
 }
 
 // dispatch handles one message of the CLI.
@@ -120,9 +121,9 @@ func (ru *run) call(ctx context.Context, method string, params any) (json.RawMes
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case m, ok := <-ru.msgs:
+		case m, ok := <-ru.out.C:
 			if !ok {
-				return nil, ru.crashed(ru.readError())
+				return nil, ru.crashed(ru.out.Err())
 			}
 			if m.ID != nil && *m.ID == id && m.Method == "" {
 				if m.Error != nil {
@@ -135,10 +136,4 @@ func (ru *run) call(ctx context.Context, method string, params any) (json.RawMes
 			}
 		}
 	}
-}
-
-func (ru *run) readError() error {
-	err := <-ru.readErr
-	ru.readErr <- err
-	return err
 }

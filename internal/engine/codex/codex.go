@@ -30,7 +30,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
@@ -103,11 +102,7 @@ type Engine struct {
 	o   Options
 	log *slog.Logger
 
-	mu      sync.Mutex
-	ready   error
-	readyAt time.Time
-	path    string
-	version string
+	*extproc.Readiness // Ready, Version
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -117,17 +112,8 @@ func New(o Options) *Engine {
 	if o.Command == "" {
 		o.Command = DefaultCommand
 	}
-	if o.Environ == nil {
-		o.Environ = os.Environ
-	}
-	if o.ReadyEvery <= 0 {
-		o.ReadyEvery = time.Minute
-	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Engine{o: o, log: log.With("component", "engine", "engine", Name)}
+	o.Environ = extproc.EnvironOr(o.Environ)
+	return &Engine{o: o, log: extproc.Logger(o.Logger, Name), Readiness: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
 }
 
 // Name implements engine.Engine.

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/codexcli"
@@ -75,15 +75,8 @@ func newE2E(t *testing.T) *e2e {
 		t.Skip("runs the real Codex CLI")
 	}
 	cli := codexcli.CLI(t)
-	script, err := llmtest.ParseScript("e2e.yaml", []byte(e2eScript))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.NewServer(t, script)
-	dir := t.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		t.Fatalf("git init: %v %s", err, res.Output)
-	}
+	srv := enginetest.Server(t, "e2e.yaml", e2eScript)
+	dir := enginetest.GitRepo(t)
 	return &e2e{t: t, srv: srv, cli: cli, state: filepath.Join(t.TempDir(), "state"), dir: dir}
 }
 
@@ -147,7 +140,7 @@ func outcome(t *testing.T, c <-chan engine.Outcome) engine.Outcome {
 func TestRealCompletes(t *testing.T) {
 	x := newE2E(t)
 	tk := x.task("make task: create made.txt")
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	eng := x.engine()
 	o := outcome(t, x.run(context.Background(), eng, tk, h))
 	if o.Status != engine.Completed || !strings.Contains(o.Reason, "made.txt created") {
@@ -157,7 +150,7 @@ func TestRealCompletes(t *testing.T) {
 		t.Fatalf("made.txt = %q, %v", b, err)
 	}
 	var call, result, file, usage, started bool
-	evs, steps := h.snapshot()
+	evs, steps := h.Snapshot()
 	for _, e := range evs {
 		switch p := e.(type) {
 		case event.ToolCall:
@@ -201,15 +194,15 @@ func TestRealCompletes(t *testing.T) {
 func TestRealSteer(t *testing.T) {
 	x := newE2E(t)
 	tk := x.task("hold task: wait for a nudge")
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	release := x.srv.Hold("hold", 0)
 	defer release()
 	out := x.run(context.Background(), x.engine(), tk, h)
 	if err := x.srv.WaitRequests(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
-	id := h.inject(inject.Nudge, "nudge-7731: also say you saw this", false)
-	testkit.WaitFor(t, "the steer accepted", func() bool { return h.delivered(id) })
+	id := h.Inject(inject.Nudge, "nudge-7731: also say you saw this", false)
+	testkit.WaitFor(t, "the steer accepted", func() bool { return h.Delivered(id) })
 	release()
 	o := outcome(t, out)
 	if o.Status != engine.Completed || !strings.Contains(o.Reason, "Saw nudge-7731") {
@@ -224,7 +217,7 @@ func TestRealSteer(t *testing.T) {
 	}
 	// One turn: the steer went into it.
 	turnsStarted := 0
-	_, steps := h.snapshot()
+	_, steps := h.Snapshot()
 	for _, s := range steps {
 		for _, m := range s.Messages {
 			if m.Role == llm.RoleUser && strings.Contains(m.Text(), "hold task") {
@@ -243,7 +236,7 @@ func TestRealSteer(t *testing.T) {
 func TestRealPauseResume(t *testing.T) {
 	x := newE2E(t)
 	tk := x.task("hold task: be paused")
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	release := x.srv.Hold("hold", 0)
 	defer release()
 	eng := x.engine()
@@ -251,13 +244,13 @@ func TestRealPauseResume(t *testing.T) {
 	if err := x.srv.WaitRequests(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
-	h.inject(inject.Pause, "stop for now", true)
+	h.Inject(inject.Pause, "stop for now", true)
 	o := outcome(t, out)
 	release()
 	if o.Status != engine.Paused || o.Reason != "stop for now" {
 		t.Fatalf("outcome = %+v, want paused", o)
 	}
-	if !h.has(event.KindInterrupted, nil) {
+	if !h.Has(event.KindInterrupted, nil) {
 		t.Error("no interrupted observation")
 	}
 	thread := eng.Thread(tk.ID)
@@ -277,7 +270,7 @@ func TestRealPauseResume(t *testing.T) {
 func TestRealRestart(t *testing.T) {
 	x := newE2E(t)
 	tk := x.task("hold task: survive a restart")
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	release := x.srv.Hold("hold", 0)
 	defer release()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -312,19 +305,19 @@ func TestRealDeclined(t *testing.T) {
 	x := newE2E(t)
 	tk := x.task("make task: create made.txt")
 	tk.Manifest = &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	eng := x.engine()
 	eng.o.Recovery = &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, MaxEscalations: 3, Recovery: lifecycle.Moderate}}
 	o := outcome(t, x.run(context.Background(), eng, tk, h))
 	if o.Status != engine.Completed || !strings.Contains(o.Reason, "Done after the retry") {
 		t.Fatalf("outcome = %+v, want completed after the retry", o)
 	}
-	if !h.has(event.KindPermissionDenied, func(p event.Payload) bool {
+	if !h.Has(event.KindPermissionDenied, func(p event.Payload) bool {
 		return strings.Contains(p.(event.PermissionDenied).Command, "echo hi > made.txt")
 	}) {
 		t.Error("no permission denial of the declined command")
 	}
-	if m := h.manifest(); m == nil || !slices.Contains(m.Commands, "echo") || m.Escalations != 1 {
+	if m := h.Manifest(); m == nil || !slices.Contains(m.Commands, "echo") || m.Escalations != 1 {
 		t.Errorf("stored manifest %+v, want echo allowed after one escalation", m)
 	}
 	if b, err := os.ReadFile(filepath.Join(x.dir, "made.txt")); err != nil || strings.TrimSpace(string(b)) != "hi" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
@@ -90,7 +91,7 @@ func params(t *testing.T, m msg) map[string]any {
 func TestFakeCompletes(t *testing.T) {
 	f := newFake(t)
 	tk := task.Task{ID: "t-1", Description: "make task: create made.txt"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	o := outcome(t, f.run(context.Background(), "completes-1.jsonl", tk, h))
 	if o.Status != engine.Completed || o.Reason != "Done: made.txt created." {
 		t.Fatalf("outcome = %+v", o)
@@ -107,7 +108,7 @@ func TestFakeCompletes(t *testing.T) {
 		t.Fatalf("turn/start sent %v", turns)
 	}
 	var call, result, usage, text, completed bool
-	evs, steps := h.snapshot()
+	evs, steps := h.Snapshot()
 	for _, e := range evs {
 		switch p := e.(type) {
 		case event.ToolCall:
@@ -147,15 +148,15 @@ func TestFakeCompletes(t *testing.T) {
 func TestFakeSteer(t *testing.T) {
 	f := newFake(t)
 	tk := task.Task{ID: "t-2", Description: "hold task: wait for a nudge"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	out := f.run(context.Background(), "steer-1.jsonl", tk, h)
 	testkit.WaitFor(t, "the turn started", func() bool { return len(f.sent("turn/start")) == 1 })
-	id := h.inject(inject.Nudge, "nudge-7731: also say you saw this", false)
+	id := h.Inject(inject.Nudge, "nudge-7731: also say you saw this", false)
 	o := outcome(t, out)
 	if o.Status != engine.Completed || !strings.Contains(o.Reason, "Saw nudge-7731") {
 		t.Fatalf("outcome = %+v", o)
 	}
-	if !h.delivered(id) {
+	if !h.Delivered(id) {
 		t.Error("the nudge's receipt was not committed")
 	}
 	steers := f.sent("turn/steer")
@@ -176,15 +177,15 @@ func TestFakeSteer(t *testing.T) {
 func TestFakePauseResume(t *testing.T) {
 	f := newFake(t)
 	tk := task.Task{ID: "t-3", Description: "hold task: be paused"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	out := f.run(context.Background(), "pauseresume-1.jsonl", tk, h)
 	testkit.WaitFor(t, "the turn started", func() bool { return len(f.sent("turn/start")) == 1 })
-	h.inject(inject.Pause, "stop for now", true)
+	h.Inject(inject.Pause, "stop for now", true)
 	o := outcome(t, out)
 	if o.Status != engine.Paused || o.Reason != "stop for now" {
 		t.Fatalf("outcome = %+v, want paused", o)
 	}
-	if len(f.sent("turn/interrupt")) != 1 || !h.has(event.KindInterrupted, nil) {
+	if len(f.sent("turn/interrupt")) != 1 || !h.Has(event.KindInterrupted, nil) {
 		t.Fatal("the turn was not interrupted")
 	}
 	thread := f.eng.Thread(tk.ID)
@@ -201,7 +202,7 @@ func TestFakePauseResume(t *testing.T) {
 	if !strings.Contains(string(turns[len(turns)-1].Params), "session was stopped") {
 		t.Errorf("the resumed turn did not say the session continues: %s", turns[len(turns)-1].Params)
 	}
-	if !h.has(event.KindTurnStarted, func(p event.Payload) bool { return p.(event.TurnStarted).Resumed }) {
+	if !h.Has(event.KindTurnStarted, func(p event.Payload) bool { return p.(event.TurnStarted).Resumed }) {
 		t.Error("no turn started as resumed")
 	}
 }
@@ -211,7 +212,7 @@ func TestFakeCrash(t *testing.T) {
 	f := newFake(t)
 	t.Setenv("FAKE_CODEX_MODE", "crash")
 	tk := task.Task{ID: "t-4", Description: "anything"}
-	o := outcome(t, f.run(context.Background(), "completes-1.jsonl", tk, newFakeHost(tk)))
+	o := outcome(t, f.run(context.Background(), "completes-1.jsonl", tk, enginetest.NewHost(tk)))
 	if o.Status != engine.Paused || !strings.Contains(o.Reason, "fake crash for the test") || !strings.Contains(o.Reason, "status 101") {
 		t.Fatalf("outcome = %+v, want paused quoting the crash", o)
 	}
@@ -223,7 +224,7 @@ func TestFakeStopped(t *testing.T) {
 	f := newFake(t)
 	tk := task.Task{ID: "t-5", Description: "hold task"}
 	ctx, cancel := context.WithCancel(context.Background())
-	out := f.run(ctx, "restart-1.jsonl", tk, newFakeHost(tk))
+	out := f.run(ctx, "restart-1.jsonl", tk, enginetest.NewHost(tk))
 	testkit.WaitFor(t, "the turn started", func() bool { return len(f.sent("turn/start")) == 1 })
 	cancel()
 	if o := outcome(t, out); o.Status != engine.Stopped {
@@ -300,18 +301,18 @@ func TestFakeDeclined(t *testing.T) {
 		Model: func(task.Task) string { return "gpt-llmtest" }})
 	tk := task.Task{ID: "t-6", Description: "make task: create made.txt",
 		Manifest: &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	o := outcome(t, f.run(context.Background(), "declined-1.jsonl", tk, h))
 	if o.Status != engine.Completed {
 		t.Fatalf("outcome = %+v", o)
 	}
-	if !h.has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Command == "echo hi > made.txt" }) {
+	if !h.Has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Command == "echo hi > made.txt" }) {
 		t.Error("no permission denial for the declined command")
 	}
-	if !h.has(event.KindRecoveryAttempt, func(p event.Payload) bool { return p.(event.RecoveryAttempt).Action == string(lifecycle.Retry) }) {
+	if !h.Has(event.KindRecoveryAttempt, func(p event.Payload) bool { return p.(event.RecoveryAttempt).Action == string(lifecycle.Retry) }) {
 		t.Error("no recovery attempt")
 	}
-	if m := h.t.Manifest; m == nil || !slices.Contains(m.Commands, "echo") || m.Escalations != 1 {
+	if m := h.Manifest(); m == nil || !slices.Contains(m.Commands, "echo") || m.Escalations != 1 {
 		t.Errorf("stored manifest %+v, want echo allowed after one escalation", m)
 	}
 	turns := f.sent("turn/start")
@@ -351,19 +352,19 @@ func TestFakeAskAndAnswer(t *testing.T) {
 		Model: func(task.Task) string { return "gpt-llmtest" }})
 	tk := task.Task{ID: "t-7", Description: "make task: create made.txt",
 		Manifest: &task.Manifest{Tools: []string{"Read", "Bash"}, Commands: []string{"git"}, Writable: []string{"."}}}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	o := outcome(t, f.run(context.Background(), "declined-1.jsonl", tk, h))
 	if o.Status != engine.Waiting || !strings.Contains(o.Reason, "allow") {
 		t.Fatalf("outcome = %+v, want waiting with the question", o)
 	}
-	if !h.has(event.KindNeedsInput, nil) {
+	if !h.Has(event.KindNeedsInput, nil) {
 		t.Error("no needs-input observation")
 	}
-	if m := h.t.Manifest; m == nil || m.Pending == nil || slices.Contains(m.Commands, "echo") {
+	if m := h.Manifest(); m == nil || m.Pending == nil || slices.Contains(m.Commands, "echo") {
 		t.Fatalf("manifest %+v, want the widening pending, not made", m)
 	}
-	h.inject(inject.Message, "allow", false)
-	got, _, stop := f.eng.answerPending(context.Background(), engine.Run{Task: h.t, Host: h}, 1)
+	h.Inject(inject.Message, "allow", false)
+	got, _, stop := f.eng.answerPending(context.Background(), engine.Run{Task: h.Task(), Host: h}, 1)
 	if stop || got.Manifest == nil || got.Manifest.Pending != nil || !slices.Contains(got.Manifest.Commands, "echo") {
 		t.Fatalf("after the answer: manifest %+v (stop %v), want echo allowed", got.Manifest, stop)
 	}
@@ -386,13 +387,13 @@ func TestFakeResumeTakenOnce(t *testing.T) {
 	if err := os.WriteFile(rollout, []byte(`{"payload":{"text":"note-4242\n\n[neuraphage-delivery:1]"}}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := newFakeHost(tk)
-	id := h.inject(inject.Message, "note-4242", false)
+	h := enginetest.NewHost(tk)
+	id := h.Inject(inject.Message, "note-4242", false)
 	o := outcome(t, f.run(context.Background(), "pauseresume-2.jsonl", tk, h))
 	if o.Status != engine.Completed {
 		t.Fatalf("outcome = %+v", o)
 	}
-	if !h.delivered(id) {
+	if !h.Delivered(id) {
 		t.Error("the message the CLI took was not receipted")
 	}
 	for _, m := range f.sent("turn/start") {

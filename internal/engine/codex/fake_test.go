@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 )
 
 // TestMain makes the test binary a fake `codex` when FAKE_CODEX_MODE is
@@ -19,7 +21,8 @@ import (
 // app-server traffic (FAKE_CODEX_FIXTURE), logging every message it is
 // sent (FAKE_CODEX_DIR/log.jsonl); "record" sits between the engine and
 // the real CLI (FAKE_CODEX_REAL) and writes the traffic to a new
-// FAKE_CODEX_DIR/<n>.jsonl; "crash" answers initialize and dies.
+// FAKE_CODEX_DIR/<n>.jsonl; "crash" answers initialize and dies. With
+// FAKE_CODEX_OBJECT set, a replayed turn writes an object before it ends.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("FAKE_CODEX_MODE"); mode != "" && len(os.Args) > 1 && (os.Args[1] == "app-server" || os.Args[1] == "--version") {
 		os.Exit(fakeCodex(mode, os.Args[1:]))
@@ -28,7 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 // fakeEnv are the variables the engine lets through to the fake.
-var fakeEnv = []string{"FAKE_CODEX_MODE", "FAKE_CODEX_FIXTURE", "FAKE_CODEX_DIR", "FAKE_CODEX_REAL", "FAKE_CODEX_VERSION"}
+var fakeEnv = []string{"FAKE_CODEX_MODE", "FAKE_CODEX_FIXTURE", "FAKE_CODEX_DIR", "FAKE_CODEX_REAL", "FAKE_CODEX_VERSION", "FAKE_CODEX_OBJECT"}
 
 // recorded is one line of a recording.
 type recorded struct {
@@ -176,6 +179,13 @@ func fakeReplay() int {
 				_ = json.Unmarshal(out["id"], &rid)
 				if eid, ok := ids[rid]; ok {
 					out["id"], _ = json.Marshal(eid)
+				}
+			}
+			if os.Getenv("FAKE_CODEX_OBJECT") != "" && string(out["method"]) == `"turn/completed"` {
+				// A command of the turn wrote an object, as a commit does.
+				if err := enginetest.WriteObject(os.Getenv("GIT_OBJECT_DIRECTORY")); err != nil {
+					fmt.Fprintln(os.Stderr, "fake codex:", err)
+					return 3
 				}
 			}
 			b, _ := json.Marshal(out)

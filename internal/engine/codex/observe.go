@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -238,10 +238,10 @@ func (ru *run) toolResult(ctx context.Context, it item) error {
 	evs = append(evs, r)
 	if it.Type == "fileChange" && !isErr {
 		for _, ch := range it.Changes {
-			if path := ru.relPath(ch.Path); path != "" {
+			if path := ru.changes.Rel(ch.Path); path != "" {
 				op := map[string]string{"add": "created", "delete": "deleted"}[ch.Kind.Type]
 				evs = append(evs, event.FileChanged{Turn: ru.turn, Path: path, Op: words.Or(op, "modified"), Tool: "edit_file"})
-				ru.reported(path)
+				ru.changes.Named(path)
 			}
 		}
 	}
@@ -325,10 +325,12 @@ func (ru *run) denied(ctx context.Context, it item, c pendingCall) error {
 	return nil
 }
 
-// turnCompleted ends the CLI's turn: the model call's message, its usage
-// into the ledger, the files changed that no tool result named (a
-// worktree snapshot), and how the turn ended.
+// turnCompleted ends the CLI's turn: the objects its commands wrote moved
+// into the shared store, the model call's message, its usage into the
+// ledger, the files changed that no tool result named (a worktree
+// snapshot), and how the turn ended.
 func (ru *run) turnCompleted(ctx context.Context, t turn) error {
+	ru.p.Settle()
 	ru.turnDone, ru.turnStatus = true, t.Status
 	if t.Error != nil {
 		ru.turnErr = strings.TrimSpace(words.Or(t.Error.Message, ru.turnErr) + " " + t.Error.AdditionalDetails)
@@ -350,10 +352,8 @@ func (ru *run) turnCompleted(ctx context.Context, t turn) error {
 	}
 	prev := ru.latest.Usage
 	turnN := max(ru.turn, 1)
-	evs = append(evs, event.Usage{Turn: turnN, Provider: Provider, Model: ru.modelLabel(),
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: cost, TotalTokens: prev.InputTokens + prev.OutputTokens + u.Total(), TotalCostUSD: prev.CostUSD + cost})
-	evs = append(evs, ru.snapshotChanges(ctx, turnN)...)
+	evs = append(evs, extproc.UsageEvent(turnN, Provider, ru.modelLabel(), u, cost, prev))
+	evs = append(evs, ru.changes.Since(ctx, turnN)...)
 	if t.Status == "interrupted" {
 		dropped := slices.Sorted(func(yield func(string) bool) {
 			for _, c := range ru.calls {
@@ -478,50 +478,4 @@ func sandboxPolicy(m *task.Manifest, network, external bool) map[string]any {
 	}
 	return map[string]any{"type": "workspaceWrite", "writableRoots": roots, "networkAccess": network,
 		"excludeTmpdirEnvVar": false, "excludeSlashTmp": false}
-}
-
-// relPath makes a path the CLI wrote relative to the worktree; "" when it
-// is outside.
-func (ru *run) relPath(p string) string {
-	if p == "" {
-		return ""
-	}
-	if !filepath.IsAbs(p) {
-		return filepath.ToSlash(filepath.Clean(p))
-	}
-	rel, err := filepath.Rel(ru.r.Dir, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return ""
-	}
-	return filepath.ToSlash(rel)
-}
-
-func (ru *run) reported(path string) {
-	if ru.named == nil {
-		ru.named = map[string]bool{}
-	}
-	ru.named[path] = true
-}
-
-// snapshotChanges reports the files changed since the last turn end that
-// no tool result named (a shell command's edits).
-func (ru *run) snapshotChanges(ctx context.Context, turn int) []event.Payload {
-	named := ru.named
-	ru.named = nil
-	if !ru.snapTaken {
-		return nil
-	}
-	after, err := ru.snap.Retake(ctx)
-	if err != nil {
-		ru.log.Warn("taking a snapshot of the worktree", "err", err)
-		return nil
-	}
-	var evs []event.Payload
-	for _, c := range git.Diff(ru.snap, after) {
-		if !named[c.Path] {
-			evs = append(evs, event.FileChanged{Turn: turn, Path: c.Path, Op: string(c.Op), Tool: "bash"})
-		}
-	}
-	ru.snap = after
-	return evs
 }

@@ -8,31 +8,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
-	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
-	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
-	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
-
-// resumeNote is the first turn of a resumed thread when no message waits.
-const resumeNote = "This session was stopped and now continues (a pause, or a restart of Neuraphage or of the CLI). " +
-	"Continue the task where you left off; if it is done, say so and stop."
-
-// finalTimeout bounds the commits a run makes after its context ended.
-const finalTimeout = 10 * time.Second
-
-// stderrTail is how much of the CLI's stderr a crash's reason quotes.
-const stderrTail = 600
 
 // midTurnPoll is how often the inbox is read during a turn under a Host
 // that does not signal arrivals (engine.Arrivals).
@@ -40,21 +25,9 @@ const midTurnPoll = time.Second
 
 // Run implements engine.Engine.
 func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
-	if err := e.Ready(); err != nil {
-		return engine.Outcome{Status: engine.Paused, Reason: err.Error()}
-	}
-	msgs, err := r.Host.Conversation(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return engine.Outcome{Status: engine.Stopped}
-		}
-		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("codex engine: loading the conversation: %v", err)}
-	}
-	turns := 0
-	for _, m := range msgs {
-		if m.Role == llm.RoleAssistant {
-			turns++
-		}
+	turns, out, stop := extproc.Begin(ctx, r, Name, e.Ready)
+	if stop {
+		return out
 	}
 	t, out, stop := e.answerPending(ctx, r, turns)
 	if stop {
@@ -66,47 +39,26 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("making the CLI's CODEX_HOME: %v", err)}
 	}
 	e.linkLogin(home)
-	launcher := e.o.Launcher
-	if launcher != nil {
-		// The CLI keeps its threads and logs in its CODEX_HOME.
-		l := *launcher
-		l.Write = append(append([]string(nil), l.Write...), filepath.Dir(home))
-		launcher = &l
-	}
-	p, err := extproc.Start(ctx, extproc.Spec{
-		Args: e.args(e.resolved(), r.Task), Dir: r.Dir, Env: e.env(r.Task, r.Dir, r.Env),
-		Launcher: launcher, Task: sandbox.Task{Dir: r.Dir, TempDir: tempDir(r.Env), Repo: r.Task.Repo, Branch: r.Branch},
+	p, err := extproc.StartRun(ctx, extproc.Launch{
+		Run: r, Args: e.args(e.Path(), r.Task), Env: e.env(r.Task, r.Dir, r.Env),
+		Launcher: e.o.Launcher, State: filepath.Dir(home), // the CLI keeps its threads and logs in its CODEX_HOME
 		Label: "codex (" + string(r.Task.ID) + ")",
 	})
 	if err != nil {
 		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("starting Codex: %v", err)}
 	}
 	defer p.Stop()
-	ru := &run{e: e, r: r, h: r.Host, p: p, log: e.log.With("task_id", r.Task.ID), latest: r.Task, turn: turns,
-		msgs: make(chan msg), readErr: make(chan error, 1), pending: map[int64]pending{}, calls: map[string]pendingCall{},
-		inflight: map[int64]bool{}}
-	if snap, err := git.TakeSnapshot(ctx, r.Dir); err == nil {
-		ru.snap, ru.snapTaken = snap, true
-	}
-	go func() { // owned by ru; ends at EOF, which p.Stop brings about
-		ru.readErr <- extproc.ReadLines(p.Stdout(), ru.log, func(b []byte) error {
-			var m msg
-			if err := json.Unmarshal(b, &m); err != nil {
-				ru.log.Warn("skipping a line from the CLI that does not parse", "err", err, "start", words.Clip(string(b), 120))
-				return nil
-			}
-			ru.msgs <- m // Run drains the channel after the loop
-			return nil
-		})
-		close(ru.msgs)
-	}()
+	log := e.log.With("task_id", r.Task.ID)
+	ru := &run{e: e, r: r, h: r.Host, p: p, log: log, latest: r.Task, turn: turns,
+		out: extproc.Read[msg](p, log), pending: map[int64]pending{}, calls: map[string]pendingCall{},
+		inflight: map[int64]bool{}, changes: extproc.NewChanges(r.Dir, log)}
+	ru.changes.Take(ctx)
 	out = ru.start(ctx)
 	if out.Status == "" {
 		out = ru.loop(ctx)
 	}
 	p.Stop()
-	for range ru.msgs { // join the reader
-	}
+	ru.out.Join()
 	return out
 }
 
@@ -116,29 +68,14 @@ func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
 // before the run's first turn, whose sandbox follows. The message itself
 // still reaches the agent at the boundary.
 func (e *Engine) answerPending(ctx context.Context, r engine.Run, turn int) (task.Task, engine.Outcome, bool) {
-	m := r.Task.Manifest
-	if m == nil || m.Pending == nil || e.o.Recovery == nil {
-		return r.Task, engine.Outcome{}, false
-	}
-	inbox, err := r.Host.Inbox(ctx)
+	step, err := extproc.AnswerStep(ctx, r.Host, r.Task.Manifest, e.o.Recovery, turn)
 	if err != nil {
 		return r.Task, engine.Outcome{Status: engine.Paused, Reason: "codex engine: reading the task's messages: " + err.Error()}, true
 	}
-	reply := ""
-	for _, inj := range inbox {
-		if inj.Kind == inject.Message && inj.Source == inject.FromUser {
-			reply = strings.TrimSpace(inj.Text)
-		}
-	}
-	if reply == "" {
+	if step == nil {
 		return r.Task, engine.Outcome{}, false
 	}
-	widened, _, ev := lifecycle.Answer(*m, reply, e.o.Recovery.Policy)
-	step := engine.Step{Turn: turn, Manifest: &widened}
-	if ev != nil {
-		step.Events = []event.Payload{ev}
-	}
-	t, err := r.Host.Commit(ctx, step)
+	t, err := r.Host.Commit(ctx, *step)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r.Task, engine.Outcome{Status: engine.Stopped}, true
@@ -147,20 +84,9 @@ func (e *Engine) answerPending(ctx context.Context, r engine.Run, turn int) (tas
 	}
 	if t.ID == "" {
 		t = r.Task
-		t.Manifest = &widened
+		t.Manifest = step.Manifest
 	}
 	return t, engine.Outcome{}, false
-}
-
-// tempDir is the task's temporary directory: the last TMPDIR in env.
-func tempDir(env []string) string {
-	dir := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
-			dir = v
-		}
-	}
-	return dir
 }
 
 // pending is a request of the engine awaiting its response.
@@ -184,8 +110,8 @@ type run struct {
 	h       engine.Host
 	p       *extproc.Proc
 	log     *slog.Logger
-	msgs    chan msg
-	readErr chan error
+	out     *extproc.Reader[msg]
+	changes *extproc.Changes
 
 	latest  task.Task
 	resumed bool   // the thread existed when the run began
@@ -214,10 +140,6 @@ type run struct {
 	calls     map[string]pendingCall
 	usage     tokens // the thread's total usage, last reported
 	usageTurn tokens // the total when the turn began
-
-	snap      git.Snapshot
-	snapTaken bool
-	named     map[string]bool
 }
 
 // start initializes the app-server and starts or resumes the task's
@@ -283,10 +205,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if q := ru.asked; q != "" {
 			ru.asked = ""
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.NeedsInput{Turn: ru.turn, Question: q}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Waiting, Reason: q, Turn: ru.turn}
+			return ru.finish(ctx, engine.Waiting, q)
 		}
 		out, sent, stop := ru.boundary(ctx, first)
 		if stop {
@@ -294,10 +213,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if !sent {
 			summary := words.Or(strings.TrimSpace(ru.lastText), "Codex ended its turn.")
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Completed{Turn: ru.turn, Summary: summary}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Completed, Reason: summary, Turn: ru.turn}
+			return ru.finish(ctx, engine.Completed, summary)
 		}
 		first = false
 		if out, stop := ru.await(ctx); stop {
@@ -308,10 +224,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		}
 		if ru.turnStatus == "failed" {
 			reason := words.Clip(words.Or(ru.turnErr, "Codex reported the turn failed"), 1000)
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Failed{Turn: ru.turn, Reason: reason}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Failed, Reason: reason, Turn: ru.turn}
+			return ru.finish(ctx, engine.Failed, reason)
 		}
 	}
 }
@@ -321,47 +234,28 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 // the CLI accepted it. The first boundary of a run sends the task (a new
 // thread) or a note to continue (a resumed one) when nothing else waits.
 func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, sent, stop bool) {
-	drain(ru.h.Interrupts())
-	t, err := ru.h.Prepare(ctx)
-	if err != nil {
-		return ru.stopOrPause(ctx, fmt.Errorf("preparing the task's messages: %w", err)), false, true
-	}
-	if t.ID != "" {
-		ru.latest = t
-	}
-	drain(ru.h.Interrupts())
 	ru.waiting = false
-	inbox, err := ru.h.Inbox(ctx)
-	if err != nil {
-		return ru.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), false, true
-	}
-	var seen string
+	var taken func(int64) bool
 	if first && ru.resumed {
-		seen = ru.rollout()
-	}
-	var pauses, shown, taken []inject.Injection
-	for _, inj := range inbox {
-		switch {
-		case inj.Kind == inject.Pause:
-			pauses = append(pauses, inj)
-		case first && ru.resumed && delivered(seen, inj.ID):
-			taken = append(taken, inj) // the CLI took it; only its receipt was lost
-		default:
-			shown = append(shown, inj)
+		seen, read := "", false
+		taken = func(id int64) bool { // the CLI took it; only its receipt was lost
+			if !read {
+				seen, read = ru.rollout(), true
+			}
+			return extproc.Delivered(seen, id)
 		}
 	}
-	if len(taken) > 0 {
-		if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Delivered: taken, Events: []event.Payload{receipt(ru.turn, taken, ru.h.Now())}}); err != nil {
+	in, err := extproc.TakeInbox(ctx, ru.h, &ru.latest, taken)
+	if err != nil {
+		return ru.stopOrPause(ctx, err), false, true
+	}
+	if out, stop, err := in.Acknowledge(ctx, ru.turn, ru.h.Now(), ru.commit); stop {
+		if err != nil {
 			return ru.stopOrPause(ctx, err), false, true
 		}
+		return out, false, true
 	}
-	if len(pauses) > 0 {
-		reason := words.Or(strings.TrimSpace(pauses[len(pauses)-1].Text), "paused")
-		if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Delivered: pauses, Events: []event.Payload{receipt(ru.turn, pauses, ru.h.Now())}}); err != nil {
-			return ru.stopOrPause(ctx, err), false, true
-		}
-		return engine.Outcome{Status: engine.Paused, Reason: reason, Turn: ru.turn}, false, true
-	}
+	shown := in.Shown
 	intro := ru.retryNote
 	ru.retryNote = ""
 	if first {
@@ -369,7 +263,7 @@ func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, se
 		case !ru.resumed:
 			intro = taskPrompt(ru.r.Task)
 		case len(shown) == 0 && intro == "":
-			intro = engine.Note(resumeNote)
+			intro = engine.Note(extproc.ResumeNote)
 		}
 	}
 	if intro == "" && len(shown) == 0 {
@@ -384,26 +278,10 @@ func (ru *run) boundary(ctx context.Context, first bool) (out engine.Outcome, se
 	return engine.Outcome{}, true, false
 }
 
-// message is the text of a turn's input or a steer: intro, the
-// injections rendered, their delivery marker.
-func message(intro string, injs []inject.Injection) string {
-	var parts []string
-	if intro != "" {
-		parts = append(parts, intro)
-	}
-	for _, inj := range injs {
-		parts = append(parts, engine.Render(inj))
-	}
-	if len(injs) > 0 {
-		parts = append(parts, marker(injs))
-	}
-	return strings.Join(parts, "\n\n")
-}
-
 // startTurn starts a turn (turn/start) and commits its input with the
 // injections' receipt once the CLI answered it.
 func (ru *run) startTurn(ctx context.Context, intro string, injs []inject.Injection) error {
-	text := message(intro, injs)
+	text := extproc.Message(intro, injs)
 	ru.turnID, ru.turnDone, ru.turnStatus, ru.turnErr, ru.interrupting = "", false, "", "", false
 	ru.usageTurn = ru.usage
 	params := map[string]any{"threadId": ru.thread, "input": textInput(text)}
@@ -426,11 +304,7 @@ func (ru *run) startTurn(ctx context.Context, intro string, injs []inject.Inject
 	if ru.turnID == "" {
 		ru.turnID = res.Turn.ID
 	}
-	step := engine.Step{Turn: ru.turn, Messages: []llm.Message{llm.UserText(text)}, Delivered: injs}
-	if len(injs) > 0 {
-		step.Events = []event.Payload{receipt(ru.turn+1, injs, ru.h.Now())}
-	}
-	return ru.commit(ctx, step)
+	return ru.commit(ctx, extproc.UserStep(ru.turn, text, injs, ru.h.Now()))
 }
 
 // await handles the CLI's messages until the turn ends. It interrupts the
@@ -467,9 +341,9 @@ func (ru *run) await(ctx context.Context) (engine.Outcome, bool) {
 			if err := ru.steer(ctx); err != nil {
 				return ru.stopOrPause(ctx, err), true
 			}
-		case m, ok := <-ru.msgs:
+		case m, ok := <-ru.out.C:
 			if !ok {
-				return ru.stopOrPause(ctx, ru.crashed(ru.readError())), true
+				return ru.stopOrPause(ctx, ru.crashed(ru.out.Err())), true
 			}
 			if err := ru.dispatch(ctx, m); err != nil {
 				return ru.stopOrPause(ctx, err), true
@@ -481,60 +355,20 @@ func (ru *run) await(ctx context.Context) (engine.Outcome, bool) {
 	return engine.Outcome{}, false
 }
 
-// crashErr is the CLI gone while the run needed it.
-type crashErr struct{ msg string }
-
-func (c *crashErr) Error() string { return c.msg }
-
 // crashed describes the CLI's end: its exit status and stderr's tail.
-func (ru *run) crashed(cause error) error {
-	select {
-	case <-ru.p.Done():
-	case <-time.After(2 * time.Second):
-	}
-	msg := "Codex exited"
-	if code := ru.p.ExitCode(); code >= 0 {
-		msg += " with status " + strconv.Itoa(code)
-	} else if cause != nil {
-		msg = "Codex stopped answering: " + cause.Error()
-	}
-	if tail := ru.p.StderrTail(stderrTail); tail != "" {
-		msg += ": " + words.OneLine(tail)
-	}
-	return &crashErr{msg: msg + "; resume the task to continue its thread"}
-}
+func (ru *run) crashed(cause error) error { return ru.p.Exited("Codex", cause, "thread") }
 
 func (ru *run) stopped() engine.Outcome { return engine.Outcome{Status: engine.Stopped, Turn: ru.turn} }
 
 // stopOrPause ends the run after err: stopped when the context ended,
 // else paused with the reason (a crash of the CLI quotes its stderr).
 func (ru *run) stopOrPause(ctx context.Context, err error) engine.Outcome {
-	if ctx.Err() != nil {
-		return ru.stopped()
-	}
-	reason := err.Error()
-	var ce *crashErr
-	if !errors.As(err, &ce) {
-		reason = "codex engine: " + reason
-	}
-	ru.log.Warn("pausing the task", "err", err)
-	return engine.Outcome{Status: engine.Paused, Reason: reason, Turn: ru.turn}
+	return extproc.StopOrPause(ctx, ru.log, "codex engine: ", err, ru.turn)
 }
 
-// commit stores a step; after the run's context ended it still gets a
-// bounded chance, so the step in flight is not lost.
+// commit stores a step (extproc.Commit).
 func (ru *run) commit(ctx context.Context, s engine.Step) error {
-	if ctx.Err() != nil {
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
-		defer cancel()
-		ctx = c
-	}
-	t, err := ru.h.Commit(ctx, s)
-	if err != nil {
-		return err
-	}
-	ru.latest = t
-	return engine.StepLearnings(ctx, ru.h, s, t.Tags)
+	return extproc.Commit(ctx, ru.h, s, &ru.latest)
 }
 
 // modelName is the model for the task, "" for the CLI's choice.
@@ -543,4 +377,9 @@ func (ru *run) modelName() string {
 		return ru.e.o.Model(ru.latest)
 	}
 	return ""
+}
+
+// finish ends the run with status and reason (extproc.Finish).
+func (ru *run) finish(ctx context.Context, status engine.Status, reason string) engine.Outcome {
+	return extproc.Finish(ctx, ru.turn, status, reason, ru.commit, ru.stopOrPause)
 }

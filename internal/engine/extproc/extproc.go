@@ -45,6 +45,9 @@ type Spec struct {
 type Proc struct {
 	s   *proc.Session
 	wmu sync.Mutex
+
+	launcher *sandbox.Launcher // for Settle
+	task     sandbox.Task
 }
 
 // Start starts the CLI. Under a context from proc.WithOwner (the executor
@@ -60,7 +63,18 @@ func Start(ctx context.Context, sp Spec) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Proc{s: s}, nil
+	return &Proc{s: s, launcher: sp.Launcher, task: sp.Task}, nil
+}
+
+// Settle moves the objects the CLI's commands wrote so far into the
+// repository's shared store (sandbox.Launcher.Settle), for a CLI that
+// lives across turns, at each turn's end: its commits are then there, as
+// a command's are when it ends. A failure is logged by the launcher; the
+// objects move when the CLI stops.
+func (p *Proc) Settle() {
+	if p != nil && p.launcher != nil {
+		_ = p.launcher.Settle(p.task)
+	}
 }
 
 // WriteLine writes v as one JSON line to the CLI's stdin. It returns once

@@ -2,11 +2,13 @@ package extproc
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
@@ -85,4 +87,73 @@ func Older(a, b string) bool {
 		}
 	}
 	return false
+}
+
+// RetryUnready bounds how long a failed readiness check is kept.
+const RetryUnready = 5 * time.Second
+
+// Readiness is an engine's readiness check (engine.Engine.Ready) with its
+// answer kept: a yes for Every, a no for at most RetryUnready (the user
+// may be installing the CLI), so the scheduler may ask as often as it
+// likes. It is safe for concurrent use.
+type Readiness struct {
+	cli     CLI
+	command string
+	every   time.Duration
+
+	mu      sync.Mutex
+	err     error
+	at      time.Time
+	path    string // the CLI's resolved path, once Ready found it
+	version string
+}
+
+// NewReadiness checks cli, run as command (Probe), keeping a yes for
+// every (zero means a minute). An engine embeds it: its Ready and
+// Version are the engine's.
+func NewReadiness(cli CLI, command string, every time.Duration) *Readiness {
+	if every <= 0 {
+		every = time.Minute
+	}
+	return &Readiness{cli: cli, command: command, every: every}
+}
+
+// Ready is the CLI's readiness (engine.Engine.Ready): found and at least
+// its MinVersion.
+func (r *Readiness) Ready() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	every := r.every
+	if r.err != nil {
+		every = min(every, RetryUnready)
+	}
+	if !r.at.IsZero() && time.Since(r.at) < every {
+		return r.err
+	}
+	r.path, r.version, r.err = r.cli.Probe(r.command)
+	r.at = time.Now()
+	return r.err
+}
+
+// Version is the CLI's version as the last Ready found it ("" when none).
+func (r *Readiness) Version() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.version
+}
+
+// Path is the CLI's path as the last Ready found it, else the command.
+func (r *Readiness) Path() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return words.Or(r.path, r.command)
+}
+
+// SessionID is a session id derived from seed: a UUID (version 4 in
+// form), the same for every run of a task without being stored.
+func SessionID(seed string) string {
+	h := sha256.Sum256([]byte(seed))
+	h[6] = h[6]&0x0f | 0x40 // version 4 (random-looking)
+	h[8] = h[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/geminicli"
 )
@@ -53,26 +53,14 @@ default:
 func benchEnv(b *testing.B) (*Engine, *llmtest.Server) {
 	b.Helper()
 	cli := geminicli.CLI(b)
-	script, err := llmtest.ParseScript("bench.yaml", []byte(benchScript))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := llmtest.NewServer(b, script)
+	srv := enginetest.Server(b, "bench.yaml", benchScript)
 	return New(Options{Command: cli, StateDir: filepath.Join(b.TempDir(), "state"), BaseURL: srv.GeminiBaseURL(), APIKey: "gm-bench",
 		Model: func(task.Task) string { return "gemini-2.5-flash" }}), srv
 }
 
-func benchDir(b *testing.B) string {
-	dir := b.TempDir()
-	if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-		b.Fatalf("git init: %v %s", err, res.Output)
-	}
-	return dir
-}
-
-func waitEvent(b *testing.B, h *fakeHost, k event.Kind, done <-chan engine.Outcome) {
+func waitEvent(b *testing.B, h *enginetest.Host, k event.Kind, done <-chan engine.Outcome) {
 	b.Helper()
-	for !h.has(k, nil) {
+	for !h.Has(k, nil) {
 		select {
 		case o := <-done:
 			b.Fatalf("the run ended before %s: %+v", k, o)
@@ -89,10 +77,12 @@ func BenchmarkFirstObservation(b *testing.B) {
 	var total time.Duration
 	for i := range b.N {
 		tk := task.Task{ID: task.ID(fmt.Sprintf("t-first%d", i)), Description: "make task: create made.txt"}
-		h := newFakeHost(tk)
+		h := enginetest.NewHost(tk)
 		start := time.Now()
 		done := make(chan engine.Outcome, 1)
-		go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: benchDir(b), Host: h}) }()
+		go func() {
+			done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: enginetest.GitRepo(b), Host: h})
+		}()
 		waitEvent(b, h, event.KindTurnStarted, done)
 		total += time.Since(start)
 		<-done
@@ -110,14 +100,14 @@ func BenchmarkInjectLatency(b *testing.B) {
 	for i := range b.N {
 		for _, isUrgent := range []bool{true, false} {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-inj%d%v", i, isUrgent)), Description: "wait task: wait for the flag"}
-			h := newFakeHost(tk)
-			dir := benchDir(b)
+			h := enginetest.NewHost(tk)
+			dir := enginetest.GitRepo(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			waitEvent(b, h, event.KindToolCall, done)
 			n := len(srv.Requests())
 			start := time.Now()
-			h.inject(inject.Message, fmt.Sprintf("note-%d", i), isUrgent)
+			h.Inject(inject.Message, fmt.Sprintf("note-%d", i), isUrgent)
 			if !isUrgent {
 				if err := os.WriteFile(filepath.Join(dir, "go.flag"), nil, 0o644); err != nil {
 					b.Fatal(err)
@@ -157,12 +147,12 @@ func BenchmarkMemoryPerTask(b *testing.B) {
 		g0 := runtime.NumGoroutine()
 		var dirs []string
 		var dones []chan engine.Outcome
-		var hosts []*fakeHost
+		var hosts []*enginetest.Host
 		var homes []string
 		for i := range n {
 			tk := task.Task{ID: task.ID(fmt.Sprintf("t-mem%d-%d", it, i)), Description: "wait task: wait for the flag"}
-			h := newFakeHost(tk)
-			dir := benchDir(b)
+			h := enginetest.NewHost(tk)
+			dir := enginetest.GitRepo(b)
 			done := make(chan engine.Outcome, 1)
 			go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h}) }()
 			dirs, dones, hosts, homes = append(dirs, dir), append(dones, done), append(hosts, h), append(homes, eng.Home(tk.ID))

@@ -8,10 +8,9 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
-	"github.com/neuraphage/neuraphage-go/internal/llm/llmtest"
-	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/testkit/geminicli"
 )
@@ -64,31 +63,22 @@ func TestRealDenialRecovered(t *testing.T) {
 			func(m task.Manifest) bool { return slices.Contains(m.Tools, "Bash") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			script, err := llmtest.ParseScript("denial.yaml", []byte(denialScript))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := llmtest.NewServer(t, script)
-			dir := t.TempDir()
-			if res, err := proc.Run(context.Background(), proc.Cmd{Args: []string{"git", "init", "-q", dir}}); err != nil || res.ExitCode != 0 {
-				t.Fatalf("git init: %v %s", err, res.Output)
-			}
+			srv := enginetest.Server(t, "denial.yaml", denialScript)
+			dir := enginetest.GitRepo(t)
 			eng := New(Options{Command: cli, StateDir: filepath.Join(t.TempDir(), "state"), BaseURL: srv.GeminiBaseURL(), APIKey: "gm-e2e",
 				Model:   func(task.Task) string { return "gemini-2.5-flash" },
 				Recover: &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Write", "Edit", "Bash"}, Recovery: lifecycle.Moderate, MaxEscalations: 3}}})
 			m := c.manifest
 			tk := task.Task{ID: "t-realdenied", Description: "denied task: run it", Manifest: &m}
-			h := newFakeHost(tk)
+			h := enginetest.NewHost(tk)
 			o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: dir, Host: h})
 			if o.Status != engine.Completed || o.Reason != "Recovered and done." {
 				t.Fatalf("outcome = %+v", o)
 			}
-			if !h.has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Tool == "Bash" }) {
+			if !h.Has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Tool == "Bash" }) {
 				t.Fatal("no permission denial of Bash observed")
 			}
-			h.mu.Lock()
-			got := h.t.Manifest
-			h.mu.Unlock()
+			got := h.Task().Manifest
 			if got == nil || !c.widened(*got) || got.Escalations != 1 {
 				t.Fatalf("manifest = %+v, want it widened once", got)
 			}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/enginetest"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
@@ -25,7 +27,7 @@ func TestFakeCompletes(t *testing.T) {
 	eng.o.Model = func(task.Task) string { return "gemini-2.5-flash" }
 	eng.o.APIKey, eng.o.BaseURL = "gm-key", "http://127.0.0.1:1"
 	tk := task.Task{ID: "t-fake1", Description: "hello task: make a file"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: h})
 	if o.Status != engine.Completed || o.Reason != "Done: made.txt created." || o.Turn != 3 {
 		t.Fatalf("outcome = %+v", o)
@@ -54,7 +56,7 @@ func TestFakeCompletes(t *testing.T) {
 	var failedRead, wrote, calls bool
 	var usage event.Usage
 	starts := 0
-	evs, steps := h.snapshot()
+	evs, steps := h.Snapshot()
 	for _, e := range evs {
 		switch p := e.(type) {
 		case event.ToolResult:
@@ -94,13 +96,13 @@ func TestFakeCompletes(t *testing.T) {
 
 // notifyHost calls on the first tool call it stores.
 type notifyHost struct {
-	*fakeHost
+	*enginetest.Host
 	on   func()
 	done bool
 }
 
 func (n *notifyHost) Commit(ctx context.Context, s engine.Step) (task.Task, error) {
-	t, err := n.fakeHost.Commit(ctx, s)
+	t, err := n.Host.Commit(ctx, s)
 	for _, e := range s.Events {
 		if e.EventKind() == event.KindToolCall && !n.done {
 			n.done = true
@@ -114,9 +116,9 @@ func TestFakeNextTurnDeliversMessage(t *testing.T) {
 	t.Parallel()
 	eng, dir := fakeEngine(t, "complete.jsonl,next.jsonl")
 	tk := task.Task{ID: "t-fake2", Description: "hello task"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	var id int64
-	nh := &notifyHost{fakeHost: h, on: func() { id = h.inject(inject.Message, "also say hi", false) }}
+	nh := &notifyHost{Host: h, on: func() { id = h.Inject(inject.Message, "also say hi", false) }}
 	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: nh})
 	if o.Status != engine.Completed || o.Reason != "Second turn answered." {
 		t.Fatalf("outcome = %+v", o)
@@ -126,11 +128,11 @@ func TestFakeNextTurnDeliversMessage(t *testing.T) {
 		t.Fatalf("%d CLI processes, want one per turn", len(runs))
 	}
 	if !hasArgs(runs[1].Args, "--resume", SessionID(tk.ID)) || !strings.Contains(runs[1].Prompt, "also say hi") ||
-		!strings.Contains(runs[1].Prompt, marker([]inject.Injection{{ID: id}})) {
+		!strings.Contains(runs[1].Prompt, extproc.Marker([]inject.Injection{{ID: id}})) {
 		t.Fatalf("second turn: args %q, prompt %q", runs[1].Args, runs[1].Prompt)
 	}
-	if !h.delivered(id) || h.has(event.KindInterrupted, nil) {
-		t.Fatalf("delivered %v; a non-urgent message interrupted the turn", h.delivered(id))
+	if !h.Delivered(id) || h.Has(event.KindInterrupted, nil) {
+		t.Fatalf("delivered %v; a non-urgent message interrupted the turn", h.Delivered(id))
 	}
 }
 
@@ -138,17 +140,17 @@ func TestFakeUrgentEndsTurnThenDelivers(t *testing.T) {
 	t.Parallel()
 	eng, dir := fakeEngine(t, "complete.jsonl,next.jsonl", "FAKE_GEMINI_MODE=hang", "FAKE_GEMINI_HANG_TURN=0")
 	tk := task.Task{ID: "t-fake3", Description: "slow task"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: h}) }()
-	testkit.WaitFor(t, "the hanging tool call", func() bool { return h.has(event.KindToolCall, nil) })
-	id := h.inject(inject.Message, "stop that and say ok", true)
+	testkit.WaitFor(t, "the hanging tool call", func() bool { return h.Has(event.KindToolCall, nil) })
+	id := h.Inject(inject.Message, "stop that and say ok", true)
 	o := outcome(t, done)
 	if o.Status != engine.Completed || o.Reason != "Second turn answered." {
 		t.Fatalf("outcome = %+v", o)
 	}
-	if !h.delivered(id) || !h.has(event.KindInterrupted, nil) {
-		t.Fatalf("delivered %v, interrupted observed %v", h.delivered(id), h.has(event.KindInterrupted, nil))
+	if !h.Delivered(id) || !h.Has(event.KindInterrupted, nil) {
+		t.Fatalf("delivered %v, interrupted observed %v", h.Delivered(id), h.Has(event.KindInterrupted, nil))
 	}
 	runs := readFakeLog(t, dir)
 	if len(runs) != 2 || !strings.Contains(runs[1].Prompt, "stop that and say ok") {
@@ -163,12 +165,12 @@ func TestFakePauseThenResume(t *testing.T) {
 	t.Parallel()
 	eng, dir := fakeEngine(t, "complete.jsonl,next.jsonl", "FAKE_GEMINI_MODE=hang", "FAKE_GEMINI_HANG_TURN=0")
 	tk := task.Task{ID: "t-fake4", Description: "slow task"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	wd := t.TempDir()
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h}) }()
-	testkit.WaitFor(t, "the hanging tool call", func() bool { return h.has(event.KindToolCall, nil) })
-	h.inject(inject.Pause, "for the weekend", true)
+	testkit.WaitFor(t, "the hanging tool call", func() bool { return h.Has(event.KindToolCall, nil) })
+	h.Inject(inject.Pause, "for the weekend", true)
 	if o := outcome(t, done); o.Status != engine.Paused || o.Reason != "for the weekend" {
 		t.Fatalf("outcome = %+v, want paused", o)
 	}
@@ -181,7 +183,7 @@ func TestFakePauseThenResume(t *testing.T) {
 	if len(runs) != 2 || !hasArgs(runs[1].Args, "--resume", SessionID(tk.ID)) || !strings.Contains(runs[1].Prompt, "now continues") {
 		t.Fatalf("runs = %+v", runs)
 	}
-	if !h.has(event.KindTurnStarted, func(p event.Payload) bool { return p.(event.TurnStarted).Resumed }) {
+	if !h.Has(event.KindTurnStarted, func(p event.Payload) bool { return p.(event.TurnStarted).Resumed }) {
 		t.Error("no resumed turn observed")
 	}
 }
@@ -190,11 +192,11 @@ func TestFakeStoppedByContext(t *testing.T) {
 	t.Parallel()
 	eng, dir := fakeEngine(t, "complete.jsonl", "FAKE_GEMINI_MODE=hang")
 	tk := task.Task{ID: "t-fake5", Description: "slow task"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- eng.Run(ctx, engine.Run{Task: tk, Dir: t.TempDir(), Host: h}) }()
-	testkit.WaitFor(t, "the hanging tool call", func() bool { return h.has(event.KindToolCall, nil) })
+	testkit.WaitFor(t, "the hanging tool call", func() bool { return h.Has(event.KindToolCall, nil) })
 	cancel() // the executor's idle or total timer, or a shutdown
 	if o := outcome(t, done); o.Status != engine.Stopped {
 		t.Fatalf("outcome = %+v, want stopped", o)
@@ -211,7 +213,7 @@ func TestFakeWithoutResultIsNotSuccess(t *testing.T) {
 			t.Parallel()
 			eng, _ := fakeEngine(t, "complete.jsonl", "FAKE_GEMINI_MODE="+mode)
 			tk := task.Task{ID: task.ID("t-fake6" + mode), Description: "hello task"}
-			o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: newFakeHost(tk)})
+			o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: enginetest.NewHost(tk)})
 			if o.Status != engine.Paused || !strings.Contains(o.Reason, want) {
 				t.Fatalf("outcome = %+v, want paused saying %q", o, want)
 			}
@@ -228,17 +230,15 @@ func TestFakeDenialRecovered(t *testing.T) {
 			eng.o.Recover = &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Write", "Edit", "Bash"}, Recovery: lifecycle.Moderate, MaxEscalations: 3}}
 			m := task.Manifest{Tools: []string{"Read"}, Writable: []string{"."}}
 			tk := task.Task{ID: task.ID("t-fake7" + fixture[:3]), Description: "denied task", Manifest: &m}
-			h := newFakeHost(tk)
+			h := enginetest.NewHost(tk)
 			o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: h})
 			if o.Status != engine.Completed {
 				t.Fatalf("outcome = %+v", o)
 			}
-			if !h.has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Tool == "Bash" }) {
+			if !h.Has(event.KindPermissionDenied, func(p event.Payload) bool { return p.(event.PermissionDenied).Tool == "Bash" }) {
 				t.Fatal("no permission denial of Bash observed")
 			}
-			h.mu.Lock()
-			got := h.t.Manifest
-			h.mu.Unlock()
+			got := h.Task().Manifest
 			if got == nil || !slices.Contains(got.Tools, "Bash") || got.Escalations != 1 {
 				t.Fatalf("manifest = %+v, want Bash added", got)
 			}
@@ -264,7 +264,7 @@ func TestFakeUserLogin(t *testing.T) {
 	os.WriteFile(filepath.Join(user, "oauth_creds.json"), []byte(`{"token":"x"}`), 0o600)
 	os.WriteFile(filepath.Join(user, "settings.json"), []byte(`{"security":{"auth":{"selectedType":"oauth-personal"}}}`), 0o600)
 	tk := task.Task{ID: "t-fake8", Description: "hello"}
-	if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: newFakeHost(tk)}); o.Status != engine.Completed {
+	if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: t.TempDir(), Host: enginetest.NewHost(tk)}); o.Status != engine.Completed {
 		t.Fatalf("outcome = %+v", o)
 	}
 	if r := readFakeLog(t, dir)[0]; r.Key != "" {
@@ -316,28 +316,22 @@ func TestFakeDenialAskedThenAllowed(t *testing.T) {
 	eng.o.Recover = &lifecycle.Recoverer{Policy: lifecycle.Policy{Tools: []string{"Read", "Bash"}, Recovery: lifecycle.Interactive}}
 	m := task.Manifest{Tools: []string{"Read"}, Writable: []string{"."}}
 	tk := task.Task{ID: "t-fake9", Description: "denied task", Manifest: &m}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	wd := t.TempDir()
 	o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h})
 	if o.Status != engine.Waiting || !strings.Contains(o.Reason, "allow") {
 		t.Fatalf("outcome = %+v, want waiting with the question", o)
 	}
-	h.mu.Lock()
-	pending := h.t.Manifest.Pending
-	h.mu.Unlock()
+	pending := h.Task().Manifest.Pending
 	if pending == nil {
 		t.Fatal("no widening pending in the stored manifest")
 	}
-	h.inject(inject.Message, "allow", false)
-	h.mu.Lock()
-	stored := h.t // the executor starts a run with the task as stored
-	h.mu.Unlock()
+	h.Inject(inject.Message, "allow", false)
+	stored := h.Task() // the executor starts a run with the task as stored
 	if o := eng.Run(context.Background(), engine.Run{Task: stored, Dir: wd, Host: h}); o.Status != engine.Completed {
 		t.Fatalf("after the answer: %+v", o)
 	}
-	h.mu.Lock()
-	got := *h.t.Manifest
-	h.mu.Unlock()
+	got := *h.Task().Manifest
 	if !slices.Contains(got.Tools, "Bash") || got.Pending != nil {
 		t.Fatalf("manifest = %+v, want Bash allowed and nothing pending", got)
 	}
@@ -357,7 +351,7 @@ func TestFakeLostSessionStartsAnew(t *testing.T) {
 	t.Parallel()
 	eng, dir := fakeEngine(t, "next.jsonl")
 	tk := task.Task{ID: "t-fake10", Description: "hello task"}
-	h := newFakeHost(tk)
+	h := enginetest.NewHost(tk)
 	wd := t.TempDir()
 	if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h}); o.Status != engine.Completed {
 		t.Fatalf("first run = %+v", o)
@@ -370,7 +364,7 @@ func TestFakeLostSessionStartsAnew(t *testing.T) {
 	if err := os.Rename(old, moved); err != nil {
 		t.Fatal(err)
 	}
-	id := h.inject(inject.Message, "carry this along", false)
+	id := h.Inject(inject.Message, "carry this along", false)
 	if o := eng.Run(context.Background(), engine.Run{Task: tk, Dir: wd, Host: h}); o.Status != engine.Completed {
 		t.Fatalf("second run = %+v", o)
 	}
@@ -381,7 +375,7 @@ func TestFakeLostSessionStartsAnew(t *testing.T) {
 	if p := runs[2].Prompt; !strings.Contains(p, "hello task") || !strings.Contains(p, "carry this along") {
 		t.Fatalf("the new session's prompt = %q", p)
 	}
-	if !h.delivered(id) {
+	if !h.Delivered(id) {
 		t.Fatal("the message was not receipted")
 	}
 }

@@ -28,14 +28,12 @@
 package gemini
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
@@ -104,11 +102,7 @@ type Engine struct {
 	o   Options
 	log *slog.Logger
 
-	mu      sync.Mutex
-	ready   error
-	readyAt time.Time
-	path    string
-	version string
+	*extproc.Readiness // Ready, Version
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -118,17 +112,8 @@ func New(o Options) *Engine {
 	if o.Command == "" {
 		o.Command = DefaultCommand
 	}
-	if o.Environ == nil {
-		o.Environ = os.Environ
-	}
-	if o.ReadyEvery <= 0 {
-		o.ReadyEvery = time.Minute
-	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Engine{o: o, log: log.With("component", "engine", "engine", Name)}
+	o.Environ = extproc.EnvironOr(o.Environ)
+	return &Engine{o: o, log: extproc.Logger(o.Logger, Name), Readiness: extproc.NewReadiness(cli, o.Command, o.ReadyEvery)}
 }
 
 // Name implements engine.Engine.
@@ -137,10 +122,7 @@ func (e *Engine) Name() string { return Name }
 // SessionID is the Gemini CLI session id of task id: a UUID derived from
 // it, the same for every turn and run of the task.
 func SessionID(id task.ID) string {
-	h := sha256.Sum256([]byte("neuraphage gemini session " + string(id)))
-	h[6] = h[6]&0x0f | 0x40
-	h[8] = h[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+	return extproc.SessionID("neuraphage gemini session " + string(id))
 }
 
 // Home is the HOME of task id's CLI: .gemini/ under it holds the settings,

@@ -1,15 +1,13 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/words"
@@ -85,7 +83,7 @@ func (ru *run) handle(ctx context.Context, l line) error {
 			return err
 		}
 		ru.flushText()
-		input := canonical(l.Parameters)
+		input := extproc.Canonical(l.Parameters)
 		ru.calls[l.ToolID] = pendingCall{name: l.ToolName, input: input, start: ru.h.Now()}
 		ru.parts = append(ru.parts, llm.ToolCallPart(llm.ToolCall{ID: l.ToolID, Name: l.ToolName, Input: input}))
 		name, args := observedCall(l.ToolName, input)
@@ -166,9 +164,9 @@ func (ru *run) toolResult(ctx context.Context, l line) error {
 		step.Events = append(step.Events, d)
 	}
 	if fileTools[c.name] && !isErr {
-		if path := ru.relPath(inputString(c.input, "file_path")); path != "" {
+		if path := ru.changes.Rel(extproc.InputString(c.input, "file_path")); path != "" {
 			step.Events = append(step.Events, event.FileChanged{Turn: ru.turn, Path: path, Op: "modified", Tool: observedTool(c.name)})
-			ru.reported(path)
+			ru.changes.Named(path)
 		}
 	}
 	step.Messages = append(step.Messages, llm.Message{Role: llm.RoleUser,
@@ -197,10 +195,8 @@ func (ru *run) result(ctx context.Context, l line) error {
 	prev := ru.latest.Usage
 	turn := max(ru.turn, 1)
 	step.Turn = ru.turn
-	step.Events = append(step.Events, event.Usage{Turn: turn, Provider: Provider, Model: model,
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
-		CostUSD: cost, TotalTokens: prev.InputTokens + prev.OutputTokens + u.Total(), TotalCostUSD: prev.CostUSD + cost})
-	step.Events = append(step.Events, ru.snapshotChanges(ctx, turn)...)
+	step.Events = append(step.Events, extproc.UsageEvent(turn, Provider, model, u, cost, prev)) // no cache writes reported
+	step.Events = append(step.Events, ru.changes.Since(ctx, turn)...)
 	step.Call = &engine.Call{Provider: Provider, Model: model, Usage: u, CostUSD: cost, Duration: msDuration(dur)}
 	if err := ru.commit(ctx, step); err != nil {
 		return err
@@ -224,7 +220,7 @@ func (ru *run) interrupted(ctx context.Context) error {
 	}
 	clear(ru.calls)
 	step.Events = append(step.Events, event.Interrupted{Turn: turn, Dropped: dropped})
-	step.Events = append(step.Events, ru.snapshotChanges(ctx, turn)...)
+	step.Events = append(step.Events, ru.changes.Since(ctx, turn)...)
 	return ru.commit(ctx, step)
 }
 
@@ -242,72 +238,4 @@ func (ru *run) model() string {
 		return ru.cliModel
 	}
 	return words.Or(ru.e.model(ru.latest), "gemini-cli")
-}
-
-// relPath makes a path the CLI wrote relative to the worktree; "" when it
-// is outside.
-func (ru *run) relPath(p string) string {
-	if p == "" {
-		return ""
-	}
-	if !filepath.IsAbs(p) {
-		return filepath.ToSlash(filepath.Clean(p))
-	}
-	rel, err := filepath.Rel(ru.r.Dir, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return ""
-	}
-	return filepath.ToSlash(rel)
-}
-
-func (ru *run) reported(path string) {
-	if ru.named == nil {
-		ru.named = map[string]bool{}
-	}
-	ru.named[path] = true
-}
-
-// snapshotChanges reports the files changed since the last turn end that
-// no tool result named (a shell command's edits).
-func (ru *run) snapshotChanges(ctx context.Context, turn int) []event.Payload {
-	named := ru.named
-	ru.named = nil
-	if !ru.snapTaken {
-		return nil
-	}
-	after, err := ru.snap.Retake(ctx)
-	if err != nil {
-		ru.log.Warn("taking a snapshot of the worktree", "err", err)
-		return nil
-	}
-	var evs []event.Payload
-	for _, c := range git.Diff(ru.snap, after) {
-		if !named[c.Path] {
-			evs = append(evs, event.FileChanged{Turn: turn, Path: c.Path, Op: string(c.Op), Tool: "bash"})
-		}
-	}
-	ru.snap = after
-	return evs
-}
-
-func inputString(input json.RawMessage, key string) string {
-	var m map[string]any
-	if json.Unmarshal(input, &m) != nil {
-		return ""
-	}
-	s, _ := m[key].(string)
-	return s
-}
-
-// canonical re-encodes a JSON object with sorted keys and no space.
-func canonical(raw json.RawMessage) json.RawMessage {
-	var v any
-	if len(bytes.TrimSpace(raw)) == 0 || json.Unmarshal(raw, &v) != nil {
-		return json.RawMessage("{}")
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage("{}")
-	}
-	return b
 }

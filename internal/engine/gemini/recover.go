@@ -2,11 +2,9 @@ package gemini
 
 import (
 	"context"
-	"strings"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
-	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/lifecycle"
 )
 
@@ -39,29 +37,7 @@ func (ru *run) recoverDenials(ctx context.Context) (engine.Outcome, bool) {
 // before the first turn, so its policy follows. The message itself still
 // reaches the agent as the turn's prompt.
 func (ru *run) answerPending(ctx context.Context) (engine.Outcome, bool) {
-	m := ru.latest.Manifest
-	if m == nil || m.Pending == nil || ru.e.o.Recover == nil {
-		return engine.Outcome{}, false
-	}
-	inbox, err := ru.h.Inbox(ctx)
-	if err != nil {
-		return ru.stopOrPause(ctx, err), true
-	}
-	reply := ""
-	for _, inj := range inbox {
-		if inj.Kind == inject.Message && inj.Source == inject.FromUser {
-			reply = strings.TrimSpace(inj.Text)
-		}
-	}
-	if reply == "" {
-		return engine.Outcome{}, false
-	}
-	widened, _, ev := lifecycle.Answer(*m, reply, ru.e.o.Recover.Policy)
-	step := engine.Step{Turn: ru.turn, Manifest: &widened}
-	if ev != nil {
-		step.Events = []event.Payload{ev}
-	}
-	if err := ru.commit(ctx, step); err != nil {
+	if err := extproc.Answer(ctx, ru.h, ru.latest.Manifest, ru.e.o.Recover, ru.turn, ru.commit); err != nil {
 		return ru.stopOrPause(ctx, err), true
 	}
 	return engine.Outcome{}, false

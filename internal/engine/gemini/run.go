@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,72 +14,35 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 	"github.com/neuraphage/neuraphage-go/internal/event"
-	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/llm"
-	"github.com/neuraphage/neuraphage-go/internal/sandbox"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
-// resumeNote is the prompt of a resumed session's first turn when no
-// message waits.
-const resumeNote = "This session was stopped and now continues (a pause, or a restart of Neuraphage or of the CLI). " +
-	"Continue the task where you left off; if it is done, say so and stop."
-
 // retryNote is the prompt after a permission denial was recovered from.
 const retryNote = "Your sandbox manifest was widened to allow what was refused (%s). Try it again and continue."
 
-// finalTimeout bounds the commits a run makes after its context ended.
-const finalTimeout = 10 * time.Second
-
-// stderrTail is how much of the CLI's stderr a crash's reason quotes.
-const stderrTail = 600
-
 // Run implements engine.Engine.
 func (e *Engine) Run(ctx context.Context, r engine.Run) engine.Outcome {
-	if err := e.Ready(); err != nil {
-		return engine.Outcome{Status: engine.Paused, Reason: err.Error()}
-	}
-	msgs, err := r.Host.Conversation(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return engine.Outcome{Status: engine.Stopped}
-		}
-		return engine.Outcome{Status: engine.Paused, Reason: fmt.Sprintf("gemini engine: loading the conversation: %v", err)}
-	}
-	turns := 0
-	for _, m := range msgs {
-		if m.Role == llm.RoleAssistant {
-			turns++
-		}
+	turns, out, stop := extproc.Begin(ctx, r, Name, e.Ready)
+	if stop {
+		return out
 	}
 	if err := e.prepareHome(r.Task); err != nil {
 		return engine.Outcome{Status: engine.Paused, Reason: "gemini engine: " + err.Error()}
 	}
 	file := e.sessionFile(r.Task.ID)
-	ru := &run{e: e, r: r, h: r.Host, log: e.log.With("task_id", r.Task.ID), resumed: file != "", latest: r.Task, turn: turns}
+	log := e.log.With("task_id", r.Task.ID)
+	ru := &run{e: e, r: r, h: r.Host, log: log, resumed: file != "", latest: r.Task, turn: turns, changes: extproc.NewChanges(r.Dir, log)}
 	if file != "" {
 		ru.seen = readFile(file)
 	}
-	if snap, err := git.TakeSnapshot(ctx, r.Dir); err == nil {
-		ru.snap, ru.snapTaken = snap, true
-	}
+	ru.changes.Take(ctx)
 	if out, stop := ru.answerPending(ctx); stop {
 		return out
 	}
 	return ru.loop(ctx)
-}
-
-// tempDir is the task's temporary directory: the last TMPDIR in env.
-func tempDir(env []string) string {
-	dir := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
-			dir = v
-		}
-	}
-	return dir
 }
 
 func readFile(path string) string {
@@ -101,6 +63,8 @@ type run struct {
 	r   engine.Run
 	h   engine.Host
 	log *slog.Logger
+
+	changes *extproc.Changes
 
 	latest  task.Task
 	resumed bool   // the session existed when the run began
@@ -123,10 +87,6 @@ type run struct {
 	retried   bool   // a new session was started after a lost one
 	carry     string // a prompt the lost session did not take
 	denials   []event.PermissionDenied
-
-	snap      git.Snapshot
-	snapTaken bool
-	named     map[string]bool
 }
 
 func (ru *run) loop(ctx context.Context) engine.Outcome {
@@ -142,10 +102,7 @@ func (ru *run) loop(ctx context.Context) engine.Outcome {
 		if prompt == "" {
 			summary := "Gemini CLI ended its turn."
 			summary = words.Or(strings.TrimSpace(ru.lastText), summary)
-			if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Completed{Turn: ru.turn, Summary: summary}}}); err != nil {
-				return ru.stopOrPause(ctx, err)
-			}
-			return engine.Outcome{Status: engine.Completed, Reason: summary, Turn: ru.turn}
+			return ru.finish(ctx, engine.Completed, summary)
 		}
 		first = false
 		if out, stop := ru.runTurn(ctx, prompt, injs); stop {
@@ -180,10 +137,7 @@ func (ru *run) afterTurn(ctx context.Context) (engine.Outcome, bool) {
 			reason += ": " + ru.last.Error.Message
 		}
 		reason = words.Clip(reason, 1000)
-		if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Events: []event.Payload{event.Failed{Turn: ru.turn, Reason: reason}}}); err != nil {
-			return ru.stopOrPause(ctx, err), true
-		}
-		return engine.Outcome{Status: engine.Failed, Reason: reason, Turn: ru.turn}, true
+		return ru.finish(ctx, engine.Failed, reason), true
 	}
 	return ru.recoverDenials(ctx)
 }
@@ -193,42 +147,22 @@ func (ru *run) afterTurn(ctx context.Context) (engine.Outcome, bool) {
 // or a note to continue, on a run's first turn). An empty prompt means
 // nothing waits.
 func (ru *run) boundary(ctx context.Context, first bool) (prompt string, shown []inject.Injection, out engine.Outcome, stop bool) {
-	drain(ru.h.Interrupts())
-	t, err := ru.h.Prepare(ctx)
+	var taken func(int64) bool
+	if first && ru.resumed {
+		// The CLI took them; only their receipt was lost.
+		taken = func(id int64) bool { return extproc.Delivered(ru.seen, id) }
+	}
+	in, err := extproc.TakeInbox(ctx, ru.h, &ru.latest, taken)
 	if err != nil {
-		return "", nil, ru.stopOrPause(ctx, fmt.Errorf("preparing the task's messages: %w", err)), true
+		return "", nil, ru.stopOrPause(ctx, err), true
 	}
-	if t.ID != "" {
-		ru.latest = t
-	}
-	drain(ru.h.Interrupts())
-	inbox, err := ru.h.Inbox(ctx)
-	if err != nil {
-		return "", nil, ru.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), true
-	}
-	var pauses, taken []inject.Injection
-	for _, inj := range inbox {
-		switch {
-		case inj.Kind == inject.Pause:
-			pauses = append(pauses, inj)
-		case first && ru.resumed && delivered(ru.seen, inj.ID):
-			taken = append(taken, inj) // the CLI took it; only its receipt was lost
-		default:
-			shown = append(shown, inj)
-		}
-	}
-	if len(taken) > 0 {
-		if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Delivered: taken, Events: []event.Payload{receipt(ru.turn, taken, ru.h.Now())}}); err != nil {
+	if out, stop, err := in.Acknowledge(ctx, ru.turn, ru.h.Now(), ru.commit); stop {
+		if err != nil {
 			return "", nil, ru.stopOrPause(ctx, err), true
 		}
+		return "", nil, out, true
 	}
-	if len(pauses) > 0 {
-		reason := words.Or(strings.TrimSpace(pauses[len(pauses)-1].Text), "paused")
-		if err := ru.commit(ctx, engine.Step{Turn: ru.turn, Delivered: pauses, Events: []event.Payload{receipt(ru.turn, pauses, ru.h.Now())}}); err != nil {
-			return "", nil, ru.stopOrPause(ctx, err), true
-		}
-		return "", nil, engine.Outcome{Status: engine.Paused, Reason: reason, Turn: ru.turn}, true
-	}
+	shown = in.Shown
 	var parts []string
 	switch {
 	case first && !ru.resumed:
@@ -238,25 +172,19 @@ func (ru *run) boundary(ctx context.Context, first bool) (prompt string, shown [
 			ru.carry = ""
 		}
 	case first && len(shown) == 0 && ru.retry == "":
-		parts = append(parts, engine.Note(resumeNote))
+		parts = append(parts, engine.Note(extproc.ResumeNote))
 	}
 	if ru.retry != "" {
 		parts = append(parts, engine.Note(fmt.Sprintf(retryNote, ru.retry)))
 		ru.retry = ""
 	}
-	for _, inj := range shown {
-		parts = append(parts, engine.Render(inj))
-	}
-	if len(shown) > 0 {
-		parts = append(parts, marker(shown))
-	}
-	if len(parts) == 0 {
+	if len(parts) == 0 && len(shown) == 0 {
 		return "", nil, engine.Outcome{}, false
 	}
 	if s := ru.h.Allow(ctx); s != nil {
 		return "", nil, engine.Outcome{Status: s.Status, Reason: s.Reason, Turn: ru.turn}, true
 	}
-	return strings.Join(parts, "\n\n"), shown, engine.Outcome{}, false
+	return extproc.Message(strings.Join(parts, "\n\n"), shown), shown, engine.Outcome{}, false
 }
 
 // runTurn runs one turn: the CLI's process with prompt, read to its end.
@@ -266,20 +194,13 @@ func (ru *run) runTurn(ctx context.Context, prompt string, injs []inject.Injecti
 	ru.cut, ru.last, ru.crashErr, ru.lastText = false, nil, nil, ""
 	ru.calls = map[string]pendingCall{}
 	r := ru.r
-	launcher := ru.e.o.Launcher
-	if launcher != nil {
-		// The CLI keeps its session and settings in its home.
-		l := *launcher
-		l.Write = append(append([]string(nil), l.Write...), ru.e.Home(r.Task.ID))
-		launcher = &l
-	}
 	resume := ru.resumed || ru.started
 	if err := ru.e.writePolicy(ru.latest); err != nil {
 		return ru.stopOrPause(ctx, err), true
 	}
-	p, err := extproc.Start(ctx, extproc.Spec{
-		Args: ru.e.args(ru.e.resolved(), ru.latest, prompt, resume), Dir: r.Dir, Env: ru.e.env(r.Task, r.Dir, r.Env),
-		Launcher: launcher, Task: sandbox.Task{Dir: r.Dir, TempDir: tempDir(r.Env), Repo: r.Task.Repo, Branch: r.Branch},
+	p, err := extproc.StartRun(ctx, extproc.Launch{
+		Run: r, Args: ru.e.args(ru.e.Path(), ru.latest, prompt, resume), Env: ru.e.env(r.Task, r.Dir, r.Env),
+		Launcher: ru.e.o.Launcher, State: ru.e.Home(r.Task.ID), // the CLI keeps its session and settings in its home
 		Label: "gemini (" + string(r.Task.ID) + ")",
 	})
 	if err != nil {
@@ -288,34 +209,16 @@ func (ru *run) runTurn(ctx context.Context, prompt string, injs []inject.Injecti
 	defer p.Stop()
 	ru.started = true
 	_ = p.CloseStdin() // -p appends what stdin holds: nothing
-	step := engine.Step{Turn: ru.turn, Messages: []llm.Message{llm.UserText(prompt)}, Delivered: injs}
-	if len(injs) > 0 {
-		step.Events = []event.Payload{receipt(ru.turn+1, injs, ru.h.Now())}
-	}
-	if err := ru.commit(ctx, step); err != nil {
+	if err := ru.commit(ctx, extproc.UserStep(ru.turn, prompt, injs, ru.h.Now())); err != nil {
 		return ru.stopOrPause(ctx, err), true
 	}
-	lines := make(chan line)
-	readErr := make(chan error, 1)
-	go func() { // owned by runTurn; ends at EOF, which p.Stop brings about
-		readErr <- extproc.ReadLines(p.Stdout(), ru.log, func(b []byte) error {
-			var l line
-			if err := json.Unmarshal(b, &l); err != nil {
-				ru.log.Warn("skipping a line from the CLI that does not parse", "err", err, "start", words.Clip(string(b), 120))
-				return nil
-			}
-			lines <- l // drained below
-			return nil
-		})
-		close(lines)
-	}()
-	out, stop := ru.await(ctx, p, lines)
+	lines := extproc.Read[line](p, ru.log) // joined below
+	out, stop := ru.await(ctx, p, lines.C)
 	p.Stop()
-	for range lines { // join the reader
-	}
+	lines.Join()
 	if !stop && ru.last == nil && !ru.cut {
-		ru.crashErr = ru.crashed(p, <-readErr)
-		ru.lost = resume && !ru.retried && strings.Contains(p.StderrTail(stderrTail), "Error resuming session")
+		ru.crashErr = ru.crashed(p, lines.Err())
+		ru.lost = resume && !ru.retried && strings.Contains(p.StderrTail(extproc.StderrTail), "Error resuming session")
 		ru.retried = ru.retried || ru.lost
 	}
 	return out, stop
@@ -357,122 +260,38 @@ func (ru *run) stopped() engine.Outcome {
 	return engine.Outcome{Status: engine.Stopped, Turn: ru.turn}
 }
 
-// crashErr is the CLI gone without a result.
-type crashErr struct{ msg string }
-
-func (c *crashErr) Error() string { return c.msg }
-
 // crashed describes a turn's process that ended without a result: its exit
 // status and stderr's tail. Without a result the turn did not finish, even
 // when the status is 0.
 func (ru *run) crashed(p *extproc.Proc, cause error) error {
-	select {
-	case <-p.Done():
-	case <-time.After(2 * time.Second):
-	}
+	p.WaitExit()
 	msg := "Gemini CLI ended its turn without a result"
 	if code := p.ExitCode(); code >= 0 {
 		msg += " (exit status " + strconv.Itoa(code) + ")"
 	} else if cause != nil {
 		msg += ": " + cause.Error()
 	}
-	if tail := p.StderrTail(stderrTail); tail != "" {
-		msg += ": " + words.OneLine(tail)
-	}
-	return &crashErr{msg: msg + "; resume the task to continue its session"}
+	return p.Crashed(msg, "session")
 }
 
 // stopOrPause ends the run after err: stopped when the context ended,
 // else paused with the reason.
 func (ru *run) stopOrPause(ctx context.Context, err error) engine.Outcome {
-	if ctx.Err() != nil {
-		return ru.stopped()
-	}
 	if err == nil {
 		err = errors.New("Gemini CLI ended its turn without a result")
 	}
-	reason := err.Error()
-	var ce *crashErr
-	if !errors.As(err, &ce) {
-		reason = "gemini engine: " + reason
-	}
-	ru.log.Warn("pausing the task", "err", err)
-	return engine.Outcome{Status: engine.Paused, Reason: reason, Turn: ru.turn}
+	return extproc.StopOrPause(ctx, ru.log, "gemini engine: ", err, ru.turn)
 }
 
-// commit stores a step; after the run's context ended it still gets a
-// bounded chance, so the step in flight is not lost.
+// commit stores a step (extproc.Commit).
 func (ru *run) commit(ctx context.Context, s engine.Step) error {
-	if ctx.Err() != nil {
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalTimeout)
-		defer cancel()
-		ctx = c
-	}
-	t, err := ru.h.Commit(ctx, s)
-	if err != nil {
-		return err
-	}
-	ru.latest = t
-	return engine.StepLearnings(ctx, ru.h, s, t.Tags)
-}
-
-func receipt(turn int, injs []inject.Injection, now time.Time) event.Delivered {
-	d := event.Delivered{Turn: turn}
-	for _, inj := range injs {
-		d.InjectionIDs = append(d.InjectionIDs, inj.ID)
-		d.Kinds = append(d.Kinds, string(inj.Kind))
-		d.LatencyMs = append(d.LatencyMs, max(0, now.Sub(inj.CreatedAt).Milliseconds()))
-	}
-	return d
-}
-
-func drain(c <-chan struct{}) {
-	for {
-		select {
-		case <-c:
-		default:
-			return
-		}
-	}
+	return extproc.Commit(ctx, ru.h, s, &ru.latest)
 }
 
 // taskPrompt is the first prompt of a new session.
-func taskPrompt(t task.Task) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Your task (%s):\n\n%s\n", t.ID, engine.Neutralize(t.Description))
-	if strings.TrimSpace(t.Context) != "" {
-		fmt.Fprintf(&b, "\nContext:\n\n%s\n", engine.Neutralize(t.Context))
-	}
-	b.WriteString("\nWork in the current directory (a git worktree of your own). When the task is done, reply with a short summary of what you did and stop.\n\n" + engine.LearningNote)
-	return b.String()
-}
+func taskPrompt(t task.Task) string { return extproc.TaskPrompt(t) + "\n\n" + engine.LearningNote }
 
-// marker is the delivery marker of a prompt carrying injs: found in the
-// session's file, it says the CLI took them.
-func marker(injs []inject.Injection) string {
-	ids := make([]string, len(injs))
-	for i, inj := range injs {
-		ids[i] = strconv.FormatInt(inj.ID, 10)
-	}
-	return "[neuraphage-delivery:" + strings.Join(ids, ",") + "]"
-}
-
-// delivered reports whether the session file holds a delivery marker
-// naming injection id.
-func delivered(session string, id int64) bool {
-	want := strconv.FormatInt(id, 10)
-	for rest := session; ; {
-		_, after, ok := strings.Cut(rest, "[neuraphage-delivery:")
-		if !ok {
-			return false
-		}
-		ids, tail, ok := strings.Cut(after, "]")
-		if !ok {
-			return false
-		}
-		if slices.Contains(strings.Split(ids, ","), want) {
-			return true
-		}
-		rest = tail
-	}
+// finish ends the run with status and reason (extproc.Finish).
+func (ru *run) finish(ctx context.Context, status engine.Status, reason string) engine.Outcome {
+	return extproc.Finish(ctx, ru.turn, status, reason, ru.commit, ru.stopOrPause)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/neuraphage/neuraphage-go/internal/engine/extproc"
 )
 
 // Gemini CLI's tools, as the observations name them: the native engine's
@@ -32,11 +34,11 @@ func observedCall(name string, input json.RawMessage) (string, json.RawMessage) 
 	ours, ok := toolNames[name]
 	keys, renamed := argKeys[name]
 	if !ok || !renamed {
-		return observedTool(name), canonical(input)
+		return observedTool(name), extproc.Canonical(input)
 	}
 	var in map[string]any
 	if json.Unmarshal(input, &in) != nil {
-		return ours, canonical(input)
+		return ours, extproc.Canonical(input)
 	}
 	out := map[string]any{}
 	for k, v := range in {
@@ -46,7 +48,7 @@ func observedCall(name string, input json.RawMessage) (string, json.RawMessage) 
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return ours, canonical(input)
+		return ours, extproc.Canonical(input)
 	}
 	return ours, b
 }

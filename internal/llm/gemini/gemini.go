@@ -13,7 +13,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +25,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/llm/httpapi"
 	"github.com/neuraphage/neuraphage-go/internal/llm/sse"
 )
 
@@ -74,20 +74,13 @@ var _ llm.Client = (*Client)(nil)
 
 // New returns a Client. It reads no environment variables.
 func New(o Options) (*Client, error) {
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-		if o.APIKey == "" {
-			return nil, errors.New("creating gemini client: no API key (set GEMINI_API_KEY)")
-		}
+	s, err := httpapi.New(httpapi.Setup{BaseURL: o.BaseURL, DefaultURL: DefaultBaseURL, APIKey: o.APIKey, KeyHint: "GEMINI_API_KEY",
+		MaxTokens: o.MaxTokens, HTTPClient: o.HTTPClient, Name: "gemini client"})
+	if err != nil {
+		return nil, err
 	}
-	if o.MaxTokens <= 0 {
-		o.MaxTokens = llm.DefaultMaxOutputTokens
-	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	return &Client{opts: o, hc: hc, base: strings.TrimSuffix(o.BaseURL, "/") + "/" + APIVersion + "/models/"}, nil
+	o.BaseURL, o.MaxTokens = s.BaseURL, s.MaxTokens
+	return &Client{opts: o, hc: s.HTTPClient, base: strings.TrimSuffix(o.BaseURL, "/") + "/" + APIVersion + "/models/"}, nil
 }
 
 func (c *Client) model(req *llm.Request) (string, error) {
@@ -116,10 +109,7 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 		return nil, classify(ctx, ctx, "calling gemini", err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err == nil && len(raw) > maxBody {
-		err = malformed("response body larger than %d bytes", maxBody)
-	}
+	raw, err := httpapi.ReadBody(resp.Body, maxBody)
 	if err != nil {
 		return nil, classify(ctx, ctx, "reading gemini reply", err)
 	}
@@ -170,11 +160,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request, h func(llm.Event)
 	if err != nil {
 		return nil, classify(ctx, sctx, "streaming from gemini", err)
 	}
-	if h != nil {
-		for _, call := range out.Message.ToolCalls() {
-			h(llm.Event{Kind: llm.EventToolCall, ToolCall: &call})
-		}
-	}
+	httpapi.EmitToolCalls(out, h)
 	return out, nil
 }
 
@@ -183,55 +169,33 @@ func (c *Client) accumulator(model string) accumulator {
 }
 
 func (c *Client) post(ctx context.Context, u string, body []byte) (*http.Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("building HTTP request: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
+	header := http.Header{}
 	if c.opts.APIKey != "" {
-		hreq.Header.Set("X-Goog-Api-Key", c.opts.APIKey)
+		header.Set("X-Goog-Api-Key", c.opts.APIKey)
 	}
-	resp, err := c.hc.Do(hreq)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return httpapi.Post(ctx, c.hc, u, body, header, decodeError)
+}
+
+// decodeError is the *llm.Error of an error response: the API's error
+// object, else the start of the body.
+func decodeError(resp *http.Response, raw []byte) *llm.Error {
 	var w struct {
 		Error *wireError `json:"error"`
 	}
 	if json.Unmarshal(raw, &w) != nil || w.Error == nil {
-		w.Error = &wireError{Message: strings.TrimSpace(string(raw[:min(len(raw), 200)]))}
+		w.Error = &wireError{Message: httpapi.Snippet(raw)}
 	}
 	e := w.Error.classify(resp.StatusCode)
 	if e.RetryAfter == 0 {
 		e.RetryAfter = llm.ParseRetryAfter(resp.Header, time.Now())
 	}
-	return nil, e
+	return e
 }
 
-func malformed(format string, args ...any) error {
-	return &llm.Error{Class: llm.ClassMalformed, Message: fmt.Sprintf(format, args...)}
-}
+func malformed(format string, args ...any) error { return httpapi.Malformed(format, args...) }
 
 // classify turns err into an *llm.Error (or a context error when the
 // caller's ctx ended), prefixed with what was being done.
 func classify(ctx, sctx context.Context, doing string, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", doing, context.Cause(ctx))
-	}
-	var le *llm.Error
-	if errors.As(err, &le) {
-		e := *le
-		e.Provider = llm.ProviderGemini
-		return fmt.Errorf("%s: %w", doing, &e)
-	}
-	e := &llm.Error{Provider: llm.ProviderGemini, Err: err, Class: llm.ClassifyTransport(err)}
-	if llm.Expired(sctx) {
-		e.Class, e.Message = llm.ClassTimeout, "no chunk within the idle timeout"
-	}
-	return fmt.Errorf("%s: %w", doing, e)
+	return httpapi.Classify(ctx, sctx, llm.ProviderGemini, "no chunk", doing, err)
 }

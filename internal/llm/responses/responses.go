@@ -11,7 +11,6 @@
 package responses
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/llm/httpapi"
 	"github.com/neuraphage/neuraphage-go/internal/llm/sse"
 )
 
@@ -66,20 +66,13 @@ var _ llm.Client = (*Client)(nil)
 
 // New returns a Client. It reads no environment variables.
 func New(o Options) (*Client, error) {
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-		if o.APIKey == "" {
-			return nil, errors.New("creating openai responses client: no API key (set OPENAI_API_KEY)")
-		}
+	s, err := httpapi.New(httpapi.Setup{BaseURL: o.BaseURL, DefaultURL: DefaultBaseURL, APIKey: o.APIKey, KeyHint: "OPENAI_API_KEY",
+		MaxTokens: o.MaxTokens, HTTPClient: o.HTTPClient, Name: "openai responses client"})
+	if err != nil {
+		return nil, err
 	}
-	if o.MaxTokens <= 0 {
-		o.MaxTokens = llm.DefaultMaxOutputTokens
-	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	return &Client{opts: o, hc: hc, url: strings.TrimSuffix(o.BaseURL, "/") + "/responses"}, nil
+	o.BaseURL, o.MaxTokens = s.BaseURL, s.MaxTokens
+	return &Client{opts: o, hc: s.HTTPClient, url: strings.TrimSuffix(o.BaseURL, "/") + "/responses"}, nil
 }
 
 // Complete sends req without streaming.
@@ -93,10 +86,7 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 		return nil, classify(ctx, ctx, "calling openai responses", err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err == nil && len(raw) > maxBody {
-		err = malformed("response body larger than %d bytes", maxBody)
-	}
+	raw, err := httpapi.ReadBody(resp.Body, maxBody)
 	if err != nil {
 		return nil, classify(ctx, ctx, "reading openai responses reply", err)
 	}
@@ -143,35 +133,24 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request, h func(llm.Event)
 	if err != nil {
 		return nil, classify(ctx, sctx, "streaming from openai responses", err)
 	}
-	if h != nil {
-		for _, call := range out.Message.ToolCalls() {
-			h(llm.Event{Kind: llm.EventToolCall, ToolCall: &call})
-		}
-	}
+	httpapi.EmitToolCalls(out, h)
 	return out, nil
 }
 
 // post sends body and returns a 2xx response, or an *llm.Error built from
 // the error response.
 func (c *Client) post(ctx context.Context, body []byte, accept string) (*http.Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("building HTTP request: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", accept)
+	header := http.Header{}
+	header.Set("Accept", accept)
 	if c.opts.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+		header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
-	resp, err := c.hc.Do(hreq)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return httpapi.Post(ctx, c.hc, c.url, body, header, decodeError)
+}
+
+// decodeError is the *llm.Error of an error response: the API's error
+// object, else the start of the body.
+func decodeError(resp *http.Response, raw []byte) *llm.Error {
 	var w struct {
 		Error struct {
 			Message string `json:"message"`
@@ -186,31 +165,16 @@ func (c *Client) post(ctx context.Context, body []byte, accept string) (*http.Re
 	}
 	msg := w.Error.Message
 	if msg == "" {
-		msg = strings.TrimSpace(string(raw[:min(len(raw), 200)]))
+		msg = httpapi.Snippet(raw)
 	}
-	return nil, &llm.Error{Class: llm.ClassifyStatus(resp.StatusCode, errType, msg), StatusCode: resp.StatusCode,
+	return &llm.Error{Class: llm.ClassifyStatus(resp.StatusCode, errType, msg), StatusCode: resp.StatusCode,
 		Message: msg, RetryAfter: llm.ParseRetryAfter(resp.Header, time.Now()), RequestID: resp.Header.Get("X-Request-Id")}
 }
 
-func malformed(format string, args ...any) error {
-	return &llm.Error{Class: llm.ClassMalformed, Message: fmt.Sprintf(format, args...)}
-}
+func malformed(format string, args ...any) error { return httpapi.Malformed(format, args...) }
 
 // classify turns err into an *llm.Error (or a context error when the
 // caller's ctx ended), prefixed with what was being done.
 func classify(ctx, sctx context.Context, doing string, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", doing, context.Cause(ctx))
-	}
-	var le *llm.Error
-	if errors.As(err, &le) {
-		e := *le
-		e.Provider = llm.ProviderOpenAI
-		return fmt.Errorf("%s: %w", doing, &e)
-	}
-	e := &llm.Error{Provider: llm.ProviderOpenAI, Err: err, Class: llm.ClassifyTransport(err)}
-	if llm.Expired(sctx) {
-		e.Class, e.Message = llm.ClassTimeout, "no event within the idle timeout"
-	}
-	return fmt.Errorf("%s: %w", doing, e)
+	return httpapi.Classify(ctx, sctx, llm.ProviderOpenAI, "no event", doing, err)
 }
