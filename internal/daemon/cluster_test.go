@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/neuraphage/neuraphage-go/internal/api"
+	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/cluster"
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/daemon"
@@ -603,5 +604,61 @@ func TestClusterPlacementByLabels(t *testing.T) {
 	}
 	if as := d.assignments(t, id); len(as) != 1 || as[0].Worker != gpu {
 		t.Errorf("the gpu task went to %+v, want %s (not %s)", as, gpu, plain)
+	}
+}
+
+// restart stops the coordinator daemon and starts it again on its home.
+func (d *clusterDaemon) restart(t *testing.T) {
+	t.Helper()
+	if err := d.running.stop(t); err != nil {
+		t.Fatalf("stopping the coordinator: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cancel: cancel, done: make(chan error, 1), paths: d.paths, client: client.New(d.paths.Socket)}
+	ready := make(chan struct{})
+	go func() {
+		r.done <- daemon.Run(ctx, daemon.Options{Paths: d.paths, Config: d.cfg, Version: "test", Getenv: d.getenv,
+			Logger: slog.New(slog.DiscardHandler), Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case err := <-r.done:
+		cancel()
+		t.Fatalf("the coordinator did not start again: %v", err)
+	}
+	t.Cleanup(func() { r.stop(t) })
+	d.running = r
+}
+
+// The coordinator restarts while its task runs on a worker: the worker
+// is told to stop, reconnects to the coordinator's server (same address,
+// its JetStream state and tokens kept), and the task resumes there with a
+// new epoch from its last checkpoint and lands, no tool call run twice.
+func TestClusterCoordinatorRestart(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	gate := filepath.Join(shortTemp(t), "gate")
+	d := startCluster(t, markerScript(1, 4, gate), func(c *config.Config) { c.Cluster.Listen = addr })
+	w := d.worker(t, 1)
+	id := d.create(t, api.CreateTaskRequest{Description: "marker task 1"}).ID
+	d.waitEvent(t, id, event.KindToolCall, gated)
+	d.restart(t)
+	done := d.finish(t, id)
+	os.WriteFile(gate, nil, 0o644)
+	if done.Status != task.Completed {
+		d.dump(t)
+		t.Fatalf("task is %s (%s), want completed", done.Status, done.CloseReason)
+	}
+	as := d.assignments(t, id)
+	if len(as) < 2 || as[len(as)-1].Worker != w || as[len(as)-1].Epoch <= as[0].Epoch {
+		t.Errorf("assignments %+v: want a new epoch on %s after the restart", as, w)
+	}
+	if got, want := d.onMain(t, "markers-1.txt"), "t1-step-1\nt1-step-3\nt1-step-4\n"; got != want {
+		t.Errorf("markers on main = %q, want %q", got, want)
 	}
 }
