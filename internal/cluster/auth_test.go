@@ -12,8 +12,9 @@ import (
 )
 
 // Workers authenticate with their own token and see only their own work
-// queue: another worker's consumer, the work subjects and a foreign inbox
-// are refused; an unknown token does not connect.
+// queue: another worker's consumer, the work subjects, a foreign inbox and
+// making a consumer of a task's messages are refused; an unknown token does
+// not connect.
 func TestWorkerTokensAndPermissions(t *testing.T) {
 	t.Parallel()
 	tokens, err := OpenTokens(filepath.Join(t.TempDir(), "tokens.json"))
@@ -71,13 +72,19 @@ func TestWorkerTokensAndPermissions(t *testing.T) {
 	if _, err := wjs.Consumer(short, StreamWork, workConsumer(b)); err == nil {
 		t.Error("it read another worker's work queue")
 	}
+	short2, cancel2 := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel2()
+	if _, err := wjs.CreateConsumer(short2, StreamInject, jetstream.ConsumerConfig{FilterSubject: injSubject("t-other")}); err == nil {
+		t.Error("it made a consumer of another task's messages")
+	}
 	if _, err := nc.Subscribe("np.work.>", func(*nats.Msg) {}); err == nil {
 		nc.Flush()
 	}
 	if _, err := nc.Subscribe("_INBOX.>", func(*nats.Msg) {}); err == nil {
 		nc.Flush()
 	}
-	want := map[string]bool{"np.work.>": false, "_INBOX.>": false, "CONSUMER.INFO." + StreamWork + "." + workConsumer(b): false}
+	want := map[string]bool{"np.work.>": false, "_INBOX.>": false, "CONSUMER.INFO." + StreamWork + "." + workConsumer(b): false,
+		"CONSUMER.CREATE." + StreamInject: false}
 	deadline := time.After(10 * time.Second)
 	for {
 		done := true

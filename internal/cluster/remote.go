@@ -93,6 +93,21 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		up: make(chan jetstream.Msg, 1024), reqs: make(chan *nats.Msg, 16),
 		ended: make(chan struct{}), lostCh: make(chan struct{}),
 		snapshot: prev.Snapshot, snapshotRef: prev.SnapshotRef}
+	// The run's consumer of the task's injections, from the subject's
+	// first message: the worker takes what a boundary lists.
+	if _, err := c.js.CreateOrUpdateConsumer(ctx, StreamInject, jetstream.ConsumerConfig{
+		Name: injConsumer(secret), FilterSubject: injSubject(id), AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: time.Hour, DeliverPolicy: jetstream.DeliverAllPolicy, InactiveThreshold: 10 * time.Minute,
+	}); err != nil {
+		return c.stopOrFail(ctx, fmt.Errorf("the task's message consumer: %w", err))
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := c.js.DeleteConsumer(dctx, StreamInject, injConsumer(secret)); err != nil {
+			c.log.Debug("deleting a run's message consumer", "task_id", id, "err", err)
+		}
+	}()
 	c.mu.Lock()
 	c.runs[id] = run
 	c.mu.Unlock()

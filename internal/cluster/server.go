@@ -121,9 +121,10 @@ func (a *auth) Check(c server.ClientAuthentication) bool {
 
 // workerPermissions is what a worker's connection may do: speak for its
 // runs (np.up, np.host: the coordinator checks each run's secret), beat,
-// read and acknowledge its own work queue only, follow injection subjects
-// (it learns a task's only from its assignment), and receive replies on
-// its own inbox prefix.
+// read and acknowledge its own work queue only, read the injection
+// consumers whose names it knows (a run's is named after its secret, which
+// only its assignment carries) but neither make nor list any, and receive
+// replies on its own inbox prefix.
 func workerPermissions(w string) *server.Permissions {
 	work := StreamWork + "." + workConsumer(w)
 	return &server.Permissions{
@@ -135,10 +136,8 @@ func workerPermissions(w string) *server.Permissions {
 			"$JS.API.CONSUMER.INFO." + work,
 			"$JS.API.CONSUMER.MSG.NEXT." + work,
 			"$JS.ACK." + work + ".>",
-			"$JS.API.CONSUMER.CREATE." + StreamInject + ".>",
-			"$JS.API.CONSUMER.DELETE." + StreamInject + ".>",
-			"$JS.API.CONSUMER.INFO." + StreamInject + ".>",
-			"$JS.API.CONSUMER.MSG.NEXT." + StreamInject + ".>",
+			"$JS.API.CONSUMER.INFO." + StreamInject + ".*",
+			"$JS.API.CONSUMER.MSG.NEXT." + StreamInject + ".*",
 			"$JS.ACK." + StreamInject + ".>",
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(w) + ".>"}},

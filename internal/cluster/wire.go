@@ -35,6 +35,10 @@ func injSubject(id task.ID) string      { return "np.inj." + string(id) }
 func hostSubject(id task.ID) string     { return "np.host." + string(id) }
 func workConsumer(worker string) string { return "w-" + worker }
 
+// injConsumer is a run's consumer of its task's injection subject, named
+// after the run's secret.
+func injConsumer(secret string) string { return "r" + secret }
+
 // Message headers.
 const (
 	hdrKind  = "Np-Kind"

@@ -121,12 +121,10 @@ func (h *workerHost) request(ctx context.Context, op string, body any) (hostRepl
 
 // follow consumes the task's injection subject until the returned stop.
 func (h *workerHost) follow(ctx context.Context) (func(), error) {
-	// An ephemeral consumer of the task's subject from its first message,
-	// acknowledged one by one (delivered): what a run did not
-	// acknowledge, a later one is sent again.
-	cons, err := h.w.js.CreateConsumer(ctx, StreamInject, jetstream.ConsumerConfig{
-		FilterSubject: injSubject(h.id), AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Hour,
-		DeliverPolicy: jetstream.DeliverAllPolicy, InactiveThreshold: time.Minute})
+	// The run's own consumer of the task's subject, made by the
+	// coordinator under a name only the assignment tells (the run's
+	// secret): a worker cannot make or find another's.
+	cons, err := h.w.js.Consumer(ctx, StreamInject, injConsumer(h.a.Secret))
 	if err != nil {
 		return nil, fmt.Errorf("following the task's messages: %w", err)
 	}
