@@ -322,11 +322,14 @@ func (c *Coordinator) onUp(m jetstream.Msg) {
 	_ = m.Ack()
 }
 
+// staleKept bounds the fenced runs remembered as reported.
+const staleKept = 10000
+
 // stale records, once per task and epoch, that a fenced run spoke.
 func (c *Coordinator) stale(id task.ID, worker string, epoch uint64, what string) {
 	c.mu.Lock()
-	if c.staleSeen == nil {
-		c.staleSeen = map[string]bool{}
+	if c.staleSeen == nil || len(c.staleSeen) >= staleKept {
+		c.staleSeen = map[string]bool{} // bounded: a long-fenced run may be reported again
 	}
 	key := string(id) + "/" + epochString(epoch)
 	seen := c.staleSeen[key]
