@@ -135,7 +135,9 @@ func (c *Coordinator) Run(ctx context.Context, r engine.Run) engine.Outcome {
 		defer func() {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
-			if err := c.o.Git.Unassign(uctx, string(id)); err != nil {
+			// Release, not Unassign: when the task was re-assigned
+			// since (a later epoch), the next run's service stays.
+			if err := c.o.Git.Release(uctx, string(id), epoch); err != nil {
 				c.log.Warn("ending the task's code service", "task_id", id, "err", err)
 			}
 		}()
