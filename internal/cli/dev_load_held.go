@@ -78,8 +78,11 @@ func runHeldLoad(ctx context.Context, d *loadDaemon, exe string, env []string, o
 		lt := listingTimings{Command: "neuraphage " + strings.Join(args, " "), Runs: opts.runs}
 		for range opts.runs {
 			t0 := time.Now()
+			// The output is counted, not kept (as by a reader piping it on):
+			// holding megabytes here would time this process's allocations
+			// and collections on the same cores as the command's.
 			res, err := proc.Run(ctx, proc.Cmd{Args: append([]string{exe}, args...), Env: env, Dir: filepath.Dir(repo),
-				SeparateStderr: true, MaxOutput: 64 << 20})
+				SeparateStderr: true, MaxOutput: 64 << 10})
 			ms := float64(time.Since(t0).Microseconds()) / 1000
 			if err != nil {
 				return nil, fmt.Errorf("running %s: %w", lt.Command, err)
@@ -88,7 +91,7 @@ func runHeldLoad(ctx context.Context, d *loadDaemon, exe string, env []string, o
 				return nil, fmt.Errorf("%s exited with code %d: %s", lt.Command, res.ExitCode, strings.TrimSpace(res.Stderr))
 			}
 			lt.AllMs = append(lt.AllMs, ms)
-			lt.Bytes = len(res.Output)
+			lt.Bytes = int(res.OutputBytes)
 		}
 		sorted := slices.Sorted(slices.Values(lt.AllMs))
 		lt.MinMs, lt.MedianMs, lt.MaxMs = sorted[0], sorted[len(sorted)/2], sorted[len(sorted)-1]

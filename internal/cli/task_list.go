@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/client"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/words"
@@ -61,26 +62,22 @@ func (a *app) runTaskList(ctx context.Context, opts taskListOpts, out io.Writer)
 	if opts.limit < 0 {
 		return &usageError{msg: fmt.Sprintf("--limit %d: want 0 (all) or more", opts.limit), hint: "e.g. --limit 50"}
 	}
-	c, err := a.connect(ctx)
-	if err != nil {
-		return err
-	}
 	q := client.ListQuery{Statuses: statuses, All: opts.all, After: opts.after, Limit: opts.limit}
 	if opts.json {
-		// Passed through as the daemon sent it: listing 10,000 tasks must
-		// stay fast.
-		raw, err := c.ListPageJSON(ctx, q)
-		if err != nil {
-			return err
-		}
+		// Passed through as the daemon sent it, its framing checked, in
+		// chunks: listing 10,000 tasks must stay fast.
 		w := jsonOut(out)
-		if _, err := w.Write(raw); err != nil { // megabytes: not copied through fmt
-			return err
-		}
-		_, err = io.WriteString(w, "\n")
-		return err
+		return a.reach(ctx, func(c *client.Client) error { return c.WriteListJSON(ctx, q, w) })
 	}
-	l, err := c.ListPage(ctx, q)
+	var (
+		c *client.Client
+		l api.TaskList
+	)
+	err := a.reach(ctx, func(cc *client.Client) (err error) {
+		c = cc
+		l, err = c.ListPage(ctx, q)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -106,8 +106,9 @@ func TestTaskLogPrintsForgedSequencesHarmlessly(t *testing.T) {
 func TestPsPrintsForgedSequencesHarmlessly(t *testing.T) {
 	t.Parallel()
 	tasks := api.TaskList{Tasks: []task.Summary{{ID: "t-4k2x9", Status: task.Running, Description: forged, CreatedAt: at(0), UpdatedAt: at(0)}}}
-	var sent bytes.Buffer
-	json.NewEncoder(&sent).Encode(tasks)
+	// Framed as the daemon writes a listing: one task a line.
+	row, _ := json.Marshal(tasks.Tasks[0])
+	sent := bytes.NewBufferString("{\"tasks\":[\n" + string(row) + "\n]}\n")
 	home := fakeDaemon(t, map[string]http.HandlerFunc{
 		"GET /v1/tasks": func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")

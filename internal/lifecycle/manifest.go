@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/task"
@@ -113,8 +114,12 @@ func Timeouts(c task.Complexity, p Policy) (idle, total int) {
 }
 
 var (
-	highWords = regexp.MustCompile(`(?i)\b(refactor\w*|migrat\w*|architect\w*|redesign\w*|rewrite|rewriting|overhaul\w*|concurren\w*|race condition|across the (code|repo)\w*)\b`)
-	lowWords  = regexp.MustCompile(`(?i)\b(typo\w*|rename\w*|comment\w*|readme|docstring\w*|bump|spelling|wording|format(ting)?)\b`)
+	highWords = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(refactor\w*|migrat\w*|architect\w*|redesign\w*|rewrite|rewriting|overhaul\w*|concurren\w*|race condition|across the (code|repo)\w*)\b`)
+	})
+	lowWords = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(typo\w*|rename\w*|comment\w*|readme|docstring\w*|bump|spelling|wording|format(ting)?)\b`)
+	})
 )
 
 // Assess is the deterministic complexity of t: high for a long
@@ -124,22 +129,24 @@ var (
 func Assess(t task.Task) task.Complexity {
 	text := t.Description + "\n" + t.Context
 	switch {
-	case len(text) > 1500, highWords.MatchString(text), t.Persona == "architect":
+	case len(text) > 1500, highWords().MatchString(text), t.Persona == "architect":
 		return task.High
-	case len(text) < 300 && lowWords.MatchString(text), t.Persona == "junior":
+	case len(text) < 300 && lowWords().MatchString(text), t.Persona == "junior":
 		return task.Low
 	}
 	return task.Medium
 }
 
-var secretRef = regexp.MustCompile(`\$?\b([A-Z][A-Z0-9_]*_(?:TOKEN|KEY|SECRET|PASSWORD|PASS|CREDENTIALS?))\b`)
+var secretRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$?\b([A-Z][A-Z0-9_]*_(?:TOKEN|KEY|SECRET|PASSWORD|PASS|CREDENTIALS?))\b`)
+})
 
 // SecretRefs returns the names of the secrets text refers to: upper-case
 // variable names ending in _TOKEN, _KEY, _SECRET, _PASSWORD, … Only names
 // are kept, never a value.
 func SecretRefs(text string) []string {
 	var out []string
-	for _, m := range secretRef.FindAllStringSubmatch(text, -1) {
+	for _, m := range secretRef().FindAllStringSubmatch(text, -1) {
 		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
@@ -159,9 +166,9 @@ func envNames(env []string) []string {
 	return out
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`) })
 
-func validName(s string) bool { return nameRE.MatchString(s) }
+func validName(s string) bool { return nameRE().MatchString(s) }
 
 // Limits of a manifest's lists, so that a model's reply cannot make one
 // huge.

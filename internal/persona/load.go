@@ -133,7 +133,7 @@ func merge(base, user fileShape) (*Set, error) {
 	}
 	slices.Sort(custom)
 	for _, k := range custom {
-		if !keyPattern.MatchString(k) {
+		if !keyPattern().MatchString(k) {
 			return nil, fieldErr("personas."+k, "%q is not a valid persona name; use lower-case letters, digits and '-', at most 64", k)
 		}
 		s.order = append(s.order, k)
@@ -215,7 +215,7 @@ func apply(p Persona, y *personaYAML, key string, record bool) (Persona, error) 
 		p.AutoAssign = nil
 		for i, c := range *y.AutoAssign {
 			c = strings.ToLower(strings.TrimSpace(c))
-			if !keyPattern.MatchString(c) {
+			if !keyPattern().MatchString(c) {
 				return p, fieldErr(key+".auto-assign."+strconv.Itoa(i), "%q is not a valid category; use lower-case letters, digits and '-'", c)
 			}
 			if !slices.Contains(p.AutoAssign, c) {
@@ -332,7 +332,7 @@ func (s *Set) validate(user fileShape) error {
 	}
 	for _, name := range sortedKeys(s.workflows) {
 		w := s.workflows[name]
-		if !keyPattern.MatchString(name) {
+		if !keyPattern().MatchString(name) {
 			return fieldErr("workflows."+name, "%q is not a valid workflow name; use lower-case letters, digits and '-'", name)
 		}
 		if w.Origin == BuiltIn && !s.usable(s.raw[name]) {

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -209,7 +210,7 @@ func (s *Set) Workflows() []Workflow {
 }
 
 // keyPattern is what persona keys, categories and workflow names look like.
-var keyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+var keyPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`) })
 
 // tiers maps the tier names personas.yaml accepts.
 func parseTier(s string) (llm.Tier, bool) {

@@ -42,7 +42,7 @@ func mergeWatchers(s *Set, base, user map[string]*watcherYAML) error {
 		switch {
 		case ok:
 			r.Origin = Overridden
-		case !keyPattern.MatchString(k):
+		case !keyPattern().MatchString(k):
 			return fieldErr("watchers."+k, "%q is not a valid role name; use lower-case letters, digits and '-', at most 64", k)
 		default:
 			r = WatcherRole{Key: k, Name: k, Enabled: true, Origin: Custom, Authority: "peer", Tier: "router"}

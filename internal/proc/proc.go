@@ -84,6 +84,9 @@ type Result struct {
 	// longer than MaxOutput its middle is replaced by a line saying how many
 	// bytes were dropped.
 	Output string
+	// OutputBytes is how many bytes the child wrote to Output's streams,
+	// kept or dropped.
+	OutputBytes int64
 	// Stderr is the child's stderr when Cmd.SeparateStderr is set.
 	Stderr string
 	// ExitCode is the command's exit status; 128+n when signal n ended it,
@@ -288,6 +291,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 
 	res.ExitCode = exitCode(cmd.ProcessState, werr)
 	res.Output = out.String()
+	res.OutputBytes = out.total
 	res.Duration = time.Since(start)
 	return res, nil
 }

@@ -104,6 +104,9 @@ func TestRunCapsOutput(t *testing.T) {
 	if !strings.Contains(res.Output, marker) {
 		t.Errorf("output lacks %q: %q", marker, res.Output)
 	}
+	if res.OutputBytes != int64(len(full)) {
+		t.Errorf("OutputBytes %d, want %d", res.OutputBytes, len(full))
+	}
 }
 
 // pids parses "pgid child" printed by the test scripts.

@@ -90,7 +90,7 @@ func canonPath(s, root string) string {
 	if s == "" || strings.ContainsAny(s, " \n\t") || strings.Contains(s, "...") || !strings.Contains(s, "/") && !strings.HasPrefix(s, ".") {
 		return s // ./... is a Go package pattern, not a path to clean
 	}
-	if root = strings.TrimSuffix(root, "/"); root != "" && (s == root || strings.HasPrefix(s, root+"/")) {
+	if root = strings.TrimSuffix(root, "/"); root != "" && strings.HasPrefix(s, root) && (len(s) == len(root) || s[len(root)] == '/') {
 		s = "." + s[len(root):]
 	}
 	return path.Clean(s)
@@ -105,7 +105,8 @@ func CanonicalCommand(cmd, root string) string {
 	if root = strings.TrimSuffix(root, "/"); root != "" && strings.Contains(cmd, root) {
 		cmd = replaceRoot(cmd, root)
 	}
-	words := shellWords(cmd)
+	var wbuf, obuf [16]string // most commands: no allocation for the words
+	words := shellWords(wbuf[:0], cmd)
 	for i, w := range words {
 		switch w {
 		case "|", "||", "&&", ";", "&":
@@ -113,7 +114,7 @@ func CanonicalCommand(cmd, root string) string {
 			words[i] = canonPath(w, "")
 		}
 	}
-	out := make([]string, 0, len(words))
+	out := obuf[:0]
 	start := 0
 	for i, w := range words {
 		switch w {
@@ -151,9 +152,8 @@ func appendSortedFlags(out, seg []string) []string {
 // shellWords splits a command into words the way a shell would for
 // comparison: quotes group and are dropped, operators are words of their own.
 // A word without quotes or escapes is a substring of s; only the others are
-// built.
-func shellWords(s string) []string {
-	words := make([]string, 0, 8)
+// built. The words are appended to words (a caller's buffer).
+func shellWords(words []string, s string) []string {
 	var (
 		cur   []byte // the word being built, once it needed building
 		built bool
@@ -400,13 +400,8 @@ func closeLengths(la, lb int, threshold float64) bool {
 // wordSet returns the hashes of a text's distinct words, sorted: two texts'
 // sets compare by a merge, without maps.
 func wordSet(s string) []uint64 {
-	n := 0 // words, to allocate the set once
-	for i := 0; i < len(s); i++ {
-		if !isWordSep(s[i]) && (i == 0 || isWordSep(s[i-1])) {
-			n++
-		}
-	}
-	out := make([]uint64, 0, n)
+	var buf [128]uint64 // most texts: hashed, sorted and deduplicated here
+	out := buf[:0]
 	const offset, prime = 14695981039346656037, 1099511628211
 	h, in := uint64(offset), false
 	for i := 0; i < len(s); i++ {
@@ -425,7 +420,11 @@ func wordSet(s string) []uint64 {
 		out = append(out, h)
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	out = slices.Compact(out)
+	if len(out) == 0 {
+		return nil
+	}
+	return slices.Clone(out) // kept at its size
 }
 
 func isWordSep(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }

@@ -263,9 +263,10 @@ func FuzzCanonicalCommand(f *testing.F) {
 		if again := CanonicalCommand(s, "/w/t"); again != got {
 			t.Fatalf("CanonicalCommand(%q) is not deterministic: %q, %q", s, got, again)
 		}
-		// Whitespace between words does not matter when nothing is quoted.
+		// Whitespace between words does not matter when nothing is quoted:
+		// a shell's white space (a no-break space is part of a word).
 		if !strings.ContainsAny(s, `'"\`) {
-			spaced := strings.Join(strings.Fields(s), "  \t")
+			spaced := strings.Join(strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(" \t\n\r\v\f", r) }), "  \t")
 			if other := CanonicalCommand(spaced, "/w/t"); other != got {
 				t.Errorf("CanonicalCommand(%q) = %q but CanonicalCommand(%q) = %q", s, got, spaced, other)
 			}

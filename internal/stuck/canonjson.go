@@ -82,7 +82,7 @@ func jsonString(b []byte, i int) (string, int, bool) {
 		case c == '"':
 			raw := b[i+1 : j]
 			if plain && utf8.Valid(raw) {
-				return string(raw), j + 1, true
+				return knownKey(raw), j + 1, true
 			}
 			var s string // escapes or invalid UTF-8: as encoding/json reads them
 			if json.Unmarshal(b[i:j+1], &s) != nil {
@@ -99,6 +99,34 @@ func jsonString(b []byte, i int) (string, int, bool) {
 	return "", 0, false
 }
 
+// knownKey returns raw as a string, without allocating for the argument
+// names tools use.
+func knownKey(raw []byte) string {
+	switch string(raw) {
+	case "command":
+		return "command"
+	case "path":
+		return "path"
+	case "file_path":
+		return "file_path"
+	case "pattern":
+		return "pattern"
+	case "old":
+		return "old"
+	case "new":
+		return "new"
+	case "old_string":
+		return "old_string"
+	case "new_string":
+		return "new_string"
+	case "content":
+		return "content"
+	case "glob":
+		return "glob"
+	}
+	return string(raw)
+}
+
 // canonFlat canonicalizes flat string arguments and writes the key.
 func canonFlat(tool string, kvs []keyValue, root string) string {
 	// Duplicate keys: the last wins, as in encoding/json.
@@ -111,8 +139,8 @@ func canonFlat(tool string, kvs []keyValue, root string) string {
 		}
 		out = append(out, kv)
 	}
-	b := make([]byte, 0, len(tool)+16+len(root))
-	b = append(b, tool...)
+	var buf [256]byte // most keys: built without a heap buffer
+	b := append(buf[:0], tool...)
 	b = append(b, " {"...)
 	for i, kv := range out {
 		v := kv.v

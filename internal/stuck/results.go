@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/words"
@@ -20,12 +21,11 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	} else {
 		d.running = max(d.running-1, 0)
 	}
-	c, ok := d.pending[p.CallID]
+	c, ok := d.takePending(p.CallID)
 	if !ok {
 		c = pendingCall{key: p.Name, kw: keyWords(p.Name)}
 	}
 	key := c.key
-	delete(d.pending, p.CallID)
 	if p.Error {
 		d.c.Errors++
 	}
@@ -44,13 +44,14 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	}
 	s.words = wordSet(s.shape)
 	s.Epoch = d.epoch
-	s.What = words.Clip(key, 100) + " → " + words.Clip(errPrefix(p.Error)+s.shape, 120)
+	s.What = resultWhat(key, p.Error, s.shape)
 	// The checks look back only so far; a success is fresh (progress) when
 	// no result of the whole window is the same, and a failure never is.
 	d.liken(&s, max(d.cfg.DenseOf, d.cfg.Repeat))
 	fresh := !p.Error && s.like == 0
+	sig := sigOf(&s)
 	for i := len(d.rwin.s) - 1 - s.likeN; fresh && i >= 0; i-- {
-		fresh = !d.same(&d.rwin.s[i], &s)
+		fresh = d.rwin.sigs[i] != sig || !d.same(&d.rwin.s[i], &s)
 	}
 	d.push(s)
 	d.sinceFS++
@@ -110,6 +111,61 @@ func errPrefix(b bool) string {
 		return "error: "
 	}
 	return ""
+}
+
+// resultWhat is a result step's What, built in one allocation:
+// words.Clip(key, 100) + " → " + words.Clip(errPrefix(failed)+shape, 120).
+func resultWhat(key string, failed bool, shape string) string {
+	k, kCut := clipAt(key, 100)
+	pre := errPrefix(failed)
+	// Clip of pre+shape at 120 bytes, pre being ASCII: whole when it fits,
+	// else cut at a rune start of the joined text.
+	p, sh, cut := pre, shape, false
+	if len(pre)+len(shape) > 120 {
+		n := 120
+		for n > 0 && !utf8.RuneStart(joinedAt(pre, shape, n)) {
+			n--
+		}
+		if n <= len(pre) {
+			p, sh = pre[:n], ""
+		} else {
+			sh = shape[:n-len(pre)]
+		}
+		cut = true
+	}
+	var b strings.Builder
+	b.Grow(len(k) + len(words.Ellipsis) + len(" → ") + len(p) + len(sh) + len(words.Ellipsis))
+	b.WriteString(k)
+	if kCut {
+		b.WriteString(words.Ellipsis)
+	}
+	b.WriteString(" → ")
+	b.WriteString(p)
+	b.WriteString(sh)
+	if cut {
+		b.WriteString(words.Ellipsis)
+	}
+	return b.String()
+}
+
+// clipAt is words.Clip(s, n) without the ellipsis: the part kept, and
+// whether s was cut.
+func clipAt(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// joinedAt is (a+b)[i].
+func joinedAt(a, b string, i int) byte {
+	if i < len(a) {
+		return a[i]
+	}
+	return b[i-len(a)]
 }
 
 // results returns the result steps of the window, oldest first.
@@ -317,11 +373,12 @@ func evidenceOf(s, ref *Step) event.Evidence {
 // then compare a result with those before it once, when it arrives,
 // instead of again at every later result.
 func (d *Detector) liken(s *Step, look int) {
-	res := d.rwin.s
+	res, sigs, sig := d.rwin.s, d.rwin.sigs, sigOf(s)
 	look = min(look, len(res), 64)
 	s.like, s.likeN = 0, look
 	for k := range look {
-		if d.same(&res[len(res)-1-k], s) {
+		// The packed signature first: most results differ there.
+		if i := len(res) - 1 - k; sigs[i] == sig && d.same(&res[i], s) {
 			s.like |= 1 << k
 		}
 	}

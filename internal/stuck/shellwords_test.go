@@ -70,7 +70,7 @@ func FuzzShellWords(f *testing.F) {
 		if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return r > 127 && unicode.IsSpace(r) }) >= 0 {
 			return
 		}
-		if got, want := shellWords(s), oldShellWords(s); !slices.Equal(got, want) {
+		if got, want := shellWords(nil, s), oldShellWords(s); !slices.Equal(got, want) {
 			t.Errorf("shellWords(%q) = %q, want %q", s, got, want)
 		}
 	})

@@ -223,6 +223,44 @@ type pendingCall struct {
 	read bool            // a read: a file tool that only looks, or a reading command
 }
 
+// pendingEntry is a pending call under its call id.
+type pendingEntry struct {
+	id string
+	c  pendingCall
+}
+
+// putPending records the call id waits for (replacing one of the same id).
+func (d *Detector) putPending(id string, c pendingCall) {
+	for i := range d.pending {
+		if d.pending[i].id == id {
+			d.pending[i].c = c
+			return
+		}
+	}
+	d.pending = append(d.pending, pendingEntry{id, c})
+}
+
+// takePending returns and forgets the call id waits for.
+func (d *Detector) takePending(id string) (pendingCall, bool) {
+	for i := range d.pending {
+		if d.pending[i].id == id {
+			c := d.pending[i].c
+			last := len(d.pending) - 1
+			d.pending[i] = d.pending[last]
+			d.pending[last] = pendingEntry{} // let its strings go
+			d.pending = d.pending[:last]
+			return c, true
+		}
+	}
+	return pendingCall{}, false
+}
+
+// clearPending forgets every pending call.
+func (d *Detector) clearPending() {
+	clear(d.pending)
+	d.pending = d.pending[:0]
+}
+
 // Detector is the window and checks of one task. It is not safe for
 // concurrent use: its owner feeds it in order.
 type Detector struct {
@@ -231,9 +269,9 @@ type Detector struct {
 
 	steps   []Step // the window, oldest first (win.s)
 	win     window
-	rwin    window // the window's results
-	pending map[string]pendingCall
-	running int // tool calls without a result yet
+	rwin    window         // the window's results
+	pending []pendingEntry // few at a time: a slice is cheaper than a map
+	running int            // tool calls without a result yet
 
 	n        int // steps since the task started (step numbers)
 	started  int // steps since the last start or resume, for the grace period
@@ -292,10 +330,7 @@ func (d *Detector) Config() Config { return d.cfg }
 // (the time paused is not idle), the turn in flight (calls without a result
 // are dropped) and the grace period of the clock and spend checks.
 func (d *Detector) Reset(now time.Time) {
-	clear(d.pending)
-	if d.pending == nil {
-		d.pending = map[string]pendingCall{}
-	}
+	d.clearPending()
 	d.running, d.started, d.empty = 0, 0, 0
 	d.toolStart, d.busy, d.halted = time.Time{}, 0, false
 	d.turnBusy, d.turnCall, d.talk = false, false, 0
@@ -341,7 +376,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		// No tool runs between turns: calls an urgent message dropped
 		// never get a result.
 		d.toolsDone(e.Time)
-		clear(d.pending)
+		d.clearPending()
 		var out []Finding
 		if d.turnCall {
 			d.talk = 0
@@ -379,7 +414,7 @@ func (d *Detector) Observe(e event.Event) []Finding {
 		d.running++
 		key := CanonicalCall(p.Name, p.Args, d.root)
 		c := pendingCall{key: key, kw: keyWords(key), args: p.Args, read: isRead(p.Name, p.Args)}
-		d.pending[p.CallID] = c
+		d.putPending(p.CallID, c)
 		d.push(Step{N: d.n, Kind: "call", Tool: p.Name, What: words.Clip(key, 160), key: key, kw: c.kw})
 	case event.ToolResult:
 		return d.result(e, p)
@@ -451,46 +486,67 @@ func (d *Detector) Tick(now time.Time) []Finding {
 // the results' window follows.
 func (d *Detector) push(s Step) {
 	s.Epoch = d.epoch
-	if old, ok := d.win.push(s, d.cfg.Window); ok && old.Kind == "result" {
+	if old := d.win.push(&s, d.cfg.Window); old == "result" {
 		d.rwin.dropFront()
 	}
 	if s.Kind == "result" {
-		d.rwin.push(s, d.cfg.Window)
+		d.rwin.push(&s, d.cfg.Window)
 	}
 	d.steps = d.win.s
 }
 
 // window is a queue of steps, oldest first: a view of a buffer twice its
 // size, so dropping the oldest step moves the view and the steps are copied
-// back to the buffer's start only once per size pushes.
-type window struct{ buf, s []Step }
+// back to the buffer's start only once per size pushes. sig holds, step for
+// step, what same compares first, packed: a scan for equal results reads
+// it instead of the steps (a few hundred bytes each).
+type window struct {
+	buf, s       []Step
+	sigBuf, sigs []stepSig
+}
 
-// push appends st, dropping and returning the oldest step when n are held.
-func (w *window) push(st Step, n int) (old Step, dropped bool) {
+// stepSig is what two steps must share to be the same (see same).
+type stepSig struct {
+	kw    uint64
+	epoch int
+	err   bool
+}
+
+func sigOf(s *Step) stepSig { return stepSig{kw: s.kw, epoch: s.Epoch, err: s.Error} }
+
+// push appends a copy of st, dropping the oldest step when n are held; it
+// returns the dropped step's Kind ("" when none was).
+func (w *window) push(st *Step, n int) (dropped string) {
 	if w.buf == nil {
 		w.buf = make([]Step, 0, 2*n)
 		w.s = w.buf[:0]
+		w.sigBuf = make([]stepSig, 0, 2*n)
+		w.sigs = w.sigBuf[:0]
 	}
 	if len(w.s) >= n {
-		old, dropped = w.s[0], true
+		dropped = w.s[0].Kind
 		w.s = w.s[1:]
+		w.sigs = w.sigs[1:]
 	}
 	if len(w.s) == cap(w.s) {
 		k := copy(w.buf[:cap(w.buf)], w.s)
 		clear(w.buf[k:cap(w.buf)]) // let the dropped steps' strings go
 		w.s = w.buf[:k]
+		w.sigs = w.sigBuf[:copy(w.sigBuf[:cap(w.sigBuf)], w.sigs)]
 	}
-	w.s = append(w.s, st)
-	return old, dropped
+	w.s = append(w.s, *st)
+	w.sigs = append(w.sigs, sigOf(st))
+	return dropped
 }
 
 func (w *window) dropFront() {
 	if len(w.s) > 0 {
 		w.s = w.s[1:]
+		w.sigs = w.sigs[1:]
 	}
 }
 
-func (w *window) reset() { w.s = w.buf[:0] }
+func (w *window) reset() { w.s, w.sigs = w.buf[:0], w.sigBuf[:0] }
 
 // toolsDone ends the time tools were running at now.
 func (d *Detector) toolsDone(now time.Time) {

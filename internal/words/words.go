@@ -88,7 +88,14 @@ func OneLine(s string) string {
 			i += n
 		}
 		j := i
-		for j < len(s) && SpaceAt(s, j) == 0 {
+		for j < len(s) {
+			if c := s[j]; c > ' ' && c < utf8.RuneSelf {
+				j++ // the common case, without a call
+				continue
+			}
+			if SpaceAt(s, j) != 0 {
+				break
+			}
 			j++
 		}
 		if j > i {

@@ -221,36 +221,6 @@ func (c *Client) ListPage(ctx context.Context, q ListQuery) (api.TaskList, error
 	return l, err
 }
 
-// ListPageJSON is ListPage returning the api.TaskList as the daemon encoded
-// it, undecoded: what `task list --json` prints.
-func (c *Client) ListPageJSON(ctx context.Context, q ListQuery) (json.RawMessage, error) {
-	return c.getRaw(ctx, "/v1/tasks?"+q.values().Encode())
-}
-
-// getRaw is do for a GET whose answer is returned as it came, unchecked.
-func (c *Client) getRaw(ctx context.Context, path string) (json.RawMessage, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://neuraphage"+path, nil)
-	if err != nil {
-		return nil, fmt.Errorf("building request GET %s: %w", path, err)
-	}
-	resp, err := c.send(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	// Read in one piece when the size is known: a listing of 10,000 tasks
-	// is megabytes.
-	var buf bytes.Buffer
-	if resp.ContentLength > 0 && resp.ContentLength < 1<<30 {
-		buf.Grow(int(resp.ContentLength) + bytes.MinRead)
-	}
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return nil, fmt.Errorf("reading the answer to GET %s: %w", path, err)
-	}
-	b := buf.Bytes()
-	return bytes.TrimRight(b, "\n"), nil
-}
-
 // GetTask returns one task with its details.
 func (c *Client) GetTask(ctx context.Context, ref string) (api.TaskDetail, error) {
 	var d api.TaskDetail
