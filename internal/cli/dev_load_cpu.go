@@ -23,9 +23,9 @@ type loadCPU struct {
 	// PerCallMs is the daemon's CPU per model call: DaemonSeconds divided
 	// by tasks × turns. With the model's latency out of it, this is the
 	// orchestration's cost of a call, whatever the load.
-	PerCallMs      float64 `json:"per_call_ms"`
-	GitSeconds     float64 `json:"git_seconds"`
-	GitPerTaskMs   float64 `json:"git_per_task_ms"`
+	PerCallMs    float64 `json:"per_call_ms"`
+	GitSeconds   float64 `json:"git_seconds"`
+	GitPerTaskMs float64 `json:"git_per_task_ms"`
 	// ResolutionMs is the kernel's unit of CPU time (a clock tick).
 	ResolutionMs float64 `json:"resolution_ms"`
 }
