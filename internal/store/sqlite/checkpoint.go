@@ -47,6 +47,11 @@ func (s *Store) Checkpoint(ctx context.Context, cp store.Checkpoint, evs ...even
 		charges[i] = c
 	}
 
+	enc, err := encodeEvents(evs)
+	if err != nil {
+		return task.Task{}, nil, fmt.Errorf("checkpoint of %s: %w", cp.TaskID, err)
+	}
+
 	var out task.Task
 	committed, err := s.do(ctx, func(w *wtx) error {
 		t, n, err := w.readTaskKept(cp.TaskID, cp.Mutate != nil)
@@ -88,7 +93,7 @@ func (s *Store) Checkpoint(ctx context.Context, cp store.Checkpoint, evs ...even
 			w.keepTask(t, data)
 		}
 		out = t
-		return w.emit(evs...)
+		return w.emitEncoded(enc)
 	}, false)
 	if err != nil {
 		return task.Task{}, nil, err
