@@ -68,6 +68,9 @@ type Store struct {
 	lists        listCache // whole listings, while no task changes
 	tasksWritten bool      // the batch being written wrote tasks; owned by the writer goroutine
 
+	queues            queueCache // the queues read empty, while no injection changes
+	injectionsWritten bool       // the batch being written wrote injections; owned by the writer goroutine
+
 	kept map[task.ID]keptTask // tasks as the checkpoints last wrote them; owned by the writer goroutine
 	// keptHits and keptMisses count readTaskKept's outcomes; owned by the writer goroutine.
 	keptHits, keptMisses int

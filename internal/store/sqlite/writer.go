@@ -43,6 +43,9 @@ func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
 	if w.s.lists.writesTasks(query) {
 		w.s.tasksWritten = true
 	}
+	if w.s.queues.writesInjections(query) {
+		w.s.injectionsWritten = true
+	}
 	return w.stmts.exec(w.ctx, query, args...)
 }
 
@@ -191,7 +194,7 @@ func (s *Store) commit(batch []op) {
 	ctx := context.Background()
 	results := make([]result, len(batch))
 	startID := s.nextID
-	s.tasksWritten = false
+	s.tasksWritten, s.injectionsWritten = false, false
 	var committed []event.Event
 	err := func() error {
 		tx, err := s.wdb.BeginTx(ctx, nil)
@@ -232,6 +235,9 @@ func (s *Store) commit(batch []op) {
 		// After the commit (or its failure) and before any caller hears of
 		// it: a listing asked for once a write is acknowledged shows it.
 		s.lists.wrote()
+	}
+	if s.injectionsWritten {
+		s.queues.wrote() // the same: a queue read once a write is acknowledged shows it
 	}
 	// The connection is free again: prepare what ran unprepared.
 	s.stmts.prepareWanted(ctx, s.wdb)
