@@ -3,10 +3,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/neuraphage/neuraphage-go/internal/cli"
+	"github.com/neuraphage/neuraphage-go/internal/config"
 	"github.com/neuraphage/neuraphage-go/internal/daemon"
 	"github.com/neuraphage/neuraphage-go/internal/spawn"
 )
@@ -32,6 +34,10 @@ func main() {
 		Executable: os.Executable,
 		Argv0:      os.Args[0],
 		RunDaemon:  daemon.RunFunc(v),
+		RunWorker: func(ctx context.Context, p config.Paths, c config.Config, getenv func(string) string, w cli.WorkerArgs) error {
+			return daemon.RunWorker(ctx, daemon.WorkerOptions{Paths: p, Config: c, Getenv: getenv,
+				Join: w.Join, Token: w.Token, Labels: w.Labels, Capacity: w.Capacity})
+		},
 		HideSecrets: func(extra []string) error {
 			// The running image itself, even if its file was replaced.
 			exe := "/proc/self/exe"

@@ -428,6 +428,7 @@ const (
 	MergeLanded    = "landed"    // on the target
 	MergePR        = "pr"        // a pull request was opened instead
 	MergeSentBack  = "sent_back" // returned to the task to fix
+	MergeYielded   = "yielded"   // a smaller overlapping entry landed first; told to rebase
 	MergeParked    = "parked"    // stopped for the user: retry takes it up again
 	MergeCancelled = "cancelled"
 )

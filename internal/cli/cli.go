@@ -55,6 +55,9 @@ type Env struct {
 	// ready once it listens. The composition root provides it so that the CLI
 	// never imports the daemon's internals.
 	RunDaemon func(ctx context.Context, p config.Paths, c config.Config, getenv func(string) string, ready func()) error
+	// RunWorker runs a cluster worker in this process until ctx ends or it
+	// has drained (docs/cluster.md).
+	RunWorker func(ctx context.Context, p config.Paths, c config.Config, getenv func(string) string, w WorkerArgs) error
 	// HideSecrets, called before a daemon runs in this process, makes sure the
 	// process's exec-time environment (its /proc/<pid>/environ) holds no secret
 	// variables, re-executing the process without them if it must (see
@@ -132,7 +135,8 @@ socket. State lives under $NEURAPHAGE_HOME when set, otherwise the XDG directori
 	devCmd := &cobra.Command{Use: "dev", Short: "Tools for developing with and on Neuraphage", Args: noArgs, RunE: help}
 	devCmd.AddCommand(a.newDevFakeLLMCmd(), a.newDevLoadCmd())
 	root.AddCommand(devCmd, taskCmd, a.newTaskListCmd("ps"), daemonCmd, configCmd, a.newWorktreeCmd(), a.newMergeCmd(), a.newRebaseCmd(), a.newPersonaCmd(), a.newWorkflowCmd(),
-		a.newHealthCmd(), a.newWatcherCmd(), a.newWatchCmd(), a.newNudgeCmd(), a.newSupervisionCmd(), a.newKnowledgeCmd(), a.newSyncCmd(), a.newEventsCmd(), a.newCostCmd(), a.newOverlapCmd(), a.newVersionCmd(), a.newDemoCmd(), a.newSandboxExecCmd(), a.newMCPCmd())
+		a.newHealthCmd(), a.newWatcherCmd(), a.newWatchCmd(), a.newNudgeCmd(), a.newSupervisionCmd(), a.newKnowledgeCmd(), a.newSyncCmd(), a.newEventsCmd(), a.newCostCmd(), a.newOverlapCmd(), a.newVersionCmd(), a.newDemoCmd(), a.newSandboxExecCmd(), a.newMCPCmd(),
+		a.newClusterCmd(), a.newWorkerCmd())
 	root.AddCommand(a.newTUICmd(), a.newWebCmd())
 	root.AddCommand(a.newMetricsCmd())
 	a.addCompletions(root)

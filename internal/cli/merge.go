@@ -61,7 +61,7 @@ func (a *app) newMergeStatusCmd() *cobra.Command {
 		Long: `Status shows the open entries of the merge queue, in order, with their
 position in their target's queue, state (queued, running, waiting), attempts and
 why they are in that state; then the newest closed entries (landed, pr,
-sent_back, parked, cancelled) with the commit that landed or the pull request.
+sent_back, yielded, parked, cancelled) with the commit that landed or the pull request.
 Status changes nothing.`,
 		Args: noArgs,
 		RunE: a.run(func(cmd *cobra.Command, args []string) error {

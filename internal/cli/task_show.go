@@ -97,7 +97,11 @@ func (a *app) runTaskShow(ctx context.Context, opts taskShowOpts, args []string,
 				if other == string(t.ID) {
 					other = p.A
 				}
-				line("overlaps", fmt.Sprintf("%s on %s (forecast %s)", other, strings.Join(p.Files, ", "), p.Forecast))
+				s := fmt.Sprintf("%s on %s (forecast %s", other, strings.Join(p.Files, ", "), p.Forecast)
+				if l := p.LinesSummary(); l != "" {
+					s += "; " + l
+				}
+				line("overlaps", s+")")
 			}
 		}
 	}

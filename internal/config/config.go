@@ -48,6 +48,8 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 	// Web is the web dashboard (docs/web.md).
 	Web Web `yaml:"web"`
+	// Cluster runs tasks on workers over NATS JetStream (docs/cluster.md).
+	Cluster Cluster `yaml:"cluster"`
 }
 
 // Log configures the daemon's logging.
@@ -146,9 +148,10 @@ func Default() Config {
 			OnConflict:          "notify",
 		}, Watcher: DefaultWatcher(), Syncer: DefaultSyncer(), Sessions: DefaultSessions(),
 			Overlap: Overlap{Enabled: true}},
-		Notify: Notify{DebounceSecs: 30, TimeoutSecs: 10},
-		LLM:    llm.DefaultConfig(),
-		Web:    Web{Listen: DefaultWebListen},
+		Notify:  Notify{DebounceSecs: 30, TimeoutSecs: 10},
+		LLM:     llm.DefaultConfig(),
+		Web:     Web{Listen: DefaultWebListen},
+		Cluster: DefaultCluster(),
 	}
 }
 

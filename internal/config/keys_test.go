@@ -174,6 +174,16 @@ func TestKeys(t *testing.T) {
 		"web.listen",
 		"web.tls_cert",
 		"web.tls_key",
+		"cluster.enabled",
+		"cluster.listen",
+		"cluster.nats_url",
+		"cluster.advertise",
+		"cluster.tls_cert",
+		"cluster.tls_key",
+		"cluster.heartbeat_ms",
+		"cluster.heartbeat_misses",
+		"cluster.git_listen",
+		"cluster.git_url",
 		// llm.models is a list of sections: edited in the file, not by Set.
 	}
 	if diff := cmp.Diff(want, Keys()); diff != "" {

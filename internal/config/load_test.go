@@ -124,7 +124,8 @@ web: {enabled: true, listen: "[::1]:0", tls_cert: "", tls_key: ""}
 							InputPerMTok: 0.5, OutputPerMTok: 1, CacheWritePerMTok: 0.25, CacheReadPerMTok: 0.125,
 						}},
 					},
-					Web: Web{Enabled: true, Listen: "[::1]:0"},
+					Web:     Web{Enabled: true, Listen: "[::1]:0"},
+					Cluster: DefaultCluster(),
 				}
 			},
 		},
@@ -194,7 +195,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown top-level key", yaml: "log:\n  level: info\nlogs: {}\n",
 			line: 3, key: "logs",
-			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm, mcp, web`,
+			msgFull: `unknown key; did you mean "log"?; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm, mcp, web, cluster`,
 		},
 		{
 			name: "unknown nested key", yaml: "daemon:\n  auto_start: true\n  shutdown_timeout: 5\n",

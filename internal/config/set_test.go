@@ -219,7 +219,7 @@ func TestSetRejects(t *testing.T) {
 		{name: "section key", before: commented, key: "daemon", value: "x",
 			wantKey: "daemon", wantMsg: "is a section, not a setting; set one of: daemon.shutdown_timeout_secs, daemon.start_timeout_secs, daemon.auto_start"},
 		{name: "broken file elsewhere is reported at its line", before: "log:\n  level: info\nbogus: 1\n", key: "log.level", value: "warn",
-			wantKey: "bogus", wantLine: 3, wantMsg: "unknown key; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm, mcp, web"},
+			wantKey: "bogus", wantLine: 3, wantMsg: "unknown key; valid keys at the top level: log, daemon, events, tasks, executor, agent, budget, sandbox, engines, worktree, merge, supervision, notify, hooks, llm, mcp, web, cluster"},
 		{name: "syntax error", before: "log: ]\n", key: "log.level", value: "warn",
 			wantLine: 1, wantMsg: "invalid YAML: did not find expected node content"},
 		{name: "section that is not a mapping", before: "daemon: 3\n", key: "daemon.auto_start", value: "true",

@@ -32,6 +32,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/api"
 	"github.com/neuraphage/neuraphage-go/internal/api/server"
 	"github.com/neuraphage/neuraphage-go/internal/config"
+	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/executor"
 	"github.com/neuraphage/neuraphage-go/internal/git"
@@ -89,6 +90,7 @@ type Daemon struct {
 
 	executor *executor.Executor
 	stopWork func(context.Context) error
+	cluster  *clusterNode // nil unless cluster.enabled
 
 	// metrics feeds GET /metrics on the socket; a web listener mounts
 	// metrics.Handler(d.metrics, ...) too.
@@ -186,9 +188,22 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	d.sandbox = sb.status()
 	logger.Info("task sandbox", "mode", d.sandbox.Summary, "network", d.sandbox.Network, "require", d.sandbox.Require)
-	rt, err := newRuntime(opts.Config, opts.Getenv, personas, svc, st, bus, procs, sb, logger)
+	cl, err := startCluster(ctx, opts.Config, p, opts.Getenv, st, logger)
 	if err != nil {
 		return err
+	}
+	defer cl.close()
+	var remote engine.Engine
+	if cl != nil {
+		remote = cl.coord
+	}
+	rt, err := newRuntime(opts.Config, opts.Getenv, personas, svc, st, bus, procs, sb, remote, logger)
+	if err != nil {
+		return err
+	}
+	d.cluster = cl
+	if cl != nil {
+		cl.kick = rt.ex.Kick
 	}
 	defer rt.hooks.Close()
 	ex := rt.ex
@@ -254,14 +269,19 @@ func Run(ctx context.Context, opts Options) (err error) {
 		ln.Close()
 		return err
 	}
+	var clusterSrv server.Cluster
+	if cl != nil {
+		clusterSrv = clusterAPI{cl}
+	}
 	// The counters count every event logged from here on.
 	d.metrics = metrics.New(metrics.Options{Store: st, Bus: bus, Version: opts.Version})
 	metricsH := metrics.Handler(d.metrics, logger.With("component", "metrics"))
 	webCtl := newWebControl(opts.Config.Web, p.Socket, metricsH, token, time.Duration(opts.Config.Daemon.ShutdownTimeoutSecs)*time.Second, logger.With("component", "web"))
 	srv := &http.Server{
 		Handler: server.RequireToken(withMCP(server.New(server.Config{
-			Web:   webCtl,
-			Tasks: svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Overlap: overlapAPI{rt.ov}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
+			Cluster: clusterSrv,
+			Web:     webCtl,
+			Tasks:   svc, Personas: svc, Supervision: supervision{ctl: svc, w: rt.sv, sy: rt.sy, ex: svc, st: st}, Knowledge: knowledgeAPI{ctl: svc, st: st}, Watchers: rt.ws, Overlap: overlapAPI{rt.ov}, Daemon: d, Log: st, Bus: bus, Git: server.NewGit(server.GitServices{Tasks: svc, Worktrees: rt.wt, Merges: rt.mq, Main: rt.mw}),
 			Reports:         lifecycle.Reporter{Store: st, LogDir: p.LogDir},
 			Metrics:         metricsH,
 			DefaultPriority: opts.Config.Tasks.DefaultPriority, Logger: logger.With("component", "api"),
@@ -303,6 +323,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		work.Go(func() error { return rt.ws.Run(workCtx) })
 		work.Go(func() error { return sb.Run(workCtx, bus) })
 		work.Go(func() error { return newNotifier(opts.Config.Notify, st, logger).Run(workCtx, bus) })
+		if cl != nil {
+			work.Go(func() error { return cl.coord.Serve(workCtx) })
+			work.Go(func() error { return cl.serveGit(workCtx, opts.Config.Cluster) })
+		}
 		work.Go(func() error { return d.metrics.Run(workCtx) })
 		return work.Wait()
 	})

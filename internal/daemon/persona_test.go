@@ -31,6 +31,9 @@ type modelDaemon struct {
 	model *llmtest.Server
 	repo  string
 	home  string
+	// cfg and getenv are what the daemon was started with (a restart).
+	cfg    config.Config
+	getenv func(string) string
 }
 
 // startModel starts a daemon on script with personas.yaml (when not "")
@@ -88,7 +91,7 @@ func startModel(tb testing.TB, script, personas string, mut func(*config.Config)
 		tb.Fatalf("daemon did not start: %v", err)
 	}
 	tb.Cleanup(func() { r.stop(tb) })
-	return &modelDaemon{running: r, model: srv, repo: repo, home: home}
+	return &modelDaemon{running: r, model: srv, repo: repo, home: home, cfg: cfg, getenv: getenv}
 }
 
 func makeRepo(tb testing.TB, dir string) {

@@ -67,7 +67,7 @@ func (rt *runtime) send(ctx context.Context, inj inject.Injection) error {
 // newRuntime builds the engines, the worktree manager, the merge queue and
 // the executor from the configuration, each acting on tasks through svc,
 // and binds svc to them.
-func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, svc *tasks.Service, st store.Store, bus *event.Bus, procs *proc.Tracker, sb *taskSandbox, log *slog.Logger) (*runtime, error) {
+func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set, svc *tasks.Service, st store.Store, bus *event.Bus, procs *proc.Tracker, sb *taskSandbox, remote engine.Engine, log *slog.Logger) (*runtime, error) {
 	rt := &runtime{svc: svc}
 	hs := make([]hooks.Hook, len(cfg.Hooks))
 	for i, h := range cfg.Hooks {
@@ -120,6 +120,9 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Inject: rt.send,
 		// A landing moves main: the main watcher looks at once.
 		Landed: func(repo, _, _ string) { rt.mw.Notify(repo) },
+		// An entry that conflicts once the smaller overlapping change
+		// ordered before it landed is told to rebase by the main watcher.
+		Yield: func(ctx context.Context, y merge.Yield) error { return rt.mw.TellRebase(ctx, y.TaskID, y.Reason) },
 	})
 	mw := cfg.Supervision.MainWatcher
 	rt.mw = mainwatch.New(mainwatch.Options{
@@ -149,8 +152,13 @@ func newRuntime(cfg config.Config, getenv func(string) string, set *persona.Set,
 		Inject: rt.send,
 		Commit: rt.wt.Commit,
 	})
+	// With a cluster, the native engine's tasks run on workers.
+	first := engine.Engine(native)
+	if remote != nil {
+		first = remote
+	}
 	rt.ex = executor.New(executor.Options{
-		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{native, claudeEng, codexEng, geminiEng, rt.wf.Engine()}, Logger: log,
+		Tasks: st, Runs: st, Bus: bus, Engines: []engine.Engine{first, claudeEng, codexEng, geminiEng, rt.wf.Engine()}, Logger: log,
 		Config: executor.Config{
 			MaxConcurrent: cfg.Executor.MaxConcurrent, DefaultEngine: cfg.Tasks.DefaultEngine,
 			MaxIterations: cfg.Agent.MaxIterations,

@@ -130,6 +130,17 @@ func (o overlapAPI) Overlap(id task.ID) []api.OverlapPair {
 	out := make([]api.OverlapPair, len(ps))
 	for i, p := range ps {
 		out[i] = api.OverlapPair{A: string(p.A), B: string(p.B), Files: p.Files, Forecast: p.Forecast, Conflicts: p.Conflicts}
+		for _, l := range p.Lines {
+			out[i].Lines = append(out[i].Lines, api.OverlapLines{File: l.File, A: apiRanges(l.A), B: apiRanges(l.B), Intersect: l.Intersect})
+		}
+	}
+	return out
+}
+
+func apiRanges(rs []overlap.Range) []api.LineRange {
+	out := make([]api.LineRange, len(rs))
+	for i, r := range rs {
+		out[i] = api.LineRange{From: r.From, To: r.To}
 	}
 	return out
 }

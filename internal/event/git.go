@@ -351,6 +351,10 @@ func gitPayload(k Kind) any {
 		return &OverlapNotice{}
 	case KindOverlapForecast:
 		return &OverlapForecast{}
+	case KindMergeOrdered:
+		return &MergeOrdered{}
+	case KindMergeYielded:
+		return &MergeYielded{}
 	}
 	return nil
 }
@@ -405,6 +409,10 @@ func derefGit(p any) (Payload, bool) {
 	case *OverlapNotice:
 		return *v, true
 	case *OverlapForecast:
+		return *v, true
+	case *MergeOrdered:
+		return *v, true
+	case *MergeYielded:
 		return *v, true
 	}
 	return nil, false

@@ -32,6 +32,8 @@ func TestGitEventsRoundTrip(t *testing.T) {
 		RebaseRequired{Main: "main", MainCommit: "def", CommitsBehind: 2, NewCommits: []string{"def1234 feat: x"}, Urgency: "helpful", Conflicts: []string{"a.go"}, Overlap: []string{"a.go", "b.go"}, Manual: true},
 		RebaseCompleted{Main: "main", PreviousHead: "abc", NewHead: "def", UpToDate: true, DurationMs: 12},
 		RebaseConflict{Main: "main", Files: []string{"a.go"}, Details: "CONFLICT (content)", Predicted: true, Paused: true},
+		MergeOrdered{Entry: 2, Target: "main", After: "t-bbbbb", AfterEntry: 3, Files: []string{"a.go"}, Lines: 40, AfterLines: 3},
+		MergeYielded{Entry: 2, Target: "main", After: "t-bbbbb", Conflicts: []string{"a.go"}, Notice: "main_watcher"},
 	}
 	for _, p := range payloads {
 		e := New(t0, "t-aaaaa", p)

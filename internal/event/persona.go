@@ -156,6 +156,9 @@ func personaPayload(k Kind) any {
 	if t, ok := watchKinds[k]; ok {
 		return reflect.New(t).Interface()
 	}
+	if t, ok := clusterKinds[k]; ok {
+		return reflect.New(t).Interface()
+	}
 	return nil
 }
 
@@ -174,7 +177,8 @@ func derefPersona(p any) (Payload, bool) {
 	_, syncer := syncerKinds[pl.EventKind()]
 	_, lifecycle := lifecycleKinds[pl.EventKind()]
 	_, watch := watchKinds[pl.EventKind()]
-	if !persona && !watcher && !syncer && !lifecycle && !watch {
+	_, cluster := clusterKinds[pl.EventKind()]
+	if !persona && !watcher && !syncer && !lifecycle && !watch && !cluster {
 		return nil, false
 	}
 	return pl, true

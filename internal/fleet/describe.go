@@ -78,6 +78,7 @@ func Describe(e event.Event) string {
 	case event.LearningExtracted:
 		return "⇄ sync out: learning " + p(words.OneLine(x.Summary))
 	case event.MergeQueued, event.MergeStarted, event.MergeLanded, event.MergeParked, event.MergeConflicted, event.MergeGateFailed,
+		event.MergeOrdered, event.MergeYielded, event.OverlapFound, event.OverlapForecast, event.OverlapNotice,
 		event.RebaseRequired, event.RebaseCompleted, event.RebaseConflict, event.CommitMade, event.PersonaEscalated:
 		return fmt.Sprintf("· %s %s", e.Kind, p(words.Clip(words.OneLine(fmt.Sprintf("%+v", x)), 200)))
 	}

@@ -101,6 +101,8 @@ type Store interface {
 	GetTask(ctx context.Context, id task.ID) (task.Task, error)
 	ListTasks(ctx context.Context, opts store.ListOptions) ([]task.Task, error)
 	UpdateTask(ctx context.Context, id task.ID, m store.Mutation) (task.Task, []event.Event, error)
+	// AppendEvents records the queue's ordering decisions.
+	AppendEvents(ctx context.Context, evs ...event.Event) ([]event.Event, error)
 }
 
 // Options wires a Queue.
@@ -120,6 +122,11 @@ type Options struct {
 	// Landed, when set, is called after work landed on target in repo (the
 	// main-branch watcher hears of it at once).
 	Landed func(repo, target, commit string)
+	// Yield, when set, tells a task whose entry conflicts with the target
+	// once a smaller overlapping entry ordered before it landed, to rebase:
+	// the main watcher's notice (mainwatch.Monitor.TellRebase). Nil, or an
+	// error, and the queue tells it itself (an inject.Rebase message).
+	Yield func(ctx context.Context, y Yield) error
 }
 
 // Queue is the merge queue. Its methods are safe for concurrent use.
@@ -133,6 +140,7 @@ type Queue struct {
 	now      func() time.Time
 	lookPath func(string) (string, error)
 	landed   func(repo, target, commit string)
+	yield    func(ctx context.Context, y Yield) error
 
 	kick chan struct{}
 
@@ -140,6 +148,11 @@ type Queue struct {
 	workers map[string]bool     // queue key → a worker is draining it
 	running map[int64]*inflight // entries being processed
 	wg      sync.WaitGroup
+	// The ordering of overlapping entries (order.go): what each branch
+	// tip changes, and the decisions taken for open entries.
+	changes map[string]change
+	yields  map[int64]yield
+	ordered map[int64]map[int64]bool
 
 	cleanups cleanups
 }
@@ -169,10 +182,13 @@ func New(o Options) *Queue {
 	}
 	return &Queue{
 		st: o.Store, tasks: o.Tasks, wt: o.Worktrees, cfg: o.Config, inject: o.Inject, now: o.Now,
-		log: o.Logger.With("component", "merge"), lookPath: o.LookPath, landed: o.Landed,
+		log: o.Logger.With("component", "merge"), lookPath: o.LookPath, landed: o.Landed, yield: o.Yield,
 		kick:     make(chan struct{}, 1),
 		workers:  map[string]bool{},
 		running:  map[int64]*inflight{},
+		changes:  map[string]change{},
+		yields:   map[int64]yield{},
+		ordered:  map[int64]map[int64]bool{},
 		cleanups: cleanups{wake: make(chan struct{}, 1)},
 	}
 }
@@ -294,7 +310,10 @@ func (q *Queue) drain(ctx context.Context, repo, target string) {
 		if e.State == store.MergeWaiting && q.now().Sub(e.UpdatedAt) < q.cfg.Retry {
 			return // the ticker brings it back
 		}
-		if ready := q.readyEntries(open); len(ready) > 1 && !q.cfg.PR {
+		// ... but a smaller change of the same files goes first.
+		ready := q.order(ctx, repo, target, q.readyEntries(open))
+		e = ready[0]
+		if len(ready) > 1 && !q.cfg.PR {
 			if took, goOn := q.landBatch(ctx, repo, target, ready); took {
 				if !goOn {
 					return

@@ -466,6 +466,11 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 		q.log.Error("reading a merged task", "task_id", e.TaskID, "err", err)
 		return false
 	}
+	if out.conflict {
+		if y, ok := q.yieldOf(ctx, e, t, out.files); ok {
+			return q.recordYield(ctx, e, out, y)
+		}
+	}
 	w, _ := q.wt.Get(ctx, e.TaskID)
 	now := q.now().UTC()
 	var evs []event.Event
@@ -543,6 +548,9 @@ func (q *Queue) record(ctx context.Context, e store.MergeEntry, out outcome, sta
 	}); err != nil {
 		q.log.Error("recording a merge outcome", "entry", e.ID, "err", err)
 		return false
+	}
+	if !out.state.Open() {
+		q.closedOrder(e.ID)
 	}
 	if !out.quiet {
 		q.log.Info("merge ended", "task_id", e.TaskID, "entry", e.ID, "state", out.state, "detail", out.detail)

@@ -133,8 +133,9 @@ func BenchmarkSecondChangeToNotices(b *testing.B) {
 }
 
 // BenchmarkGitForecast is one forecast of a real pair with git:
-// photographing both work trees and git merge-tree; merge-tree-ns/op is
-// merge-tree's own time.
+// photographing both work trees, git merge-tree, both diff stats and the
+// line ranges of the shared file; merge-tree-ns/op is merge-tree's own
+// time.
 func BenchmarkGitForecast(b *testing.B) {
 	repo := b.TempDir()
 	gitIn(b, repo, "init", "-q", "-b", "main")
@@ -146,12 +147,12 @@ func BenchmarkGitForecast(b *testing.B) {
 		p := filepath.Join(b.TempDir(), "wt")
 		gitIn(b, repo, "worktree", "add", "-q", "-b", fmt.Sprintf("w%d", i), p, "main")
 		writeFile(b, filepath.Join(p, "a.go"), fmt.Sprintf("side %d\n", i)+lines(200))
-		sides[i] = Side{TaskID: task.ID(fmt.Sprintf("t-%d", i)), Repo: repo, Path: p}
+		sides[i] = Side{TaskID: task.ID(fmt.Sprintf("t-%d", i)), Repo: repo, Path: p, Files: []string{"a.go"}}
 	}
 	var mt time.Duration
 	for b.Loop() {
 		f, err := GitForecaster{}.Forecast(context.Background(), sides[0], sides[1])
-		if err != nil || f.Result != Conflict {
+		if err != nil || f.Result != Conflict || len(f.Lines) != 1 || !f.Lines[0].Intersect {
 			b.Fatalf("forecast %+v, %v", f, err)
 		}
 		mt += f.Took

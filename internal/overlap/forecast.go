@@ -42,6 +42,7 @@ func (GitForecaster) Forecast(ctx context.Context, a, b Side) (Forecast, error) 
 		base = strings.TrimSpace(base)
 		f.StatA = diffStat(ctx, a.Repo, base, ca)
 		f.StatB = diffStat(ctx, a.Repo, base, cb)
+		f.Lines = pairLines(ctx, a.Repo, base, ca, cb, a.Files)
 	}
 	return f, nil
 }

@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -96,6 +97,8 @@ type Side struct {
 	TaskID task.ID
 	Repo   string // the repository's main work tree
 	Path   string // the task's worktree
+	// Files are the files the pair shares (the same on both sides).
+	Files []string
 }
 
 // Forecast is what merging a pair would give.
@@ -105,6 +108,9 @@ type Forecast struct {
 	Conflicts []string
 	// StatA and StatB are each side's diff stat since their merge base.
 	StatA, StatB string
+	// Lines are where each side changed each shared file, in lines of
+	// their merge base (nil when not known).
+	Lines []FileLines
 	// Took is the time git merge-tree took.
 	Took time.Duration
 }
@@ -133,10 +139,11 @@ type pair struct {
 	files     []string // shared files, sorted
 	forecast  string   // the last forecast ("" before the first)
 	conflicts []string
-	told      string // the file set last told ("" never)
-	toldWith  string // the forecast last told
-	pending   bool   // a forecast job runs
-	again     bool   // the files grew while it ran
+	lines     []FileLines // from the last forecast
+	told      string      // the file set last told ("" never)
+	toldWith  string      // the forecast last told
+	pending   bool        // a forecast job runs
+	again     bool        // the files grew while it ran
 }
 
 // Radar is the overlap radar. Run owns its loop; Matrix is safe for
@@ -230,16 +237,20 @@ func (r *Radar) adoptRunning(ctx context.Context) {
 	}
 	for _, t := range ts {
 		if r.members[t.ID] == nil {
-			r.admit(ctx, t, 0)
+			// A task running without a worktree record may be having it
+			// made now: it is not marked as having none.
+			r.admit(ctx, t, 0, false)
 		}
 	}
 }
 
-// admit starts tracking t; nil when it has no worktree.
-func (r *Radar) admit(ctx context.Context, t task.Task, upTo int64) *member {
+// admit starts tracking t; nil when it has no worktree. Without one, and
+// with settled (its file changes come from somewhere else), its changes
+// are ignored from then on.
+func (r *Radar) admit(ctx context.Context, t task.Task, upTo int64, settled bool) *member {
 	w, err := r.o.Store.GetWorktree(ctx, t.ID)
 	if err != nil || w.Path == "" {
-		if err == nil || errors.Is(err, store.ErrNotFound) {
+		if settled && (err == nil || errors.Is(err, store.ErrNotFound)) {
 			r.skip[t.ID] = true
 		}
 		return nil
@@ -301,7 +312,7 @@ func (r *Radar) changed(ctx context.Context, id task.ID, path string, at int64) 
 		if err != nil || t.Status.Terminal() {
 			return
 		}
-		if m = r.admit(ctx, t, at); m == nil || m.files[path] {
+		if m = r.admit(ctx, t, at, true); m == nil || m.files[path] {
 			return // none, or the change was read back from the log
 		}
 	}
@@ -440,8 +451,8 @@ func (r *Radar) forecast(ctx context.Context, k pairKey) {
 		return
 	}
 	p.pending = true
-	sa := Side{TaskID: k.a, Repo: a.repo, Path: a.path}
-	sb := Side{TaskID: k.b, Repo: b.repo, Path: b.path}
+	sa := Side{TaskID: k.a, Repo: a.repo, Path: a.path, Files: slices.Clone(p.files)}
+	sb := Side{TaskID: k.b, Repo: b.repo, Path: b.path, Files: sa.Files}
 	fc := r.o.Forecaster
 	r.rt.Go(ctx, func(ctx context.Context) func(context.Context) {
 		f, err := fc.Forecast(ctx, sa, sb)
@@ -463,6 +474,7 @@ func (r *Radar) forecasted(ctx context.Context, k pairKey, f Forecast) {
 		return // one of them finished
 	}
 	p.pending = false
+	p.lines = f.Lines
 	if f.Result != p.forecast {
 		r.record(ctx, event.Event{TaskID: k.a, Payload: event.OverlapForecast{Other: string(k.b), From: p.forecast, To: f.Result, Conflicts: f.Conflicts}})
 		p.forecast, p.conflicts = f.Result, f.Conflicts
@@ -510,7 +522,7 @@ func (r *Radar) tell(ctx context.Context, to, other *member, p *pair, stat strin
 	}
 	inj := inject.Injection{TaskID: to.t.ID, Kind: inject.Sync, Source: Source, Urgency: u, Quiet: true,
 		Attrs: map[string]string{"from": string(other.t.ID), "about": "overlap", "forecast": p.forecast},
-		Text:  Notice(other.t, p.files, p.forecast, p.conflicts, stat)}
+		Text:  Notice(other.t, p.files, p.forecast, p.conflicts, stat) + engine.Neutralize(LinesNote(p.lines, to.t.ID < other.t.ID))}
 	got, err := r.o.Inject(ctx, inj)
 	if err != nil {
 		r.log.Warn("sending an overlap notice", "task", to.t.ID, "err", err)
@@ -538,7 +550,7 @@ func (r *Radar) publish() {
 		if len(p.files) == 0 {
 			continue
 		}
-		m = append(m, Pair{A: k.a, B: k.b, Files: slices.Clone(p.files), Forecast: shown(p.forecast), Conflicts: slices.Clone(p.conflicts)})
+		m = append(m, Pair{A: k.a, B: k.b, Files: slices.Clone(p.files), Forecast: shown(p.forecast), Conflicts: slices.Clone(p.conflicts), Lines: p.lines})
 	}
 	r.mu.Lock()
 	r.matrix = m
@@ -560,6 +572,9 @@ type Pair struct {
 	Files     []string `json:"files"`
 	Forecast  string   `json:"forecast"`
 	Conflicts []string `json:"conflicts,omitempty"`
+	// Lines are where each side (A, B) changed each shared file, from the
+	// last forecast: whether their line ranges intersect.
+	Lines []FileLines `json:"lines,omitempty"`
 }
 
 // Matrix returns the running tasks that share files, pair by pair;

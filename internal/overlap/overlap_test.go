@@ -193,9 +193,19 @@ func TestSameFileDifferentPlacesFYIClean(t *testing.T) {
 	if txt := g.notices("t-aaaaa")[0].Text; strings.Contains(txt, "<sync-message>") || !strings.Contains(txt, "b.go") {
 		t.Errorf("notice to t-aaaaa = %q, want the description escaped and the other side's diff stat (b.go)", txt)
 	}
+	if txt := g.notices("t-aaaaa")[0].Text; !strings.Contains(txt, "a.go: you line 2, it line 38 (apart)") {
+		t.Errorf("notice to t-aaaaa = %q, want where each changed a.go", txt)
+	}
+	if txt := g.notices("t-bbbbb")[0].Text; !strings.Contains(txt, "a.go: you line 38, it line 2 (apart)") {
+		t.Errorf("notice to t-bbbbb = %q, want where each changed a.go", txt)
+	}
 	m := g.r.Matrix("t-aaaaa")
 	if len(m) != 1 || m[0].Forecast != Clean || !slices.Equal(m[0].Files, []string{"a.go"}) {
 		t.Fatalf("matrix = %+v, want one clean pair sharing a.go", m)
+	}
+	// Line ranges: t-aaaaa changed line 2 of a.go, t-bbbbb line 38.
+	if want := []FileLines{{File: "a.go", A: []Range{{2, 2}}, B: []Range{{38, 38}}}}; !slices.EqualFunc(m[0].Lines, want, equalLines) {
+		t.Errorf("lines = %+v, want %+v", m[0].Lines, want)
 	}
 	// No repeat: the same file changed again in a place that still merges.
 	g.edit("t-aaaaa", a, "a.go", 4, "top again")
@@ -233,9 +243,16 @@ func TestSameLinesHelpfulConflictAndEscalation(t *testing.T) {
 		if len(ns) != 2 || ns[1].Urgency != inject.Helpful || ns[1].Attrs["forecast"] != Conflict || !strings.Contains(ns[1].Text, "conflict") {
 			t.Fatalf("notices to %s = %+v, want an fyi then a helpful conflict notice", id, ns)
 		}
+		if !strings.Contains(ns[1].Text, "(the same or adjacent lines)") {
+			t.Errorf("notice to %s = %q, want the lines both changed", id, ns[1].Text)
+		}
 	}
-	if m := g.r.Matrix(""); len(m) != 1 || m[0].Forecast != Conflict || !slices.Equal(m[0].Conflicts, []string{"a.go"}) {
+	m := g.r.Matrix("")
+	if len(m) != 1 || m[0].Forecast != Conflict || !slices.Equal(m[0].Conflicts, []string{"a.go"}) {
 		t.Fatalf("matrix = %+v, want one conflicting pair", m)
+	}
+	if want := []FileLines{{File: "a.go", A: []Range{{10, 10}}, B: []Range{{10, 10}, {30, 30}}, Intersect: true}}; !slices.EqualFunc(m[0].Lines, want, equalLines) {
+		t.Errorf("lines = %+v, want %+v", m[0].Lines, want)
 	}
 	// Changing it again: still a conflict, nobody is told again.
 	g.edit("t-aaaaa", a, "a.go", 10, "mine again")
@@ -328,5 +345,137 @@ func TestRestartReadsBack(t *testing.T) {
 	}
 	if n := g.act.Count(); n != 6 {
 		t.Fatalf("%d notices in all, want 6", n)
+	}
+}
+
+func equalLines(x, y FileLines) bool {
+	return x.File == y.File && slices.Equal(x.A, y.A) && slices.Equal(x.B, y.B) && x.Intersect == y.Intersect
+}
+
+func TestHunkRanges(t *testing.T) {
+	for _, c := range []struct {
+		hunk string
+		want Range
+	}{
+		{"@@ -10 +10 @@", Range{10, 10}},
+		{"@@ -10,3 +10,5 @@ func f() {", Range{10, 12}},
+		{"@@ -7,0 +8,2 @@", Range{8, 7}}, // inserted after line 7
+		{"@@ -0,0 +1,3 @@", Range{1, 0}}, // a new file
+		{"@@ -4,2 +3,0 @@", Range{4, 5}}, // deleted
+	} {
+		if got, ok := hunkRange(c.hunk); !ok || got != c.want {
+			t.Errorf("hunkRange(%q) = %v, %v; want %v", c.hunk, got, ok, c.want)
+		}
+	}
+	if _, ok := hunkRange("@@ -x +1 @@"); ok {
+		t.Error("a malformed hunk header was read")
+	}
+	for _, c := range []struct {
+		a, b Range
+		want bool
+	}{
+		{Range{5, 5}, Range{6, 6}, true},  // adjacent lines
+		{Range{5, 5}, Range{7, 7}, false}, // line 6 between
+		{Range{6, 5}, Range{5, 5}, true},  // inserted right after a changed line
+		{Range{6, 5}, Range{6, 6}, true},  // inserted right before one
+		{Range{6, 5}, Range{7, 7}, false}, // line 6 between
+		{Range{1, 0}, Range{2, 1}, false}, // before and after line 1
+		{Range{1, 0}, Range{1, 0}, true},  // the same place (both new files)
+		{Range{2, 2}, Range{38, 38}, false},
+		{Range{1, 3}, Range{2, 9}, true},
+	} {
+		if got := touches([]Range{c.a}, []Range{c.b}); got != c.want {
+			t.Errorf("touches(%v, %v) = %v", c.a, c.b, got)
+		}
+		if got := touches([]Range{c.b}, []Range{c.a}); got != c.want {
+			t.Errorf("touches(%v, %v) = %v", c.b, c.a, got)
+		}
+	}
+}
+
+// TestLinesIntersectWhereGitConflicts: the ranges intersect exactly when
+// git merge-tree of the two sides conflicts, for changes of adjacent lines,
+// lines one apart, and insertions either side of an unchanged line.
+func TestLinesIntersectWhereGitConflicts(t *testing.T) {
+	insertAfter := func(n int, text string) func(string) string {
+		return func(s string) string {
+			ls := strings.SplitAfter(s, "\n")
+			return strings.Join(ls[:n], "") + text + "\n" + strings.Join(ls[n:], "")
+		}
+	}
+	set := func(n int, text string) func(string) string {
+		return func(s string) string {
+			ls := strings.Split(s, "\n")
+			ls[n-1] = text
+			return strings.Join(ls, "\n")
+		}
+	}
+	for _, c := range []struct {
+		name string
+		a, b func(string) string
+	}{
+		{"adjacent lines", set(5, "A"), set(6, "B")},
+		{"one line apart", set(5, "A"), set(7, "B")},
+		{"insert either side of line 1", insertAfter(0, "A"), insertAfter(1, "B")},
+		{"insert right after a changed line", set(5, "A"), insertAfter(5, "B")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newRig(t, Config{})
+			var sides []Side
+			for i, fn := range []func(string) string{c.a, c.b} {
+				id := task.ID(fmt.Sprintf("t-%05d", i))
+				dir := g.task(id, "x")
+				p := filepath.Join(dir, "a.go")
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(fn(string(b))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				sides = append(sides, Side{TaskID: id, Repo: g.repo, Path: dir, Files: []string{"a.go"}})
+			}
+			f, err := GitForecaster{}.Forecast(context.Background(), sides[0], sides[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Lines) != 1 {
+				t.Fatalf("lines = %+v, want a.go", f.Lines)
+			}
+			if f.Lines[0].Intersect != (f.Result == Conflict) {
+				t.Errorf("ranges %v | %v intersect=%v, but git merge-tree says %s", f.Lines[0].A, f.Lines[0].B, f.Lines[0].Intersect, f.Result)
+			}
+		})
+	}
+}
+
+// TestWorktreeMadeAfterTheRadarLooked: tasks the radar found running at its
+// start before their worktrees were recorded (provisioning under way) are
+// tracked once they change files.
+func TestWorktreeMadeAfterTheRadarLooked(t *testing.T) {
+	g := newRig(t, Config{Enabled: true})
+	g.stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	now := time.Now().UTC()
+	ids := []task.ID{"t-aaaaa", "t-bbbbb"}
+	for _, id := range ids {
+		if _, err := g.st.CreateTask(ctx, task.Task{ID: id, Description: "x", Status: task.Running, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := New(Options{Config: g.cfg, Store: g.st, Inject: g.act.Inject, Forecaster: instant{}})
+	r.adoptRunning(ctx)
+	for _, id := range ids {
+		path := filepath.Join(t.TempDir(), string(id))
+		branch := "neuraphage/" + string(id) + "/work"
+		gitIn(t, g.repo, "worktree", "add", "-q", "-b", branch, path, "main")
+		if _, err := g.st.PutWorktree(ctx, store.Worktree{TaskID: id, Repo: g.repo, Branch: branch, Base: "main", Path: path, State: store.WorktreeActive}); err != nil {
+			t.Fatal(err)
+		}
+		r.Observe(ctx, event.New(time.Now(), id, event.FileChanged{Path: "a.go"}))
+	}
+	if m := r.Matrix(""); len(m) != 1 || !slices.Equal(m[0].Files, []string{"a.go"}) {
+		t.Fatalf("matrix = %+v, want the pair on a.go", m)
 	}
 }

@@ -62,6 +62,7 @@ const (
 	MergeLanded    MergeState = "landed"    // on the target
 	MergePR        MergeState = "pr"        // a pull request was opened instead
 	MergeSentBack  MergeState = "sent_back" // conflict or failed gate, returned to the task to fix
+	MergeYielded   MergeState = "yielded"   // a smaller overlapping entry landed first; its task was told to rebase
 	MergeParked    MergeState = "parked"    // stopped for the user: `merge retry` takes it up again
 	MergeCancelled MergeState = "cancelled"
 )

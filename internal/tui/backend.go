@@ -25,6 +25,8 @@ type Backend interface {
 	Detail(ctx context.Context, id task.ID) (api.TaskDetail, error)
 	Events(ctx context.Context, q event.Query) ([]event.Event, error)
 	Worktree(ctx context.Context, id task.ID) (api.Worktree, error)
+	// Overlap is the overlap radar's pairs of one running task.
+	Overlap(ctx context.Context, id task.ID) ([]api.OverlapPair, error)
 	// Diff is the task's worktree against its base commit.
 	Diff(ctx context.Context, wt api.Worktree) (string, error)
 	// Watch opens the live stream of every event.
@@ -96,6 +98,9 @@ func (b ClientBackend) Events(ctx context.Context, q event.Query) ([]event.Event
 }
 func (b ClientBackend) Worktree(ctx context.Context, id task.ID) (api.Worktree, error) {
 	return b.C.Worktree(ctx, string(id))
+}
+func (b ClientBackend) Overlap(ctx context.Context, id task.ID) ([]api.OverlapPair, error) {
+	return b.C.Overlap(ctx, string(id))
 }
 
 // Diff runs git diff in the worktree, read-only: the TUI runs on the

@@ -116,6 +116,7 @@ type (
 		wt     api.Worktree
 		wtErr  error
 		merge  *api.MergeEntry
+		ovl    []api.OverlapPair
 		err    error
 	}
 	// headerMsg is the open task's worktree and merge state, read again.
@@ -124,6 +125,7 @@ type (
 		wt    api.Worktree
 		wtErr error
 		merge *api.MergeEntry
+		ovl   []api.OverlapPair
 	}
 	// rebaseMsg is every task's distance from main, read again.
 	rebaseMsg struct {
@@ -284,6 +286,7 @@ func (m *Model) openTask(id task.ID) tea.Cmd {
 		d.events, d.err = m.backend.Events(m.ctx, event.Query{Filter: event.Filter{TaskID: id}})
 		d.wt, d.wtErr = m.backend.Worktree(m.ctx, id)
 		d.merge = m.mergeEntry(id)
+		d.ovl = m.overlaps(id, d.detail.Task.Status)
 		return d
 	}
 }
@@ -303,13 +306,31 @@ func (m *Model) mergeEntry(id task.ID) *api.MergeEntry {
 	return nil
 }
 
+// overlaps is the overlap radar's pairs of a running task (nil for a task
+// not running, or when the radar cannot be read).
+func (m *Model) overlaps(id task.ID, st task.Status) []api.OverlapPair {
+	if st != task.Running && st != task.Waiting {
+		return nil
+	}
+	ps, err := m.backend.Overlap(m.ctx, id)
+	if err != nil {
+		return nil
+	}
+	return ps
+}
+
 // loadHeader reads the open task's worktree and merge state again, after
 // the stream said one of them changed.
 func (m *Model) loadHeader(id task.ID) tea.Cmd {
+	var st task.Status
+	if m.task != nil && m.task.id == id {
+		st = m.task.detail.Task.Status
+	}
 	return func() tea.Msg {
 		h := headerMsg{id: id}
 		h.wt, h.wtErr = m.backend.Worktree(m.ctx, id)
 		h.merge = m.mergeEntry(id)
+		h.ovl = m.overlaps(id, st)
 		return h
 	}
 }
@@ -388,7 +409,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = msg.err.Error()
 			return m, nil
 		}
-		m.task.detail, m.task.wt, m.task.merge = msg.detail, msg.wt, msg.merge
+		m.task.detail, m.task.wt, m.task.merge, m.task.overlaps = msg.detail, msg.wt, msg.merge, msg.ovl
 		if msg.wtErr != nil {
 			m.task.wtErr = msg.wtErr.Error()
 		}
@@ -401,7 +422,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.task.lines = append(m.task.lines, live...)
 	case headerMsg:
 		if m.task != nil && m.task.id == msg.id {
-			m.task.wt, m.task.merge, m.task.wtErr = msg.wt, msg.merge, ""
+			m.task.wt, m.task.merge, m.task.wtErr, m.task.overlaps = msg.wt, msg.merge, "", msg.ovl
 			if msg.wtErr != nil {
 				m.task.wtErr = msg.wtErr.Error()
 			}
@@ -473,9 +494,13 @@ func (m *Model) applyEvents(batch EventsMsg) tea.Cmd {
 			if p, ok := e.Payload.(event.TaskStatus); ok {
 				m.task.detail.Task.Status = p.To
 			}
-			if strings.HasPrefix(string(e.Kind), "worktree.") || strings.HasPrefix(string(e.Kind), "merge.") {
+			if strings.HasPrefix(string(e.Kind), "worktree.") || strings.HasPrefix(string(e.Kind), "merge.") || strings.HasPrefix(string(e.Kind), "overlap.") {
 				headerChanged = true
 			}
+		}
+		if m.task != nil && e.TaskID != m.task.id && aboutOther(e, m.task.id) {
+			// Another task's overlap with the open one.
+			headerChanged = true
 		}
 		if strings.HasPrefix(string(e.Kind), "merge.") {
 			mergeChanged = true

@@ -39,6 +39,9 @@ type fakeBackend struct {
 	details map[task.ID]api.TaskDetail
 	// wtState is every worktree's state; "active" when empty.
 	wtState string
+	// overlap is the overlap radar's pairs by task; asked counts the reads.
+	overlap map[task.ID][]api.OverlapPair
+	asked   map[task.ID]int
 }
 
 func (f *fakeBackend) Fleet(_ context.Context, all bool) ([]task.Summary, error) {
@@ -95,6 +98,15 @@ func (f *fakeBackend) Worktree(_ context.Context, id task.ID) (api.Worktree, err
 	defer f.mu.Unlock()
 	return api.Worktree{TaskID: id, State: or(f.wtState, "active"), Path: "/work/repo/.neuraphage/" + string(id), Branch: "neuraphage/" + string(id) + "/work", BaseCommit: "abc123"}, nil
 }
+func (f *fakeBackend) Overlap(_ context.Context, id task.ID) ([]api.OverlapPair, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.asked == nil {
+		f.asked = map[task.ID]int{}
+	}
+	f.asked[id]++
+	return f.overlap[id], nil
+}
 func (f *fakeBackend) Diff(context.Context, api.Worktree) (string, error) {
 	return "diff --git a/greeting.txt b/greeting.txt\n-Hello.\n+Hello, and welcome!\n", nil
 }
@@ -145,6 +157,10 @@ func sample() *fakeBackend {
 				ev("t-run1", 25*time.Second, event.HealthCheck{Status: "struggling", Confidence: 0.7, Ladder: "hint", Diagnosis: "reads the same file again", Evidence: []event.Evidence{{Step: 3, Kind: "call", What: "read_file greeting.txt"}}}),
 				ev("t-run1", 24*time.Second, event.SyncMessageSent{From: "t-que1", Urgency: "helpful", Message: "the greeting lives in greeting.txt"}),
 			},
+		},
+		overlap: map[task.ID][]api.OverlapPair{
+			"t-run1": {{A: "t-que1", B: "t-run1", Files: []string{"greeting.txt", "README.md"}, Forecast: "conflict", Conflicts: []string{"greeting.txt"},
+				Lines: []api.OverlapLines{{File: "greeting.txt", A: []api.LineRange{{From: 1, To: 1}}, B: []api.LineRange{{From: 1, To: 2}}, Intersect: true}}}},
 		},
 		merge: api.MergeStatus{Open: []api.MergeEntry{{ID: 7, TaskID: "t-park", State: "parked", Target: "main", Attempts: 2, Detail: "the gate failed: go test"}}},
 		learn: []api.Learning{{ID: 1, Kind: "discovery", Summary: "the greeting lives in greeting.txt"}, {ID: 2, Kind: "statement", Summary: "tests need -race"}},

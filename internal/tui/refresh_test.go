@@ -65,3 +65,50 @@ func TestTaskViewHeaderFollowsStream(t *testing.T) {
 		t.Errorf("another task's worktree event changed the header:\n%s", s)
 	}
 }
+
+// TestTaskViewShowsOverlaps: a running task's view shows its row of the
+// overlap matrix (the other task, the forecast, the files), read again when
+// an overlap event names it, also one logged on the other task; a task not
+// running is not asked about.
+func TestTaskViewShowsOverlaps(t *testing.T) {
+	fb := sample()
+	m := newModel(t, fb, 160, 48)
+	press(t, m, "/")
+	typeText(t, m, "t-run1")
+	press(t, m, "enter", "enter")
+	if m.task == nil || m.task.id != "t-run1" {
+		t.Fatalf("the open task is %v, want t-run1", m.task)
+	}
+	s := screenText(m)
+	for _, want := range []string{"overlaps: 1 running task(s) changed files this one changed", "⇄ t-que1", "conflict in greeting.txt", "files: greeting.txt, README.md · lines intersect in greeting.txt"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the task view lacks %q:\n%s", want, s)
+		}
+	}
+	fb.mu.Lock()
+	fb.overlap["t-run1"] = append(fb.overlap["t-run1"], api.OverlapPair{A: "t-run1", B: "t-wait", Files: []string{"banner.css"}, Forecast: "clean"})
+	fb.mu.Unlock()
+	// t-wait's change made the new pair: the event is t-wait's.
+	drive(t, m, m.applyEvents(EventsMsg{ev("t-wait", 0, event.OverlapFound{Other: "t-run1", Files: []string{"banner.css"}})}))
+	s = screenText(m)
+	if !strings.Contains(s, "overlaps: 2 running task(s)") || !strings.Contains(s, "⇄ t-wait") || !strings.Contains(s, "files: banner.css") {
+		t.Errorf("the task view did not follow the new overlap:\n%s", s)
+	}
+	// Another pair's event leaves it alone.
+	fb.mu.Lock()
+	fb.overlap["t-run1"] = nil
+	fb.mu.Unlock()
+	drive(t, m, m.applyEvents(EventsMsg{ev("t-wait", 0, event.OverlapFound{Other: "t-que1", Files: []string{"x"}})}))
+	if s := screenText(m); !strings.Contains(s, "⇄ t-wait") {
+		t.Errorf("an unrelated overlap event changed the header:\n%s", s)
+	}
+	drive(t, m, m.openTask("t-park")) // merging
+	if m.task == nil || m.task.id != "t-park" {
+		t.Fatalf("the open task is %v, want t-park", m.task)
+	}
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	if fb.asked["t-park"] != 0 {
+		t.Errorf("the radar was asked about a merging task %d times", fb.asked["t-park"])
+	}
+}

@@ -22,7 +22,9 @@ type taskView struct {
 	wtErr  string
 	// merge is the task's newest merge-queue entry, nil when none.
 	merge *api.MergeEntry
-	lines []string
+	// overlaps are the overlap radar's pairs of the task (running only).
+	overlaps []api.OverlapPair
+	lines    []string
 	// scroll is how many lines above the bottom the view shows; 0 follows
 	// the stream.
 	scroll   int
@@ -73,6 +75,7 @@ func (v *taskView) render(r *row, w, h int) []string {
 	if v.merge != nil {
 		head = append(head, "merge: "+mergeLine(*v.merge).String())
 	}
+	head = append(head, overlapLines(v.id, v.overlaps)...)
 	if len(v.detail.Pending) > 0 {
 		head = append(head, fmt.Sprintf("%d message(s) waiting for delivery", len(v.detail.Pending)))
 	}
@@ -95,4 +98,50 @@ func (v *taskView) render(r *row, w, h int) []string {
 		out = append(out, ansi.Truncate(l, w, "…"))
 	}
 	return out
+}
+
+// maxOverlapRows bounds the overlap rows the task view's header shows.
+const maxOverlapRows = 4
+
+// overlapLines is the task's row of the overlap matrix: for each other
+// running task it shares files with, the forecast of merging the two and
+// the files (conflicting ones first when the forecast is a conflict).
+func overlapLines(id task.ID, ps []api.OverlapPair) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	p := words.Printable
+	out := []string{fmt.Sprintf("overlaps: %d running task(s) changed files this one changed", len(ps))}
+	for i, o := range ps {
+		if i == maxOverlapRows {
+			out = append(out, fmt.Sprintf("  … and %d more (neuraphage overlap)", len(ps)-i))
+			break
+		}
+		other := o.B
+		if other == string(id) {
+			other = o.A
+		}
+		fc := o.Forecast
+		if len(o.Conflicts) > 0 {
+			fc += " in " + strings.Join(o.Conflicts, ", ")
+		}
+		row := fmt.Sprintf("  ⇄ %-8s %-28s files: %s", p(other), p(fc), p(strings.Join(o.Files, ", ")))
+		if l := o.LinesSummary(); l != "" {
+			row += " · " + p(l)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// aboutOther reports whether e, another task's event, is about task id's
+// overlap with it.
+func aboutOther(e event.Event, id task.ID) bool {
+	switch x := e.Payload.(type) {
+	case event.OverlapFound:
+		return x.Other == string(id)
+	case event.OverlapForecast:
+		return x.Other == string(id)
+	}
+	return false
 }

@@ -107,6 +107,8 @@ type Config struct {
 	Web Web
 	// Overlap serves /v1/overlap; nil answers it 503.
 	Overlap Overlap
+	// Cluster serves /v1/cluster; nil answers it 503.
+	Cluster Cluster
 	// Personas serves escalations; nil answers them unavailable.
 	Personas Personas
 	Daemon   Daemon
@@ -173,6 +175,7 @@ func New(cfg Config) *Server {
 	s.routeWatchers()
 	s.routeOverlap()
 	s.routeWeb()
+	s.routeCluster()
 	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Code: api.CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path})
