@@ -359,6 +359,7 @@ type loadReport struct {
 	TaskMaxSeconds float64 `json:"task_max_seconds"`
 	Completed      int     `json:"completed"`
 	Git            loadGit `json:"git"`
+	CPU            loadCPU `json:"cpu"`
 	// Phases are the tasks' phases, read from the event log.
 	Phases     *loadPhases `json:"phases,omitempty"`
 	ScratchDir string      `json:"scratch_dir,omitempty"`
@@ -413,6 +414,10 @@ func runLoad(ctx context.Context, d *loadDaemon, opts devLoadOpts, repo string) 
 	if err != nil {
 		return abort(err)
 	}
+	cpuBefore, err := readCPU(d.pid)
+	if err != nil {
+		return abort(err)
+	}
 	release := time.Now()
 	err = fanOut(ctx, opts.tasks, func(ctx context.Context, i int) error {
 		if _, err := d.c.Act(ctx, string(ids[i]), client.Resume, "released by dev load"); err != nil {
@@ -429,6 +434,11 @@ func runLoad(ctx context.Context, d *loadDaemon, opts devLoadOpts, repo string) 
 	if samplErr != nil {
 		return nil, samplErr
 	}
+	cpuAfter, err := readCPU(d.pid)
+	if err != nil {
+		return nil, err
+	}
+	rep.CPU.measure(cpuBefore, cpuAfter, opts.tasks, opts.tasks*opts.turns)
 	end, err := readMem(d.pid)
 	if err != nil {
 		return nil, err
@@ -513,6 +523,7 @@ func writeLoadReport(out io.Writer, r *loadReport) {
 	fmt.Fprintf(tw, "  throughput\t%.1f tasks/s\t%.1f model calls/s\n", r.TasksPerSecond, r.CallsPerSecond)
 	fmt.Fprintf(tw, "  completed\t%d of %d\tcreated held in %.2f s, released in %.2f s; %d samples\n", r.Completed, r.Tasks, r.CreateSeconds, r.ReleaseSeconds, r.Samples)
 	r.Git.write(tw)
+	r.CPU.write(tw)
 	tw.Flush()
 	if r.Phases != nil {
 		writeLoadPhases(out, r.Phases, r.TurnsPerTask)

@@ -88,6 +88,30 @@ func TestParseProcStatus(t *testing.T) {
 	}
 }
 
+func TestParseProcStat(t *testing.T) {
+	t.Parallel()
+	// A command name with spaces and parentheses; utime 250, stime 50,
+	// cutime 30, cstime 12.
+	line := "4242 (neura (x) phage) S 1 4242 4242 0 -1 4194560 5000 0 0 0 250 50 30 12 20 0 10 0 100 1000000 2000 18446744073709551615\n"
+	c, err := parseProcStat(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (cpuSample{self: 300, children: 42}); c != want {
+		t.Errorf("parseProcStat = %+v, want %+v", c, want)
+	}
+	for _, bad := range []string{"", "4242 (x) S 1 2 3", "4242 (x) S 1 4242 4242 0 -1 4194560 5000 0 0 0 2x0 50 30 12 20 0"} {
+		if _, err := parseProcStat(bad); err == nil {
+			t.Errorf("parseProcStat(%q) parsed", bad)
+		}
+	}
+	var l loadCPU
+	l.measure(cpuSample{self: 100, children: 10}, cpuSample{self: 350, children: 110}, 10, 50)
+	if l.DaemonSeconds != 2.5 || l.PerCallMs != 50 || l.GitSeconds != 1 || l.GitPerTaskMs != 100 {
+		t.Errorf("measure = %+v; want 2.5 s, 50 ms a call, 1 s of git, 100 ms a task", l)
+	}
+}
+
 func TestLoadScript(t *testing.T) {
 	t.Parallel()
 	s := loadScript(3, 20*time.Millisecond)
@@ -111,7 +135,8 @@ func TestWriteLoadReport(t *testing.T) {
 	var buf bytes.Buffer
 	writeLoadReport(&buf, &loadReport{Tasks: 200, TurnsPerTask: 5, LatencyMs: 200, DaemonPID: 42,
 		BaselineRSS: 24 << 20, PeakRSS: 84 << 20, RSSPerTask: 0.3 * (1 << 20), PeakHWM: 85 << 20, AfterRSS: 74 << 20,
-		PeakRunning: 150, PeakThreads: 10, PeakFDs: 226, WallSeconds: 1.37, IdealSeconds: 1, Completed: 200})
+		PeakRunning: 150, PeakThreads: 10, PeakFDs: 226, WallSeconds: 1.37, IdealSeconds: 1, Completed: 200,
+		CPU: loadCPU{DaemonSeconds: 1.2, PerCallMs: 1.2}})
 	out := buf.String()
 	for _, want := range []string{
 		"200 tasks × 5 model calls, 200ms model latency",
@@ -120,6 +145,7 @@ func TestWriteLoadReport(t *testing.T) {
 		"RSS per task         0.30 MiB",
 		"daemon VmHWM         85.0 MiB",
 		"completed            200 of 200",
+		"daemon CPU per call  1.20 ms",
 		"note: at most 150 of the 200 tasks ran at once",
 	} {
 		if !strings.Contains(out, want) {
@@ -184,6 +210,12 @@ func TestDevLoadEndToEnd(t *testing.T) {
 	}
 	if ph["tasks"] != 5.0 || ph["in_agent_loop_peak"].(float64) < 1 {
 		t.Errorf("phases %v: want 5 tasks measured, at least one in the loop", ph)
+	}
+	if c, ok := rep["cpu"].(map[string]any); !ok || c["daemon_seconds"] == nil || c["per_call_ms"] == nil || c["git_seconds"] == nil {
+		t.Errorf("report lacks the daemon's CPU: %s", out.String())
+	} else if c["daemon_seconds"].(float64) <= 0 {
+		// Running 5 tasks, their worktrees and landings costs ticks.
+		t.Errorf("the daemon used no CPU: %v", c)
 	}
 	if _, kept := rep["scratch_dir"]; kept {
 		t.Error("the scratch directory was kept without --keep")

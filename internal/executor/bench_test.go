@@ -32,8 +32,9 @@ import (
 // The benchmarks here run the whole runtime as the daemon does, minus the
 // socket: the SQLite store (WAL, group commit) and the event bus, the
 // executor, the native engine with the built-in tools, and the Anthropic
-// provider streaming over real HTTP from the scripted model server in this
-// process. Their allocation counts therefore include the server's.
+// provider streaming over real HTTP from the scripted model server: in this
+// process for the injection benchmarks (their allocation counts include the
+// server's), in a process of its own for BenchmarkTurn.
 // Results and how to run them: docs/load.md.
 
 // benchWait bounds every wait of a benchmark; reaching it means something is
@@ -55,18 +56,10 @@ type benchEnv struct {
 	done   chan error
 }
 
-// newBenchEnv wires the runtime to a scripted model server playing script.
+// newBenchEnv wires the runtime to a scripted model server playing script,
+// served in this process.
 func newBenchEnv(tb testing.TB, script *llmtest.Script, maxConcurrent int) *benchEnv {
 	tb.Helper()
-	root := tb.TempDir()
-	var bus *event.Bus
-	st, err := sqlite.Open(context.Background(), filepath.Join(root, "db"), sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bus = event.NewBus(event.Options{Buffer: 1024}, 0)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-
 	// The scripted server sits behind a handler that looks at each request
 	// body first, so that a benchmark learns the moment a request carrying
 	// its text arrives.
@@ -86,7 +79,22 @@ func newBenchEnv(tb testing.TB, script *llmtest.Script, maxConcurrent int) *benc
 		front.CloseClientConnections()
 		front.Close()
 	})
-	base, err := anthropic.New(anthropic.Options{BaseURL: front.URL, APIKey: "bench", Model: "claude-sonnet-4-5", IdleTimeout: benchWait})
+	return newBenchEnvAt(tb, front.URL, marks, maxConcurrent)
+}
+
+// newBenchEnvAt wires the runtime to the model server at url.
+func newBenchEnvAt(tb testing.TB, url string, marks *marker, maxConcurrent int) *benchEnv {
+	tb.Helper()
+	root := tb.TempDir()
+	var bus *event.Bus
+	st, err := sqlite.Open(context.Background(), filepath.Join(root, "db"), sqlite.Options{Publish: func(evs ...event.Event) { bus.Publish(evs...) }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bus = event.NewBus(event.Options{Buffer: 1024}, 0)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	base, err := anthropic.New(anthropic.Options{BaseURL: url, APIKey: "bench", Model: "claude-sonnet-4-5", IdleTimeout: benchWait})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -321,16 +329,17 @@ const turnTaskLen = 8
 // last turn) and the checkpoints that store reply and result. The ops are
 // spread over tasks of turnTaskLen turns run by the executor, so task start
 // and finish are part of the cost (one in turnTaskLen turns). With
-// concurrent=16 that many tasks run at once and turns/s is throughput.
+// concurrent=16 that many tasks run at once and turns/s is throughput. The
+// model server runs in a child process, so allocs/op and cpu-µs/turn (CPU
+// time, which waiting for a CPU on a loaded machine does not inflate) are
+// the runtime's side of a turn only.
 func BenchmarkTurn(b *testing.B) {
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("concurrent=%d", conc), func(b *testing.B) {
 			full, rest := b.N/turnTaskLen, b.N%turnTaskLen
-			script := &llmtest.Script{Default: &llmtest.Conversation{Steps: turns(turnTaskLen)}}
-			if rest > 0 {
-				script.Conversations = []llmtest.Conversation{{Name: "rest", Match: llmtest.Match{User: "short task"}, Steps: turns(rest)}}
-			}
-			e := newBenchEnv(b, script, conc)
+			// The model server is a process of its own: what is measured
+			// is the runtime's side of each call.
+			e := newBenchEnvAt(b, modelProcess(b, turnTaskLen, rest), &marker{}, conc)
 			ids := map[task.ID]bool{}
 			for i := range full {
 				ids[e.create(fmt.Sprintf("full task %d", i)).ID] = true
@@ -358,8 +367,8 @@ func BenchmarkTurn(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
 			if cpu1, ok := cpuTime(); ok && cpuOK {
-				// The process's CPU, on all threads: the runtime's and the
-				// scripted server's included.
+				// The process's CPU, on all threads: the runtime's only,
+				// the scripted server running in its own process.
 				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/turn")
 			}
 			var calls int

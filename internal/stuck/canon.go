@@ -234,8 +234,7 @@ func MaskResult(s string) string {
 	s = maskPositions(s)
 	s = maskUUIDs(s)
 	s = maskHex(s)
-	s = maskDurations(s)
-	return words.OneLine(s)
+	return maskDurationsTo(s, true) // and words.OneLine
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -3,6 +3,8 @@ package stuck
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/neuraphage/neuraphage-go/internal/words"
 )
 
 // The volatile parts of tool output and errors, masked before results are
@@ -12,28 +14,77 @@ import (
 // random and corpus text); the expressions were the watcher's main cost.
 
 // replacer collects the output of one masking pass; it allocates only when
-// a pass replaces something.
+// a pass replaces something, once. With line set (the last pass), its
+// output is also words.OneLine's: white space collapsed as it is copied.
 type replacer struct {
 	s    string
-	b    []byte
+	out  lineWriter
 	last int
+	used bool
+	line bool
 }
 
 // replace writes s[r.last:from], then with, and skips to to.
 func (r *replacer) replace(from, to int, with string) {
-	if r.b == nil {
-		r.b = make([]byte, 0, len(r.s)+8)
+	if !r.used {
+		r.used = true
+		r.out.b.Grow(len(r.s) + 8)
 	}
-	r.b = append(r.b, r.s[r.last:from]...)
-	r.b = append(r.b, with...)
+	r.out.write(r.s[r.last:from], r.line)
+	r.out.write(with, r.line)
 	r.last = to
 }
 
 func (r *replacer) done() string {
-	if r.b == nil {
+	if !r.used {
+		if r.line {
+			return words.OneLine(r.s)
+		}
 		return r.s
 	}
-	return string(append(r.b, r.s[r.last:]...))
+	r.out.write(r.s[r.last:], r.line)
+	return r.out.b.String()
+}
+
+// lineWriter builds a string from pieces, as words.OneLine of their
+// concatenation when asked: each run of white space one space, none at
+// either end. A piece may end or start a run; no white space rune may be
+// split between two pieces (the masks cut only next to ASCII bytes that
+// are no space).
+type lineWriter struct {
+	b     strings.Builder
+	space bool // white space since the last word written
+}
+
+func (w *lineWriter) write(s string, line bool) {
+	if !line {
+		w.b.WriteString(s)
+		return
+	}
+	for i := 0; i < len(s); {
+		if n := words.SpaceAt(s, i); n > 0 {
+			w.space = true
+			i += n
+			continue
+		}
+		j := i + 1
+		for j < len(s) {
+			if c := s[j]; c > ' ' && c < utf8.RuneSelf {
+				j++ // the common case, without a call
+				continue
+			}
+			if words.SpaceAt(s, j) != 0 {
+				break
+			}
+			j++
+		}
+		if w.space && w.b.Len() > 0 {
+			w.b.WriteByte(' ')
+		}
+		w.space = false
+		w.b.WriteString(s[i:j])
+		i = j
+	}
 }
 
 func isWordByte(c byte) bool {
@@ -262,8 +313,12 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // replaced by "<dur>": 0.412s, 41s, 3m2s. A unit ends in a word character,
 // so a shorter choice anywhere leaves a letter or digit before the final
 // \b, and the first choice at each step is the only one that can match.
-func maskDurations(s string) string {
-	r := replacer{s: s}
+func maskDurations(s string) string { return maskDurationsTo(s, false) }
+
+// maskDurationsTo is maskDurations, followed by words.OneLine when line is
+// set, in one copy.
+func maskDurationsTo(s string, line bool) string {
+	r := replacer{s: s, line: line}
 	for i := 0; i+1 < len(s); {
 		if !isDigit(s[i]) || !boundaryBefore(s, i) {
 			i++

@@ -29,18 +29,17 @@ func (d *Detector) result(e event.Event, p event.ToolResult) []Finding {
 	if p.Error {
 		d.c.Errors++
 	}
-	body := wholeWords(p.Preview, p.Tail)
 	exact := p.Hash
 	if exact == "" {
-		exact = event.ContentHash(body)
+		exact = event.ContentHash(wholeWords(p.Preview, p.Tail))
 	}
 	d.lastCall = c
 	s := Step{N: d.n, Kind: "result", Tool: p.Name, Error: p.Error, key: key, kw: c.kw, exact: exact}
+	// A failure is the same whatever its numbers (Mask); a success's
+	// numbers stay (MaskResult; loose is made when Persist needs it).
+	s.shape = resultShape(p.Preview, p.Tail, p.Error)
 	if p.Error {
-		s.shape = Mask(body) // the same failure, whatever its numbers
 		s.loose = s.shape
-	} else {
-		s.shape = MaskResult(body) // numbers a result says stay; loose is made when Persist needs it
 	}
 	s.words = wordSet(s.shape)
 	s.Epoch = d.epoch
@@ -216,6 +215,12 @@ func isKeySep(c byte) bool {
 // cuts split: a masked value of another width earlier in the output moves
 // the cut, and a split word would make two equal results differ.
 func wholeWords(preview, tail string) string {
+	preview, tail = cutWholeWords(preview, tail)
+	return preview + " " + tail
+}
+
+// cutWholeWords returns the parts wholeWords joins.
+func cutWholeWords(preview, tail string) (string, string) {
 	if p, ok := strings.CutSuffix(preview, "…"); ok && tail != "" { // cut only when there is a tail
 		if i := strings.LastIndexAny(p, " \n\t"); i >= 0 {
 			preview = p[:i]
@@ -228,7 +233,45 @@ func wholeWords(preview, tail string) string {
 			tail = ""
 		}
 	}
-	return preview + " " + tail
+	return preview, tail
+}
+
+// resultShape is Mask(wholeWords(preview, tail)) when failed, else
+// MaskResult(wholeWords(preview, tail)), with fewer copies: a text with
+// nothing to mask (no digit, no temporary path: both masks are then
+// words.OneLine) is joined and collapsed in one pass, or not copied at all
+// when it is the preview alone on one line; else the joined text is masked
+// and the last pass collapses it as it copies.
+func resultShape(preview, tail string, failed bool) string {
+	preview, tail = cutWholeWords(preview, tail)
+	if !maskable(preview) && !maskable(tail) {
+		if tail == "" {
+			return words.OneLine(preview) // = words.OneLine(preview + " ")
+		}
+		var w lineWriter
+		w.b.Grow(len(preview) + 1 + len(tail))
+		w.write(preview, true)
+		w.write(" ", true)
+		w.write(tail, true)
+		return w.b.String()
+	}
+	body := preview + " " + tail
+	if failed {
+		return Mask(body)
+	}
+	return MaskResult(body)
+}
+
+// maskable reports whether Mask or MaskResult might replace something in
+// s: it holds a digit or a temporary path's start (neither can span the
+// space wholeWords puts between preview and tail).
+func maskable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return strings.Contains(s, "/tmp/") || strings.Contains(s, "/var/") || strings.Contains(s, "/private/")
 }
 
 // same reports whether two results are the same call with the same result,

@@ -47,13 +47,14 @@ func (s *Store) Checkpoint(ctx context.Context, cp store.Checkpoint, evs ...even
 		charges[i] = c
 	}
 
+	enc, err := encodeEvents(evs)
+	if err != nil {
+		return task.Task{}, nil, fmt.Errorf("checkpoint of %s: %w", cp.TaskID, err)
+	}
+
 	var out task.Task
 	committed, err := s.do(ctx, func(w *wtx) error {
-		t, err := w.readTask(cp.TaskID)
-		if err != nil {
-			return err
-		}
-		n, err := w.conversationLen(cp.TaskID)
+		t, n, err := w.readTaskKept(cp.TaskID, cp.Mutate != nil)
 		if err != nil {
 			return err
 		}
@@ -85,12 +86,14 @@ func (s *Store) Checkpoint(ctx context.Context, cp store.Checkpoint, evs ...even
 			}
 		}
 		if cp.Mutate != nil {
-			if err := w.applyMutation(&t, cp.Mutate); err != nil {
+			data, err := w.applyMutationData(&t, cp.Mutate)
+			if err != nil {
 				return err
 			}
+			w.keepTask(t, data)
 		}
 		out = t
-		return w.emit(evs...)
+		return w.emitEncoded(enc)
 	}, false)
 	if err != nil {
 		return task.Task{}, nil, err

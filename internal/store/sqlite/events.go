@@ -32,7 +32,11 @@ func (s *Store) EmitEvents(ctx context.Context, evs ...event.Event) error {
 			return fmt.Errorf("emitting a %s event: transient events are not logged", e.Kind)
 		}
 	}
-	_, err := s.do(ctx, func(w *wtx) error { return w.emit(evs...) }, true)
+	enc, err := encodeEvents(evs)
+	if err != nil {
+		return err
+	}
+	_, err = s.do(ctx, func(w *wtx) error { return w.emitEncoded(enc) }, true)
 	return err
 }
 

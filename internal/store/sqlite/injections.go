@@ -134,8 +134,16 @@ func encodeAttrs(m map[string]string) (any, error) {
 // once: the kind column into an inject.Kind, the attrs column into the
 // typed fields and the free-form rest.
 func (s *Store) Pending(ctx context.Context, id task.ID) ([]inject.Injection, error) {
-	return s.readInjections(ctx, id, `SELECT id, task_id, source, kind, attrs, text, urgent, created_at, returned_at FROM injections
+	gen := s.queues.gen.Load() // before the query: a write racing it is seen next time
+	if s.queues.isEmpty(id, gen) {
+		return nil, nil
+	}
+	out, err := s.readInjections(ctx, id, `SELECT id, task_id, source, kind, attrs, text, urgent, created_at, returned_at FROM injections
 		WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`)
+	if err == nil && len(out) == 0 {
+		s.queues.readEmpty(id, gen)
+	}
+	return out, err
 }
 
 // Returned implements store.Store.

@@ -98,7 +98,11 @@ func (c *listCache) writesTasks(q string) bool {
 	return w
 }
 
-func statementWritesTasks(q string) bool {
+func statementWritesTasks(q string) bool { return statementWrites(q, "TASKS") }
+
+// statementWrites reports whether statement q may change table (upper
+// case): an INSERT, REPLACE, UPDATE or DELETE whose table it is.
+func statementWrites(q, table string) bool {
 	toks := strings.FieldsFunc(strings.ToUpper(q), func(r rune) bool {
 		return r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '('
 	})
@@ -116,7 +120,7 @@ func statementWritesTasks(q string) bool {
 			i++ // OR IGNORE, OR REPLACE, ...
 		case "INTO", "FROM":
 		default:
-			return toks[i] == "TASKS"
+			return toks[i] == table
 		}
 	}
 	return false

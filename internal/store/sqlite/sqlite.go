@@ -24,6 +24,7 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -66,6 +67,13 @@ type Store struct {
 
 	lists        listCache // whole listings, while no task changes
 	tasksWritten bool      // the batch being written wrote tasks; owned by the writer goroutine
+
+	queues            queueCache // the queues read empty, while no injection changes
+	injectionsWritten bool       // the batch being written wrote injections; owned by the writer goroutine
+
+	kept map[task.ID]keptTask // tasks as the checkpoints last wrote them; owned by the writer goroutine
+	// keptHits and keptMisses count readTaskKept's outcomes; owned by the writer goroutine.
+	keptHits, keptMisses int
 }
 
 var _ store.Store = (*Store)(nil)

@@ -20,6 +20,10 @@ func scanTask(r scanner) (task.Task, error) {
 	if err := r.Scan(&data); err != nil {
 		return task.Task{}, err
 	}
+	return decodeTask(data)
+}
+
+func decodeTask(data []byte) (task.Task, error) {
 	var t task.Task
 	if err := json.Unmarshal(data, &t); err != nil {
 		return task.Task{}, fmt.Errorf("decoding a stored task: %w", err)
@@ -174,27 +178,33 @@ func (w *wtx) taskExists(id task.ID) error {
 // emits m's events. On error *t may be half changed and the operation must
 // fail.
 func (w *wtx) applyMutation(t *task.Task, m store.Mutation) error {
+	_, err := w.applyMutationData(t, m)
+	return err
+}
+
+// applyMutationData is applyMutation that also returns the JSON stored.
+func (w *wtx) applyMutationData(t *task.Task, m store.Mutation) (string, error) {
 	id, from, closing := t.ID, t.Status, t.Closing
 	evs, err := m(t)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if t.ID != id {
-		return fmt.Errorf("updating task %s: a mutation may not change the id", id)
+		return "", fmt.Errorf("updating task %s: a mutation may not change the id", id)
 	}
 	if t.Closing && !closing {
 		ids, err := w.holding(id)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if len(ids) > 0 {
-			return &store.PendingError{ID: id, Pending: ids}
+			return "", &store.PendingError{ID: id, Pending: ids}
 		}
 	}
 	if t.Status.Terminal() && !from.Terminal() {
 		ev, err := w.returnQueued(*t)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if ev != nil {
 			evs = append(evs, *ev)
@@ -202,12 +212,12 @@ func (w *wtx) applyMutation(t *task.Task, m store.Mutation) error {
 	}
 	args, err := taskArgs(*t)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if _, err := w.exec(updateTaskSQL, append(args, args[0])...); err != nil {
-		return fmt.Errorf("updating task %s: %w", id, err)
+		return "", fmt.Errorf("updating task %s: %w", id, err)
 	}
-	return w.emit(evs...)
+	return args[6].(string), w.emit(evs...)
 }
 
 // GetTask implements store.Store.

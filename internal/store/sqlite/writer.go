@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +43,9 @@ func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
 	if w.s.lists.writesTasks(query) {
 		w.s.tasksWritten = true
 	}
+	if w.s.queues.writesInjections(query) {
+		w.s.injectionsWritten = true
+	}
 	return w.stmts.exec(w.ctx, query, args...)
 }
 
@@ -53,25 +57,79 @@ func (w *wtx) queryRow(query string, args ...any) *sql.Row {
 
 // emit appends logged events to the log inside the transaction, assigning IDs.
 func (w *wtx) emit(evs ...event.Event) error {
-	for _, e := range evs {
+	enc, err := encodeEvents(evs)
+	if err != nil {
+		return err
+	}
+	return w.emitEncoded(enc)
+}
+
+// encodedEvents are logged events with their payloads encoded, each as the
+// value of the data column: encoded once, on the caller's goroutine where
+// it can, so that the writer only runs statements.
+type encodedEvents struct {
+	evs  []event.Event
+	data []any // the payload's JSON as a string, or nil
+}
+
+// encodeEvents encodes the payloads of evs, which must all be logged
+// (not transient).
+func encodeEvents(evs []event.Event) (encodedEvents, error) {
+	enc := encodedEvents{evs: evs, data: make([]any, len(evs))}
+	for i, e := range evs {
 		if e.Transient() {
-			return fmt.Errorf("appending a %s event: transient events are not logged", e.Kind)
+			return encodedEvents{}, fmt.Errorf("appending a %s event: transient events are not logged", e.Kind)
 		}
 		data, err := event.MarshalPayload(e.Payload)
 		if err != nil {
-			return err
+			return encodedEvents{}, err
 		}
-		if e.Time.IsZero() {
-			e.Time = time.Now().UTC()
+		enc.data[i] = nullBytes(data)
+	}
+	return enc, nil
+}
+
+// maxEventRows is how many events one INSERT appends at most.
+const maxEventRows = 8
+
+// insertEventsSQL[n] appends n events.
+var insertEventsSQL = func() (q [maxEventRows + 1]string) {
+	for n := 1; n <= maxEventRows; n++ {
+		q[n] = `INSERT INTO events (id, time, kind, task_id, data) VALUES ` +
+			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?), `, n), ", ")
+	}
+	return q
+}()
+
+// emitEncoded appends encoded events to the log inside the transaction,
+// assigning IDs, up to maxEventRows of them in one statement.
+func (w *wtx) emitEncoded(enc encodedEvents) error {
+	now := time.Time{}
+	args := make([]any, 0, 5*min(len(enc.evs), maxEventRows))
+	for start := 0; start < len(enc.evs); start += maxEventRows {
+		chunk := enc.evs[start:min(start+maxEventRows, len(enc.evs))]
+		args = args[:0]
+		id := w.s.nextID
+		for i, e := range chunk {
+			if e.Time.IsZero() {
+				if now.IsZero() {
+					now = time.Now().UTC()
+				}
+				e.Time = now
+			}
+			args = append(args, id+int64(i), e.Time.UnixNano(), string(e.Kind), nullString(string(e.TaskID)), enc.data[start+i])
 		}
-		e.ID = w.s.nextID
-		if _, err := w.exec(
-			`INSERT INTO events (id, time, kind, task_id, data) VALUES (?, ?, ?, ?, ?)`,
-			e.ID, e.Time.UnixNano(), string(e.Kind), nullString(string(e.TaskID)), nullBytes(data)); err != nil {
-			return fmt.Errorf("appending a %s event: %w", e.Kind, err)
+		if _, err := w.exec(insertEventsSQL[len(chunk)], args...); err != nil {
+			return fmt.Errorf("appending a %s event: %w", chunk[0].Kind, err)
 		}
-		w.s.nextID++
-		w.events = append(w.events, e)
+		for i, e := range chunk {
+			if e.Time.IsZero() {
+				e.Time = now
+			}
+			e.ID = id + int64(i)
+			w.events = append(w.events, e)
+		}
+		w.s.nextID += int64(len(chunk))
 	}
 	return nil
 }
@@ -136,7 +194,7 @@ func (s *Store) commit(batch []op) {
 	ctx := context.Background()
 	results := make([]result, len(batch))
 	startID := s.nextID
-	s.tasksWritten = false
+	s.tasksWritten, s.injectionsWritten = false, false
 	var committed []event.Event
 	err := func() error {
 		tx, err := s.wdb.BeginTx(ctx, nil)
@@ -177,6 +235,9 @@ func (s *Store) commit(batch []op) {
 		// After the commit (or its failure) and before any caller hears of
 		// it: a listing asked for once a write is acknowledged shows it.
 		s.lists.wrote()
+	}
+	if s.injectionsWritten {
+		s.queues.wrote() // the same: a queue read once a write is acknowledged shows it
 	}
 	// The connection is free again: prepare what ran unprepared.
 	s.stmts.prepareWanted(ctx, s.wdb)
