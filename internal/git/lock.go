@@ -32,7 +32,9 @@ import (
 //     hold it shared (a read-only one holds nothing else); `worktree list`
 //     and `worktree remove`, which die before doing anything, are run again
 //     instead, so that a removal deleting a large work tree does not hold
-//     adds up. Other commands do not touch it.
+//     adds up. Other commands do not touch it. (The worktree package
+//     makes a new task's worktree without git's add: its administrative
+//     directory appears whole, by one rename, and needs no lock.)
 //   - The commands that rewrite the repository as a whole (fetch, gc,
 //     pack-refs, prune, config and remote writes, worktree
 //     prune/move/repair) hold the repository alone.

@@ -77,6 +77,35 @@ func RevParse(ctx context.Context, dir, rev string) (string, error) {
 	return strings.TrimSpace(out), nil
 }
 
+// BranchTip returns the commit of branch name in r: read from its loose
+// ref file when there is one holding an object name (git reads a loose
+// ref before packed-refs, and replaces the file whole when it updates it),
+// else asked of git (RevParse), as for a packed ref, a symbolic one, or
+// another ref storage.
+func BranchTip(ctx context.Context, r Repo, name string) (string, error) {
+	if r.CommonDir != "" && os.Getenv("GIT_DIR") == "" && os.Getenv("GIT_COMMON_DIR") == "" {
+		b, err := os.ReadFile(filepath.Join(r.CommonDir, "refs", "heads", filepath.FromSlash(name)))
+		if oid := strings.TrimSuffix(string(b), "\n"); err == nil && isObjectName(oid) {
+			return oid, nil
+		}
+	}
+	return RevParse(ctx, r.Main, "refs/heads/"+name)
+}
+
+// isObjectName reports whether s is a full object name (SHA-1 or SHA-256),
+// in lower case as git writes it.
+func isObjectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // BranchExists reports whether refs/heads/name exists.
 func BranchExists(ctx context.Context, dir, name string) (bool, error) {
 	_, err := RevParse(ctx, dir, "refs/heads/"+name)

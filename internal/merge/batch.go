@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -146,8 +147,18 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer rcancel()
 	goOn = ctx.Err() == nil
+	// The members' outcomes are recorded side by side: each is its own
+	// entry, task and worktree, and the store commits what arrives
+	// together in one transaction, where one after the other each waited
+	// for a commit of its own (three per entry).
+	var (
+		wg      sync.WaitGroup
+		stopped atomic.Bool
+		sem     = make(chan struct{}, recordParallel)
+	)
 	for _, m := range live {
 		var out outcome
+		landedAs := ""
 		switch {
 		case m.closed:
 			continue // Cancel records it
@@ -160,9 +171,7 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 				on = base
 			}
 			out = outcome{state: store.MergeLanded, commit: on, detail: "already on " + target}
-			if err := q.wt.MarkLanded(rctx, m.e.TaskID, on, m.tip); err != nil {
-				q.log.Error("recording a landing", "task_id", m.e.TaskID, "err", err)
-			}
+			landedAs = on
 		case err != nil:
 			out = outcome{state: store.MergeParked, detail: err.Error()}
 		case m.deferred || m.badBuild || result.requeue != "":
@@ -178,17 +187,28 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 			goOn = false
 		case m.inChain() && result.landed:
 			out = outcome{state: store.MergeLanded, commit: m.commit}
-			if err := q.wt.MarkLanded(rctx, m.e.TaskID, m.commit, m.tip); err != nil {
-				q.log.Error("recording a landing", "task_id", m.e.TaskID, "err", err)
-			}
+			landedAs = m.commit
 		default:
 			q.requeue(m.e, "the batch it was in did not land")
 			continue
 		}
 		out.batched = true
-		if !q.record(rctx, m.e, out, m.start) {
-			goOn = false
-		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if landedAs != "" {
+				if err := q.wt.MarkLanded(rctx, m.e.TaskID, landedAs, m.tip); err != nil {
+					q.log.Error("recording a landing", "task_id", m.e.TaskID, "err", err)
+				}
+			}
+			if !q.record(rctx, m.e, out, m.start) {
+				stopped.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if stopped.Load() {
+		goOn = false
 	}
 	if result.landed && q.landed != nil {
 		q.landed(repo, target, result.tip)
@@ -199,9 +219,13 @@ func (q *Queue) landBatch(ctx context.Context, repo, target string, entries []st
 	return true, goOn
 }
 
+// recordParallel bounds the batch members whose outcomes are recorded at
+// once.
+const recordParallel = 16
+
 // prepareParallel bounds the entries prepared at once: each runs git in
 // its own worktree.
-const prepareParallel = 4
+const prepareParallel = 8
 
 // prepareAll prepares entries, a few at a time, and reads each one's
 // commits not on base. It returns at once a member per entry, whose ready
@@ -268,7 +292,7 @@ func (q *Queue) prepare(ctx context.Context, m *member) bool {
 // one, and makes each cancellable.
 func (q *Queue) startMembers(ctx context.Context, ms []*member) {
 	target, _ := git.RevParse(ctx, ms[0].e.Repo, "refs/heads/"+ms[0].e.Target)
-	for _, m := range ms {
+	_ = eachMember(ms, func(m *member) error {
 		mctx, cancel := context.WithCancelCause(ctx)
 		m.ctx, m.fl = mctx, &inflight{cancel: cancel, done: make(chan struct{})}
 		q.mu.Lock()
@@ -290,11 +314,39 @@ func (q *Queue) startMembers(ctx context.Context, ms []*member) {
 				q.log.Error("starting a merge", "entry", m.e.ID, "err", err)
 			}
 			m.closed = true
-			continue
+			return nil
 		}
 		m.e = e
 		q.log.Info("merge started", "task_id", e.TaskID, "entry", e.ID, "target", e.Target, "batch", len(ms))
+		return nil
+	})
+}
+
+// eachMember runs fn for every member, up to recordParallel at once (each
+// member is its own entry, task and worktree), and returns the first
+// error once all have returned.
+func eachMember(ms []*member, fn func(m *member) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		sem   = make(chan struct{}, recordParallel)
+	)
+	for _, m := range ms {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(m); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
+	return first
 }
 
 // finishMember ends a member's processing (Cancel waits for it).
@@ -391,10 +443,10 @@ func (q *Queue) landChain(ctx context.Context, repo, target string, ms []*member
 		if len(res.chain) == 0 {
 			return res, nil
 		}
-		for _, m := range res.chain {
-			if err := q.beginBatchStep(ctx, m); err != nil {
-				return res, err
-			}
+		// Every member's step is recorded before the target moves; side
+		// by side, so that the store commits them together.
+		if err := eachMember(res.chain, func(m *member) error { return q.beginBatchStep(ctx, m) }); err != nil {
+			return res, err
 		}
 		out, err := q.advance(ctx, res.chain[0].e, base, tip, fmt.Sprintf("neuraphage: land %d branches", len(res.chain)))
 		if errors.Is(err, errMoved) {

@@ -160,7 +160,7 @@ func TestBatchConflicts(t *testing.T) {
 	if anc, err := gitTry(e.repo, "merge-base", "--is-ancestor", first, "main"); err != nil {
 		t.Fatalf("the first of the pair is not on main: %s", anc)
 	}
-	if inj := e.inj.forTask(ids[3]); len(inj) != 1 || inj[0].Kind != "rebase" {
+	if inj := e.inj.await(t, ids[3]); len(inj) != 1 || inj[0].Kind != "rebase" {
 		t.Fatalf("injections to the second of the pair: %+v", inj)
 	}
 	// It was sent back against a commit of main that has the first.
@@ -206,7 +206,7 @@ func TestBatchGateBisects(t *testing.T) {
 			if !strings.Contains(m.Detail, "exit 4") {
 				t.Errorf("bad entry's detail %q", m.Detail)
 			}
-			inj := e.inj.forTask(id)
+			inj := e.inj.await(t, id)
 			if len(inj) != 1 || inj[0].Kind != "message" || !strings.Contains(inj[0].Text, "bad.txt found") {
 				t.Errorf("bad entry's injections %+v", inj)
 			}

@@ -61,6 +61,14 @@ func (i *injector) inject(_ context.Context, inj inject.Injection) error {
 	return nil
 }
 
+// await waits until the queue has told task id something (an entry's
+// state is stored before its task is told) and returns what it was told.
+func (i *injector) await(t *testing.T, id task.ID) []injection {
+	t.Helper()
+	testkit.WaitFor(t, "the task to be told", func() bool { return len(i.forTask(id)) > 0 })
+	return i.forTask(id)
+}
+
 func (i *injector) forTask(id task.ID) []injection {
 	i.mu.Lock()
 	defer i.mu.Unlock()

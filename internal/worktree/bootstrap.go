@@ -29,6 +29,11 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 	if len(b.Copy) == 0 && strings.TrimSpace(b.Setup) == "" {
 		return nil
 	}
+	release, err := m.slot(ctx) // Config.Parallel at once, with the checkouts
+	if err != nil {
+		return err
+	}
+	defer release()
 	if w.Note == "" && strings.TrimSpace(b.Setup) != "" {
 		// Recorded before the setup runs: a kill during it is retried.
 		m.setNote(ctx, w, setupFailed+"interrupted (the daemon stopped while it ran)")
@@ -39,7 +44,6 @@ func (m *Manager) bootstrap(ctx context.Context, w *store.Worktree) error {
 	}
 	timeout := cmp.Or(b.SetupTimeout, 10*time.Minute)
 	var res proc.Result
-	var err error
 	if note == "" && strings.TrimSpace(b.Setup) != "" {
 		c := proc.Cmd{
 			Dir: w.Path, Shell: b.Setup, Timeout: timeout, MaxOutput: 8 << 10,

@@ -106,14 +106,28 @@ func (m *Manager) target(ctx context.Context, repo string, fresh bool) (target, 
 
 // addNew makes w's worktree on a new branch at from, as add does, without
 // first asking whether the branch exists: a new task's branch does not,
-// and when it does git refuses the new one and add keeps its work.
-func (m *Manager) addNew(ctx context.Context, w store.Worktree, from string) error {
+// and when it does git refuses the new one and add keeps its work. It is
+// made by fastAdd unless that leaves it to git's own add.
+func (m *Manager) addNew(ctx context.Context, w store.Worktree, r git.Repo, from string) error {
 	ctx, cancel := toTheEnd(ctx)
 	defer cancel()
 	if err := os.MkdirAll(filepath.Dir(w.Path), 0o755); err != nil {
 		return fmt.Errorf("creating the worktree root: %w", err)
 	}
-	_, err := git.Run(ctx, w.Repo, "worktree", "add", "--no-checkout", "--lock", "--reason", initializing, "-b", w.Branch, w.Path, from)
+	err := m.fastAdd(ctx, w, r, from)
+	var berr branchError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &berr):
+		if exists, xerr := git.BranchExists(ctx, w.Repo, w.Branch); xerr == nil && exists {
+			return m.add(ctx, w, from)
+		}
+		return berr.err
+	case !errors.Is(err, errSlow):
+		return err
+	}
+	_, err = git.Run(ctx, w.Repo, "worktree", "add", "--no-checkout", "--lock", "--reason", initializing, "-b", w.Branch, w.Path, from)
 	if err != nil {
 		if exists, berr := git.BranchExists(ctx, w.Repo, w.Branch); berr == nil && exists {
 			return m.add(ctx, w, from)

@@ -167,6 +167,8 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 		repos[w.Repo] = true
 	}
 	for _, repo := range slices.Sorted(maps.Keys(repos)) {
+		m.clearAdding(ctx, repo)
+		m.clearRemoving(ctx, repo)
 		strays, err := m.strays(ctx, repo, ws)
 		if err != nil {
 			continue // the repository may be gone; its records still list
@@ -250,6 +252,10 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 			if _, err := os.Stat(w.Repo); err != nil {
 				return fmt.Errorf("its repository %s is gone", w.Repo)
 			}
+			if !m.everCreated(ctx, w) {
+				_, err := m.unmade(ctx, w) // cut short before anything was made
+				return err
+			}
 			if _, err := m.recreate(ctx, w, "its directory was missing at daemon start"); err != nil {
 				return err
 			}
@@ -264,6 +270,8 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 		}
 	}
 	for _, repo := range slices.Sorted(maps.Keys(repos)) {
+		m.clearAdding(ctx, repo)
+		m.clearRemoving(ctx, repo)
 		strays, err := m.strays(ctx, repo, ws)
 		if err != nil {
 			continue
@@ -339,8 +347,8 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 			return w, ev, &RefusedError{TaskID: id, Reason: err.Error()}
 		}
 		ev.Kept, ev.KeptIn = kept.files(), kept.dir
-		if _, err := git.Run(ctx, w.Repo, "worktree", "remove", w.Path); err != nil {
-			return w, ev, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + git.Stderr(err)}
+		if err := m.removeLinked(ctx, w); err != nil {
+			return w, ev, &RefusedError{TaskID: id, Reason: "git refused to remove it: " + err.Error()}
 		}
 	} else {
 		// Its directory is already gone: clear git's record of it only.

@@ -144,6 +144,10 @@ type Manager struct {
 	ports   map[int]task.ID         // ports handed to active worktrees
 	targets map[string]target       // by repository as tasks name it
 	hooks   map[string]string       // hooks directories, by main work tree
+	plain   map[string]bool         // no sparse checkout or worktree config set outside the repository's config file
+
+	// stop, in tests, stops fastAdd at a step as a kill would.
+	stop func(step string) bool
 }
 
 // New returns a Manager.
@@ -166,6 +170,7 @@ func New(o Options) *Manager {
 		ports:   map[int]task.ID{},
 		targets: map[string]target{},
 		hooks:   map[string]string{},
+		plain:   map[string]bool{},
 	}
 }
 
@@ -222,6 +227,11 @@ func (m *Manager) Provision(ctx context.Context, t task.Task) (store.Worktree, e
 		}
 	} else if err != nil {
 		return store.Worktree{}, err
+	} else if !ok && !m.everCreated(ctx, w) {
+		// Its creation was cut short before anything was made.
+		if w, err = m.unmade(ctx, w); err != nil {
+			return store.Worktree{}, err
+		}
 	} else if !ok {
 		if w, err = m.recreate(ctx, w, "its directory was missing"); err != nil {
 			return store.Worktree{}, err
@@ -304,13 +314,13 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 	if err != nil {
 		return store.Worktree{}, err
 	}
-	baseCommit, err := git.RevParse(ctx, tg.repo.Main, "refs/heads/"+tg.base)
+	baseCommit, err := git.BranchTip(ctx, tg.repo, tg.base)
 	if errors.Is(err, git.ErrNoRef) {
 		// The base branch was deleted or renamed since it was read.
 		if tg, err = m.target(ctx, t.Repo, true); err != nil {
 			return store.Worktree{}, err
 		}
-		baseCommit, err = git.RevParse(ctx, tg.repo.Main, "refs/heads/"+tg.base)
+		baseCommit, err = git.BranchTip(ctx, tg.repo, tg.base)
 	}
 	r, base := tg.repo, tg.base
 	if err != nil {
@@ -342,12 +352,16 @@ func (m *Manager) create(ctx context.Context, t task.Task) (store.Worktree, erro
 	if _, err := m.st.PutWorktree(ctx, w); err != nil {
 		return store.Worktree{}, err
 	}
+	// The slot bounds the checkouts; the records after it and the
+	// bootstrap (which takes a slot of its own when it has work) do not
+	// hold one.
 	release, err := m.slot(ctx)
 	if err != nil {
 		return store.Worktree{}, err
 	}
-	defer release()
-	if err := m.addNew(ctx, w, baseCommit); err != nil {
+	err = m.addNew(ctx, w, r, baseCommit)
+	release()
+	if err != nil {
 		return store.Worktree{}, err
 	}
 	return m.finishCreate(ctx, w, start)
@@ -385,6 +399,9 @@ func (m *Manager) present(ctx context.Context, w store.Worktree) (bool, error) {
 	}
 	if linkedHere(w) {
 		return true, nil
+	}
+	if gone, err := unborn(w); gone || err != nil {
+		return false, err // a creation killed before git could know it
 	}
 	r, err := git.Inspect(ctx, w.Path)
 	if err != nil {
