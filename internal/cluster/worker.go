@@ -305,7 +305,12 @@ func (w *Worker) runTask(ctx context.Context, msg jetstream.Msg, a Assignment) {
 		return
 	}
 	log.Info("task started")
-	out := en.Run(runCtx, engine.Run{Task: a.Task, Dir: h.dir, Branch: a.Branch, Env: a.Env, Host: h})
+	// On this machine the task's repository is the worker's own clone: the
+	// coordinator's path names nothing here (or, on the coordinator's
+	// machine, a repository whose object store the sandbox keeps closed).
+	t := a.Task
+	t.Repo = h.dir
+	out := en.Run(runCtx, engine.Run{Task: t, Dir: h.dir, Branch: a.Branch, Env: a.Env, Host: h})
 	log.Info("task run ended", "outcome", out.Status, "reason", out.Reason)
 	if h.fenced.Load() {
 		log.Info("the run was fenced: nothing pushed or reported")
