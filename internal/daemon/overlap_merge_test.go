@@ -181,7 +181,7 @@ func TestOverlapMergeSmallerLandsFirst(t *testing.T) {
 			notice = m.Text()
 		}
 	}
-	for _, want := range []string{`from="main-watcher"`, `reason="merge_order"`, "landed task " + string(small.ID) + "'s smaller change first", "git rebase"} {
+	for _, want := range []string{`from="main-watcher"`, `reason="merge_order"`, "landed task " + string(small.ID) + "'s smaller change first", "git merge main"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("the rebase notice lacks %q:\n%s", want, notice)
 		}
