@@ -219,7 +219,7 @@ func (w *Monitor) PerformRebase(ctx context.Context, t task.Task) Reply {
 	}
 	text := fmt.Sprintf("Neuraphage tried to rebase your branch %s onto %s (%s) and stopped: it conflicts in %s. Nothing was changed: "+
 		"your branch, your files and your uncommitted work are exactly as they were.\n"+
-		"Finish your current step; then rebase yourself (git rebase --autostash %s) and resolve the conflicts, "+
+		"Finish your current step; then bring your branch up to date yourself (commit, git merge %s, resolve the conflicts keeping both changes, commit), "+
 		"or carry on and resolve them when the merge queue asks you at the end.", wt.Branch, ref, words.ShortCommit(commit), files, ref)
 	r := Reply{Outcome: inject.Conflict, Text: text}
 	if pause {

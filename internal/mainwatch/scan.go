@@ -567,7 +567,7 @@ func noticeText(ts TaskState, urg Urgency, rewritten bool) string {
 	case Blocking:
 		b.WriteString("Neuraphage rebases your branch onto it at your next tool boundary and tells you the outcome.")
 	default:
-		fmt.Fprintf(&b, "At a convenient point (between steps), bring your branch up to date:\n  git rebase --autostash %s\nthen resolve any conflict and re-read the files you are editing before you change them further.", ts.Main)
+		fmt.Fprintf(&b, "At a convenient point (between steps), bring your branch up to date: commit what you have, then\n  git merge %s\nresolve any conflict so that both sides' changes are kept, commit, and re-read the files you are editing before you change them further. (Merge, not rebase: in your sandbox git can finish a merge but not a rebase that stops on a conflict.)", ts.Main)
 	}
 	return b.String()
 }

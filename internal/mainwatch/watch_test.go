@@ -60,7 +60,7 @@ func TestCommitOnMainNotifiesBehindTasks(t *testing.T) {
 		if string(n.Urgency) != "helpful" || n.Urgent || !n.Quiet || n.Source != Source {
 			t.Errorf("notice %+v: want a quiet helpful notice from %s", n, Source)
 		}
-		for _, want := range []string{"1 commit behind", "feat: change a", "git rebase --autostash main"} {
+		for _, want := range []string{"1 commit behind", "feat: change a", "git merge main"} {
 			if !strings.Contains(n.Text, want) {
 				t.Errorf("notice to %s lacks %q:\n%s", n.TaskID, want, n.Text)
 			}
@@ -182,7 +182,7 @@ func TestUrgencies(t *testing.T) {
 		want string
 	}{
 		{FYI, "No action is needed now"},
-		{Helpful, "git rebase --autostash main"},
+		{Helpful, "git merge main"},
 		{Blocking, "rebases your branch onto it at your next tool boundary"},
 	} {
 		t.Run(string(tc.urg), func(t *testing.T) {

@@ -306,7 +306,7 @@ func (q *Queue) closedOrder(id int64) {
 // yieldReason is what the task is told of why it rebases.
 func yieldReason(y yield, target string, conflicts []string) string {
 	return fmt.Sprintf("The merge queue landed task %s's smaller change first: it changes files you changed too (%s), so the two were ordered smaller first instead of racing. "+
-		"Your branch now conflicts with %s in %s. This is not a failed merge: rebase your branch onto %s, resolve the conflicts keeping both changes, check the result and complete the task again.",
+		"Your branch now conflicts with %s in %s. This is not a failed merge: bring %s into your branch, resolve the conflicts keeping both changes, check the result and complete the task again.",
 		y.after, strings.Join(y.files, ", "), target, strings.Join(conflicts, ", "), target)
 }
 
@@ -327,7 +327,7 @@ func (q *Queue) recordYield(ctx context.Context, e store.MergeEntry, out outcome
 		}
 	}
 	if !told && q.inject != nil {
-		text := reason + fmt.Sprintf("\nIn your working directory: `git rebase %s`, resolve each conflict, `git rebase --continue`, then complete the task again.", e.Target)
+		text := reason + fmt.Sprintf("\nIn your working directory: commit, `git merge %s`, resolve each conflict keeping both changes, commit, then complete the task again.", e.Target)
 		attrs := map[string]string{"target": e.Target, "files": strings.Join(out.files, ","), "after": string(y.after)}
 		if err := q.inject(ctx, inject.Injection{TaskID: e.TaskID, Kind: inject.Rebase, Source: inject.FromMergeQueue, Urgency: inject.Helpful, Attrs: attrs, Text: text}); err != nil {
 			q.log.Error("telling a task to rebase", "task_id", e.TaskID, "err", err)

@@ -150,7 +150,7 @@ func TestOverlapSmallerLandsFirst(t *testing.T) {
 					t.Errorf("notice: source %s kind %s urgency %s attrs %v", n.Source, n.Kind, n.Urgency, n.Attrs)
 				}
 				text = n.Text
-				for _, want := range []string{"main moved: your branch " + lw.Branch + " is 1 commit behind it", "Forecast: rebasing conflicts in shared.txt", "git rebase --autostash main"} {
+				for _, want := range []string{"main moved: your branch " + lw.Branch + " is 1 commit behind it", "Forecast: rebasing conflicts in shared.txt", "git merge main"} {
 					if !strings.Contains(text, want) {
 						t.Errorf("notice lacks %q:\n%s", want, text)
 					}
@@ -176,7 +176,7 @@ func TestOverlapSmallerLandsFirst(t *testing.T) {
 					t.Fatalf("the larger task got %+v from the queue, want one rebase message", queueMsgs)
 				}
 				text = queueMsgs[0].Text
-				if !strings.Contains(text, "git rebase main") {
+				if !strings.Contains(text, "git merge main") {
 					t.Errorf("message lacks the command:\n%s", text)
 				}
 			}

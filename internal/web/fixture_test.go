@@ -124,21 +124,11 @@ func (f *fixture) login(t testing.TB) *http.Client {
 // transition table, as the executor would).
 func (f *fixture) create(t testing.TB, desc string, to ...task.Status) task.ID {
 	t.Helper()
-	ctx := context.Background()
-	tk, err := f.svc.Create(ctx, task.Spec{Description: desc})
+	id, err := f.createErr(desc, to...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range to {
-		reason := ""
-		if s == task.Waiting {
-			reason = "Which colour should the banner be?"
-		}
-		if _, _, err := f.st.UpdateTask(ctx, tk.ID, store.Transition(s, reason, time.Now())); err != nil {
-			t.Fatalf("moving %s to %s: %v", tk.ID, s, err)
-		}
-	}
-	return tk.ID
+	return id
 }
 
 type idle struct{}
