@@ -36,7 +36,7 @@ func main() {
 		RunDaemon:  daemon.RunFunc(v),
 		RunWorker: func(ctx context.Context, p config.Paths, c config.Config, getenv func(string) string, w cli.WorkerArgs) error {
 			return daemon.RunWorker(ctx, daemon.WorkerOptions{Paths: p, Config: c, Getenv: getenv,
-				Join: w.Join, Token: w.Token, Labels: w.Labels, Capacity: w.Capacity})
+				Join: w.Join, Token: w.Token, CAFile: w.CA, Labels: w.Labels, Capacity: w.Capacity})
 		},
 		HideSecrets: func(extra []string) error {
 			// The running image itself, even if its file was replaced.

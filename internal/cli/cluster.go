@@ -22,8 +22,11 @@ import (
 // WorkerArgs is what `neuraphage worker` passes to Env.RunWorker.
 type WorkerArgs struct {
 	Join, Token string
-	Labels      map[string]string
-	Capacity    int
+	// CA is the PEM file of the CA that signed the coordinator's
+	// certificate (--ca).
+	CA       string
+	Labels   map[string]string
+	Capacity int
 }
 
 // workerPIDFile is where a running worker writes its pid (the daemon
@@ -198,6 +201,7 @@ NEURAPHAGE_WORKER_TOKEN instead of --token.`,
 	}
 	cmd.Flags().StringVar(&args.Join, "join", "", "the coordinator's NATS URL")
 	cmd.Flags().StringVar(&args.Token, "token", "", "this worker's token")
+	cmd.Flags().StringVar(&args.CA, "ca", "", "PEM file of the CA that signed the coordinator's certificate (cluster.tls_cert)")
 	cmd.Flags().StringVar(&labels, "labels", "", "k=v,... what this worker offers (engines, gpu, ...)")
 	cmd.Flags().IntVar(&args.Capacity, "capacity", 2, "tasks run at once")
 	cmd.AddCommand(a.newWorkerDrainCmd())

@@ -65,11 +65,12 @@ func (g GitCode) Push(ctx context.Context, a Assignment, dir, commit, ref string
 
 // ServedCode is Code against the coordinator's git server (package
 // gitserve), with the assignment's token; an assignment without one uses
-// GitCode (a repository path).
-type ServedCode struct{}
+// GitCode (a repository path). CAFile, when set, is the PEM file of the CA
+// that signed the coordinator's certificate (https).
+type ServedCode struct{ CAFile string }
 
 // Checkout implements Code.
-func (ServedCode) Checkout(ctx context.Context, a Assignment, dir string) error {
+func (s ServedCode) Checkout(ctx context.Context, a Assignment, dir string) error {
 	if a.GitToken == "" {
 		return GitCode{}.Checkout(ctx, a, dir)
 	}
@@ -79,7 +80,7 @@ func (ServedCode) Checkout(ctx context.Context, a Assignment, dir string) error 
 	if _, err := git.Run(ctx, dir, "init", "-q"); err != nil {
 		return err
 	}
-	remote := gitserve.Remote{URL: a.RepoURL, Token: a.GitToken}
+	remote := gitserve.Remote{URL: a.RepoURL, Token: a.GitToken, CAFile: s.CAFile}
 	specs := []string{"+refs/heads/" + a.Branch + ":refs/heads/" + a.Branch}
 	for _, ref := range []string{a.SnapshotRef, a.Main} {
 		if ref != "" && ref != a.Branch {
@@ -94,7 +95,7 @@ func (ServedCode) Checkout(ctx context.Context, a Assignment, dir string) error 
 
 // Push implements Code: the run's branch is set to commit and pushed (a
 // new branch or a fast-forward).
-func (ServedCode) Push(ctx context.Context, a Assignment, dir, commit, ref string) error {
+func (s ServedCode) Push(ctx context.Context, a Assignment, dir, commit, ref string) error {
 	if a.GitToken == "" {
 		return GitCode{}.Push(ctx, a, dir, commit, ref)
 	}
@@ -114,7 +115,7 @@ func (ServedCode) Push(ctx context.Context, a Assignment, dir, commit, ref strin
 			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
 			}
 		}
-		err = gitserve.Push(ctx, dir, gitserve.Remote{URL: a.RepoURL, Token: a.GitToken}, ref)
+		err = gitserve.Push(ctx, dir, gitserve.Remote{URL: a.RepoURL, Token: a.GitToken, CAFile: s.CAFile}, ref)
 		if err == nil || strings.Contains(err.Error(), "access denied") {
 			return err
 		}

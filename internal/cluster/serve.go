@@ -164,7 +164,11 @@ func (c *Coordinator) homecoming(ctx context.Context, r engine.Run, run *remoteR
 		return fmt.Errorf("reading the task's worktree: %w", err)
 	}
 	tree := run.snapshot
-	if head != run.base {
+	if head == run.base {
+		if err := c.takeCommits(ctx, r, run); err != nil {
+			return err
+		}
+	} else {
 		m, err := git.MergeTree(ctx, r.Dir, head, run.snapshot)
 		if err != nil {
 			return fmt.Errorf("merging the worker's work onto the moved branch: %w", err)
@@ -177,6 +181,25 @@ func (c *Coordinator) homecoming(ctx context.Context, r engine.Run, run *remoteR
 	}
 	if _, err := git.Run(ctx, r.Dir, "read-tree", "--reset", "-u", tree); err != nil {
 		return fmt.Errorf("taking the worker's work into the worktree: %w", err)
+	}
+	return nil
+}
+
+// takeCommits moves the task's branch, unmoved during the run, to the
+// commits the agent made on the worker (the last snapshot's second parent)
+// when they descend from it: the branch only goes forward, and the
+// worktree is then set to the snapshot's tree by the caller.
+func (c *Coordinator) takeCommits(ctx context.Context, r engine.Run, run *remoteRun) error {
+	agent, err := git.RevParse(ctx, r.Dir, run.snapshot+"^2")
+	if err != nil || agent == run.base {
+		return nil // no commits of the agent's
+	}
+	if ok, err := git.IsAncestor(ctx, r.Dir, run.base, agent); err != nil || !ok {
+		c.log.Warn("the agent's commits on the worker do not follow the task's branch; its work is taken as a tree", "task_id", run.id, "commit", agent, "err", err)
+		return nil
+	}
+	if _, err := git.Run(ctx, r.Dir, "update-ref", "-m", "neuraphage: the agent's commits from its worker", "HEAD", agent, run.base); err != nil {
+		return fmt.Errorf("taking the agent's commits onto the task's branch: %w", err)
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,6 +33,7 @@ type Server struct {
 	// Internal is the coordinator's own token.
 	Internal string
 	tls      bool
+	cert     []byte // the listener's certificate (DER), when TLS
 }
 
 // StartServer starts the embedded server and waits until it accepts
@@ -64,7 +67,7 @@ func StartServer(o ServerOptions) (*Server, error) {
 		}
 		opts.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		opts.TLS = true
-		s.tls = true
+		s.tls, s.cert = true, cert.Certificate[0]
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -87,6 +90,28 @@ func (s *Server) URL() string {
 		scheme = "tls"
 	}
 	return fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(addr.IP.String(), strconv.Itoa(addr.Port)))
+}
+
+// ClientTLS is the TLS configuration of the coordinator's own connection
+// to a TLS listener (nil without TLS): it trusts exactly the listener's
+// certificate, whatever CA signed it and whatever names it holds (the
+// coordinator dials the address it listens on).
+func (s *Server) ClientTLS() *tls.Config {
+	if !s.tls {
+		return nil
+	}
+	want := s.cert
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// Verification is the pinning below, not a CA chain.
+		InsecureSkipVerify: true, //nolint:gosec
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 || !bytes.Equal(raw[0], want) {
+				return errors.New("the NATS server's certificate is not the coordinator's own")
+			}
+			return nil
+		},
+	}
 }
 
 // Shutdown stops the server and waits for it.

@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,14 @@ import (
 type WorkerOptions struct {
 	// URL and Token join the coordinator's NATS server.
 	URL, Token string
+	// NATSToken, when set, is what the connection presents instead of
+	// Token: the token of a NATS server that is not the coordinator's
+	// embedded one (cluster.nats_url). Token still names the worker.
+	NATSToken string
+	// CAFile, when set, is the PEM file of the CA that signed the
+	// coordinator's certificate (cluster.tls_cert), for its NATS server
+	// and its git server.
+	CAFile string
 	// Labels and Capacity are what the worker declares.
 	Labels   map[string]string
 	Capacity int
@@ -72,7 +82,7 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 		o.Heartbeat = time.Second
 	}
 	if o.Code == nil {
-		o.Code = ServedCode{}
+		o.Code = ServedCode{CAFile: o.CAFile}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -119,11 +129,17 @@ func (w *Worker) signal() {
 // Run joins the coordinator and runs tasks until ctx ends (the running
 // tasks stop; their runs are handed back) or the worker has drained.
 func (w *Worker) Run(ctx context.Context) error {
-	opts := append([]nats.Option{nats.Token(w.o.Token), nats.Name("neuraphage-worker-" + w.name),
+	opts := []nats.Option{nats.Token(cmp.Or(w.o.NATSToken, w.o.Token)), nats.Name("neuraphage-worker-" + w.name),
 		nats.CustomInboxPrefix(InboxPrefix(w.name)),
-		nats.MaxReconnects(-1), nats.ReconnectWait(w.o.Heartbeat)}, w.o.NATS...)
-	nc, err := nats.Connect(w.o.URL, opts...)
+		nats.MaxReconnects(-1), nats.ReconnectWait(w.o.Heartbeat)}
+	if w.o.CAFile != "" {
+		opts = append(opts, nats.RootCAs(w.o.CAFile))
+	}
+	nc, err := nats.Connect(w.o.URL, append(opts, w.o.NATS...)...)
 	if err != nil {
+		if errors.As(err, new(*tls.CertificateVerificationError)) {
+			return fmt.Errorf("joining %s: the coordinator's certificate is not trusted (give its CA with --ca FILE): %w", w.o.URL, err)
+		}
 		return fmt.Errorf("joining %s: %w", w.o.URL, err)
 	}
 	defer nc.Close()
@@ -289,7 +305,12 @@ func (w *Worker) runTask(ctx context.Context, msg jetstream.Msg, a Assignment) {
 		return
 	}
 	log.Info("task started")
-	out := en.Run(runCtx, engine.Run{Task: a.Task, Dir: h.dir, Branch: a.Branch, Env: a.Env, Host: h})
+	// On this machine the task's repository is the worker's own clone: the
+	// coordinator's path names nothing here (or, on the coordinator's
+	// machine, a repository whose object store the sandbox keeps closed).
+	t := a.Task
+	t.Repo = h.dir
+	out := en.Run(runCtx, engine.Run{Task: t, Dir: h.dir, Branch: a.Branch, Env: a.Env, Host: h})
 	log.Info("task run ended", "outcome", out.Status, "reason", out.Reason)
 	if h.fenced.Load() {
 		log.Info("the run was fenced: nothing pushed or reported")

@@ -49,8 +49,9 @@ type workerHost struct {
 	msgs    map[int64]jetstream.Msg    // their messages, acknowledged once delivered
 	applied map[int64]bool             // delivered by this run
 	inbox   []inject.Injection
-	// lastTree is the tree of the last snapshot; snapshot its commit.
-	lastTree, snapshot, snapshotRef string
+	// lastTree is the tree of the last snapshot, lastHead the work
+	// tree's HEAD then; snapshot its commit.
+	lastTree, lastHead, snapshot, snapshotRef string
 }
 
 func newWorkerHost(w *Worker, a Assignment, dir string) *workerHost {
@@ -292,19 +293,29 @@ func (h *workerHost) takeSnapshot(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("photographing the work tree: %w", err)
 	}
+	head, err := git.RevParse(ctx, h.dir, "HEAD")
+	if err != nil {
+		return fmt.Errorf("reading the work tree's HEAD: %w", err)
+	}
 	h.mu.Lock()
-	same := tree == h.lastTree
+	same := tree == h.lastTree && head == h.lastHead
 	h.mu.Unlock()
 	if same {
 		return nil
 	}
 	env := git.Identity(ctx, h.dir, h.w.o.AuthorName, h.w.o.AuthorEmail)
 	// Each snapshot follows the last (the previous run's, at first): the
-	// run's ref only moves forward.
+	// run's ref only moves forward. When the agent committed (HEAD is no
+	// longer the base), HEAD is its second parent: the agent's commits
+	// travel with it, and the coordinator puts them on the task's branch
+	// (a merge of main it made on a send-back is kept as a merge).
 	h.mu.Lock()
-	parent := cmp.Or(h.snapshot, h.a.Base)
+	parents := []string{cmp.Or(h.snapshot, h.a.Base)}
 	h.mu.Unlock()
-	commit, err := git.CommitTree(ctx, h.dir, env, tree, []string{parent},
+	if head != h.a.Base {
+		parents = append(parents, head)
+	}
+	commit, err := git.CommitTree(ctx, h.dir, env, tree, parents,
 		fmt.Sprintf("neuraphage: checkpoint of %s, epoch %d\n", h.id, h.a.Epoch))
 	if err != nil {
 		return err
@@ -319,7 +330,7 @@ func (h *workerHost) takeSnapshot(ctx context.Context) error {
 		return err
 	}
 	h.mu.Lock()
-	h.lastTree, h.snapshot, h.snapshotRef = tree, commit, ref
+	h.lastTree, h.lastHead, h.snapshot, h.snapshotRef = tree, head, commit, ref
 	h.mu.Unlock()
 	return nil
 }

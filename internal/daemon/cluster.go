@@ -63,7 +63,11 @@ func startCluster(ctx context.Context, cfg config.Config, p config.Paths, getenv
 		url, internal = n.srv.URL(), n.srv.Internal
 	}
 	n.url = cmp.Or(c.Advertise, url)
-	n.nc, err = nats.Connect(url, nats.Token(internal), nats.Name("neuraphage-coordinator"), nats.MaxReconnects(-1))
+	opts := []nats.Option{nats.Token(internal), nats.Name("neuraphage-coordinator"), nats.MaxReconnects(-1)}
+	if n.srv != nil && n.srv.ClientTLS() != nil {
+		opts = append(opts, nats.Secure(n.srv.ClientTLS()))
+	}
+	n.nc, err = nats.Connect(url, opts...)
 	if err != nil {
 		n.close()
 		return nil, fmt.Errorf("connecting to the cluster's NATS server %s: %w", url, err)

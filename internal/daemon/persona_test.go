@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,13 @@ type modelDaemon struct {
 // and cfg changed by mut.
 func startModel(tb testing.TB, script, personas string, mut func(*config.Config)) *modelDaemon {
 	tb.Helper()
+	return startModelEnv(tb, script, personas, nil, mut)
+}
+
+// startModelEnv is startModel with more variables in the daemon's
+// environment.
+func startModelEnv(tb testing.TB, script, personas string, extra map[string]string, mut func(*config.Config)) *modelDaemon {
+	tb.Helper()
 	sc, err := llmtest.ParseScript("test script", []byte(script))
 	if err != nil {
 		tb.Fatal(err)
@@ -47,6 +55,7 @@ func startModel(tb testing.TB, script, personas string, mut func(*config.Config)
 	srv := llmtest.NewServer(tb, sc)
 	home := shortTemp(tb)
 	env := map[string]string{"NEURAPHAGE_HOME": home, "TEST_API_KEY": "k"}
+	maps.Copy(env, extra)
 	getenv := func(k string) string { return env[k] }
 	p, err := config.ResolvePaths(getenv)
 	if err != nil {

@@ -30,9 +30,12 @@ type WorkerOptions struct {
 	Getenv func(string) string
 	// Join and Token are the coordinator's URL and this worker's token.
 	Join, Token string
-	Labels      map[string]string
-	Capacity    int
-	Logger      *slog.Logger
+	// CAFile is the PEM file of the CA that signed the coordinator's
+	// certificate (cluster.tls_cert), when it is not one the system trusts.
+	CAFile   string
+	Labels   map[string]string
+	Capacity int
+	Logger   *slog.Logger
 	// NATS are extra connection options; Started is told the worker
 	// (tests).
 	NATS    []nats.Option
@@ -100,7 +103,8 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 		return newNative(cfg, ps, setErr, personas, sb.launcher)
 	}
 	w, err := cluster.NewWorker(cluster.WorkerOptions{
-		URL: o.Join, Token: o.Token, Labels: o.Labels, Capacity: o.Capacity,
+		URL: o.Join, Token: o.Token, NATSToken: o.Getenv("NEURAPHAGE_NATS_TOKEN"), CAFile: o.CAFile,
+		Labels: o.Labels, Capacity: o.Capacity,
 		Dir: filepath.Join(filepath.Dir(p.DataDir), "work"), Engine: engineFor,
 		Heartbeat: config.DefaultCluster().Heartbeat(), AuthorName: o.Config.Merge.AuthorName, AuthorEmail: o.Config.Merge.AuthorEmail,
 		NATS: o.NATS, Logger: log.With("component", "worker"),
