@@ -79,8 +79,9 @@ type procCluster struct {
 
 // startProcCluster builds the binary, makes a repository, starts the
 // coordinator (maxConcurrent tasks at once) and n workers of the given
-// capacity, and waits for them to join.
-func startProcCluster(t testing.TB, script string, n, capacity, maxConcurrent int) *procCluster {
+// capacity, and waits for them to join. Workers beat every heartbeatMs
+// and are lost after misses missed beats.
+func startProcCluster(t testing.TB, script string, n, capacity, maxConcurrent, heartbeatMs, misses int) *procCluster {
 	t.Helper()
 	root, err := os.MkdirTemp("", "npc")
 	if err != nil {
@@ -121,8 +122,8 @@ llm:
   providers: {anthropic: {base_url: %q, api_key_env: NP_CLUSTER_TEST_KEY}}
   tiers: {router: {provider: anthropic}, worker: {provider: anthropic}, expert: {provider: anthropic}}
   retry: {base_delay_ms: 10, max_delay_ms: 50}
-cluster: {enabled: true, listen: "127.0.0.1:0", git_listen: "127.0.0.1:0", heartbeat_ms: 200, heartbeat_misses: 10}
-`, maxConcurrent, model.URL())
+cluster: {enabled: true, listen: "127.0.0.1:0", git_listen: "127.0.0.1:0", heartbeat_ms: %d, heartbeat_misses: %d}
+`, maxConcurrent, model.URL(), heartbeatMs, misses)
 	if err := os.WriteFile(filepath.Join(coord, "config", "neuraphage.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestClusterProcesses(t *testing.T) {
 		t.Skip("builds the binary and runs four processes")
 	}
 	const ntasks, steps = 30, 3
-	pc := startProcCluster(t, processScript(ntasks, steps, 150), 3, 4, 12)
+	pc := startProcCluster(t, processScript(ntasks, steps, 150), 3, 4, 12, 200, 10)
 	c, repo, workers := pc.c, pc.repo, pc.workers
 	ctx := context.Background()
 	var ids []task.ID
