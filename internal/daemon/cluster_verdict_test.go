@@ -28,7 +28,6 @@ import (
 // only on the wire), by call id.
 type stampTap struct {
 	mu     sync.Mutex
-	buf    []byte
 	stamps map[string]time.Time
 }
 
@@ -37,50 +36,53 @@ func (t *stampTap) Dial(network, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tapConn{Conn: c, t: t}, nil
+	return &tapConn{Conn: c, t: t}, nil
 }
 
+// tapConn is one connection; buf holds what it wrote that is not yet a
+// whole line or message.
 type tapConn struct {
 	net.Conn
-	t *stampTap
+	t   *stampTap
+	buf []byte
 }
 
-func (c tapConn) Write(p []byte) (int, error) {
-	c.t.read(p)
+func (c *tapConn) Write(p []byte) (int, error) {
+	c.t.read(&c.buf, p)
 	return c.Conn.Write(p)
 }
 
 // read takes the next bytes the worker writes and parses the whole
 // protocol lines and messages among them (HPUB carries the task's
 // observations and checkpoints; everything else is skipped).
-func (t *stampTap) read(p []byte) {
+func (t *stampTap) read(buf *[]byte, p []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
+	*buf = append(*buf, p...)
 	for {
-		end := bytes.Index(t.buf, []byte("\r\n"))
+		end := bytes.Index(*buf, []byte("\r\n"))
 		if end < 0 {
 			return
 		}
-		f := strings.Fields(string(t.buf[:end]))
+		f := strings.Fields(string((*buf)[:end]))
 		if len(f) < 4 || f[0] != "HPUB" {
 			if len(f) >= 3 && f[0] == "PUB" {
 				n, _ := strconv.Atoi(f[len(f)-1])
-				if len(t.buf) < end+2+n+2 {
+				if len(*buf) < end+2+n+2 {
 					return
 				}
-				t.buf = t.buf[end+2+n+2:]
+				*buf = (*buf)[end+2+n+2:]
 				continue
 			}
-			t.buf = t.buf[end+2:]
+			*buf = (*buf)[end+2:]
 			continue
 		}
 		hdr, _ := strconv.Atoi(f[len(f)-2])
 		total, _ := strconv.Atoi(f[len(f)-1])
-		if len(t.buf) < end+2+total+2 {
+		if len(*buf) < end+2+total+2 {
 			return
 		}
-		msg := t.buf[end+2 : end+2+total]
+		msg := (*buf)[end+2 : end+2+total]
 		if strings.HasPrefix(f[1], "np.up.") && bytes.Contains(msg[:hdr], []byte("Np-Kind: ckpt")) {
 			var step struct {
 				Events []event.Event `json:"events"`
@@ -96,7 +98,7 @@ func (t *stampTap) read(p []byte) {
 				}
 			}
 		}
-		t.buf = t.buf[end+2+total+2:]
+		*buf = (*buf)[end+2+total+2:]
 	}
 }
 
