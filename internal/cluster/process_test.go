@@ -22,13 +22,13 @@ import (
 )
 
 // processScript: task N writes one marker line per step, then completes.
-func processScript(n, steps int) string {
+func processScript(n, steps, latencyMs int) string {
 	var b strings.Builder
 	b.WriteString("conversations:\n")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "  - name: t%d\n    match: {user: \"marker task %d\\\\b\"}\n    steps:\n", i, i)
 		for s := 1; s <= steps; s++ {
-			fmt.Fprintf(&b, "      - latency_ms: 150\n        tool_calls: [{name: bash, input: {command: \"echo t%d-step-%d >> markers-%d.txt\"}}]\n", i, s, i)
+			fmt.Fprintf(&b, "      - latency_ms: %d\n        tool_calls: [{name: bash, input: {command: \"echo t%d-step-%d >> markers-%d.txt\"}}]\n", latencyMs, i, s, i)
 		}
 		b.WriteString("      - tool_calls: [{name: complete_task, input: {summary: \"markers written\"}}]\n")
 	}
@@ -41,7 +41,7 @@ type proc struct {
 	done chan struct{}
 }
 
-func start(t *testing.T, bin, home, log string, env []string, args ...string) *proc {
+func start(t testing.TB, bin, home, log string, env []string, args ...string) *proc {
 	t.Helper()
 	out, err := os.Create(log)
 	if err != nil {
@@ -67,15 +67,22 @@ func start(t *testing.T, bin, home, log string, env []string, args ...string) *p
 	return p
 }
 
-// The built binary as the coordinator daemon and three `neuraphage worker`
-// processes with homes of their own: 30 scripted tasks all land on main,
-// one worker killed with SIGKILL while it runs tasks, and no marker line
-// (one per tool call) is on main twice.
-func TestClusterProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs four processes")
-	}
-	const ntasks, steps = 30, 3
+// procCluster is the built binary running as a coordinator daemon with a
+// scripted model server, and `neuraphage worker` processes with homes of
+// their own.
+type procCluster struct {
+	root, bin, repo string
+	coord           *proc
+	c               *client.Client
+	workers         map[string]*proc
+}
+
+// startProcCluster builds the binary, makes a repository, starts the
+// coordinator (maxConcurrent tasks at once) and n workers of the given
+// capacity, and waits for them to join. Workers beat every heartbeatMs
+// and are lost after misses missed beats.
+func startProcCluster(t testing.TB, script string, n, capacity, maxConcurrent, heartbeatMs, misses int) *procCluster {
+	t.Helper()
 	root, err := os.MkdirTemp("", "npc")
 	if err != nil {
 		t.Fatal(err)
@@ -87,41 +94,40 @@ func TestClusterProcesses(t *testing.T) {
 			t.Logf("scratch kept in %s", root)
 		}
 	})
-	bin := filepath.Join(root, "neuraphage")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/neuraphage/neuraphage-go/cmd/neuraphage").CombinedOutput(); err != nil {
+	pc := &procCluster{root: root, bin: filepath.Join(root, "neuraphage"), repo: filepath.Join(root, "repo"), workers: map[string]*proc{}}
+	if out, err := exec.Command("go", "build", "-o", pc.bin, "github.com/neuraphage/neuraphage-go/cmd/neuraphage").CombinedOutput(); err != nil {
 		t.Fatalf("building neuraphage: %v\n%s", err, out)
 	}
-	sc, err := llmtest.ParseScript("cluster", []byte(processScript(ntasks, steps)))
+	sc, err := llmtest.ParseScript("cluster", []byte(script))
 	if err != nil {
 		t.Fatal(err)
 	}
 	model := llmtest.NewServer(t, sc)
-	repo := filepath.Join(root, "repo")
-	if err := os.MkdirAll(repo, 0o755); err != nil {
+	if err := os.MkdirAll(pc.repo, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# cluster\n"), 0o644)
+	os.WriteFile(filepath.Join(pc.repo, "README.md"), []byte("# cluster\n"), 0o644)
 	id := []string{"-c", "user.name=Test", "-c", "user.email=test@neuraphage.invalid", "-c", "commit.gpgsign=false"}
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, append(id, "commit", "-q", "-m", "first")} {
-		if _, err := git.Run(context.Background(), repo, args...); err != nil {
+		if _, err := git.Run(context.Background(), pc.repo, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
 	coord := filepath.Join(root, "coord")
 	os.MkdirAll(filepath.Join(coord, "config"), 0o755)
-	cfg := fmt.Sprintf(`executor: {max_concurrent: 12}
+	cfg := fmt.Sprintf(`executor: {max_concurrent: %d}
 merge: {author_name: Test, author_email: test@neuraphage.invalid}
 supervision: {main_watcher: {enabled: false}}
 llm:
   providers: {anthropic: {base_url: %q, api_key_env: NP_CLUSTER_TEST_KEY}}
   tiers: {router: {provider: anthropic}, worker: {provider: anthropic}, expert: {provider: anthropic}}
   retry: {base_delay_ms: 10, max_delay_ms: 50}
-cluster: {enabled: true, listen: "127.0.0.1:0", git_listen: "127.0.0.1:0", heartbeat_ms: 200, heartbeat_misses: 10}
-`, model.URL())
+cluster: {enabled: true, listen: "127.0.0.1:0", git_listen: "127.0.0.1:0", heartbeat_ms: %d, heartbeat_misses: %d}
+`, maxConcurrent, model.URL(), heartbeatMs, misses)
 	if err := os.WriteFile(filepath.Join(coord, "config", "neuraphage.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start(t, bin, coord, filepath.Join(root, "daemon.out"), []string{"NP_CLUSTER_TEST_KEY=k"}, "daemon", "start", "--foreground")
+	pc.coord = start(t, pc.bin, coord, filepath.Join(root, "daemon.out"), []string{"NP_CLUSTER_TEST_KEY=k"}, "daemon", "start", "--foreground")
 	p, err := config.ResolvePaths(func(k string) string {
 		if k == "NEURAPHAGE_HOME" {
 			return coord
@@ -131,24 +137,38 @@ cluster: {enabled: true, listen: "127.0.0.1:0", git_listen: "127.0.0.1:0", heart
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.New(p.Socket)
-	defer c.Close()
+	pc.c = client.New(p.Socket)
+	t.Cleanup(pc.c.Close)
 	ctx := context.Background()
-	testkit.WaitFor(t, "the coordinator answers", func() bool { _, err := c.Health(ctx); return err == nil })
-	workers := map[string]*proc{}
-	for i := range 3 {
-		info, err := c.ClusterJoin(ctx, api.JoinRequest{})
+	testkit.WaitFor(t, "the coordinator answers", func() bool { _, err := pc.c.Health(ctx); return err == nil })
+	for i := range n {
+		info, err := pc.c.ClusterJoin(ctx, api.JoinRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		home := filepath.Join(root, fmt.Sprintf("w%d", i))
-		workers[info.Worker] = start(t, bin, home, filepath.Join(root, fmt.Sprintf("worker%d.out", i)), nil,
-			"worker", "--join", info.URL, "--token", info.Token, "--capacity", "4")
+		pc.workers[info.Worker] = start(t, pc.bin, home, filepath.Join(root, fmt.Sprintf("worker%d.out", i)), nil,
+			"worker", "--join", info.URL, "--token", info.Token, "--capacity", fmt.Sprint(capacity))
 	}
-	testkit.WaitFor(t, "three workers joined", func() bool {
-		s, err := c.ClusterStatus(ctx)
-		return err == nil && len(s.Workers) == 3
+	testkit.WaitFor(t, "the workers joined", func() bool {
+		s, err := pc.c.ClusterStatus(ctx)
+		return err == nil && len(s.Workers) == n
 	})
+	return pc
+}
+
+// The built binary as the coordinator daemon and three `neuraphage worker`
+// processes with homes of their own: 30 scripted tasks all land on main,
+// one worker killed with SIGKILL while it runs tasks, and no marker line
+// (one per tool call) is on main twice.
+func TestClusterProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs four processes")
+	}
+	const ntasks, steps = 30, 3
+	pc := startProcCluster(t, processScript(ntasks, steps, 150), 3, 4, 12, 200, 10)
+	c, repo, workers := pc.c, pc.repo, pc.workers
+	ctx := context.Background()
 	var ids []task.ID
 	for i := 1; i <= ntasks; i++ {
 		tk, err := c.CreateTask(ctx, api.CreateTaskRequest{Description: fmt.Sprintf("marker task %d", i), Repo: repo})
