@@ -177,7 +177,7 @@ func runOnceIn(ctx context.Context, dir string, env []string, stdin io.Reader, a
 	// LC_ALL=C: the few places that read git's messages (not a
 	// repository, a lock held) read them in one language.
 	cmd.Env = append(withoutAPIKeys(os.Environ()), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = noAutoMaintenance(append(cmd.Env, env...))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -243,4 +243,22 @@ func withoutAPIKeys(env []string) []string {
 		}
 	}
 	return out
+}
+
+// noAutoMaintenance turns off the automatic gc and maintenance git starts
+// after a commit, a merge or a fetch: in a repository with thousands of
+// task refs it packs them for minutes, past the deadline of the command
+// that started it (a landing's commit was killed so, and its task paused).
+// The user's own git keeps doing it. The settings travel as
+// GIT_CONFIG_COUNT entries, unless env already has some (a caller's or the
+// user's own: theirs are kept whole).
+func noAutoMaintenance(env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GIT_CONFIG_COUNT=") {
+			return env
+		}
+	}
+	return append(env, "GIT_CONFIG_COUNT=2",
+		"GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=0",
+		"GIT_CONFIG_KEY_1=maintenance.auto", "GIT_CONFIG_VALUE_1=false")
 }
