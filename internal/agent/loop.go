@@ -175,7 +175,7 @@ func endCall(msgs []llm.Message) string {
 // run; other injections join the conversation, committed with their
 // receipt. It reports whether it delivered any.
 func (l *loop) boundary(ctx context.Context) (out engine.Outcome, delivered, stop bool) {
-	drain(l.h.Interrupts())
+	engine.Drain(l.h.Interrupts())
 	t, err := l.h.Prepare(ctx)
 	if err != nil {
 		return l.stopOrPause(ctx, fmt.Errorf("preparing the task's messages: %w", err)), false, true
@@ -183,7 +183,7 @@ func (l *loop) boundary(ctx context.Context) (out engine.Outcome, delivered, sto
 	if err := l.adopt(t); err != nil {
 		return l.outcome(engine.Paused, err.Error()), false, true
 	}
-	drain(l.h.Interrupts()) // Prepare's own messages interrupt nothing
+	engine.Drain(l.h.Interrupts()) // Prepare's own messages interrupt nothing
 	inbox, err := l.h.Inbox(ctx)
 	if err != nil {
 		return l.stopOrPause(ctx, fmt.Errorf("reading the task's messages: %w", err)), false, true
@@ -206,7 +206,7 @@ func (l *loop) boundary(ctx context.Context) (out engine.Outcome, delivered, sto
 		if reason == "" {
 			reason = "paused"
 		}
-		if err := l.commit(ctx, engine.Step{Turn: l.turn, Delivered: pauses, Events: []event.Payload{receipt(l.turn, pauses, l.h.Now())}}); err != nil {
+		if err := l.commit(ctx, engine.Step{Turn: l.turn, Delivered: pauses, Events: []event.Payload{engine.Receipt(l.turn, pauses, l.h.Now())}}); err != nil {
 			return l.stopOrPause(ctx, err), false, true
 		}
 		return l.outcome(engine.Paused, reason), false, true
@@ -221,7 +221,7 @@ func (l *loop) boundary(ctx context.Context) (out engine.Outcome, delivered, sto
 	}
 	msg := llm.Message{Role: llm.RoleUser, Parts: parts}
 	if err := l.commit(ctx, engine.Step{Turn: l.turn, Messages: []llm.Message{msg}, Delivered: shown,
-		Events: []event.Payload{receipt(l.turn+1, shown, l.h.Now())}}); err != nil {
+		Events: []event.Payload{engine.Receipt(l.turn+1, shown, l.h.Now())}}); err != nil {
 		return l.stopOrPause(ctx, err), false, true
 	}
 	l.held = ""
@@ -245,26 +245,6 @@ func (l *loop) adopt(t task.Task) error {
 	l.persona, l.taskModel = t.Persona, t.Model
 	l.latest = t
 	return nil
-}
-
-func receipt(turn int, injs []inject.Injection, now time.Time) event.Delivered {
-	d := event.Delivered{Turn: turn}
-	for _, inj := range injs {
-		d.InjectionIDs = append(d.InjectionIDs, inj.ID)
-		d.Kinds = append(d.Kinds, string(inj.Kind))
-		d.LatencyMs = append(d.LatencyMs, max(0, now.Sub(inj.CreatedAt).Milliseconds()))
-	}
-	return d
-}
-
-func drain(c <-chan struct{}) {
-	for {
-		select {
-		case <-c:
-		default:
-			return
-		}
-	}
 }
 
 // drift returns why the task must pause for a drift limit, or "".

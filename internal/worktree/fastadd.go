@@ -12,7 +12,6 @@ import (
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/store"
-	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
 // Making a new task's worktree without `git worktree add`. Git's add reads
@@ -221,28 +220,6 @@ func unborn(w store.Worktree) (bool, error) {
 	}
 	os.RemoveAll(filepath.Join(addingDir(filepath.Dir(filepath.Dir(admin))), filepath.Base(admin)))
 	return true, nil
-}
-
-// clearAdding removes what killed fastAdds left in repo's adding
-// directory, each under its task's lock (its name is the task id).
-func (m *Manager) clearAdding(ctx context.Context, repo string) {
-	d, err := git.GitDirs(ctx, repo)
-	if err != nil {
-		return
-	}
-	dir := addingDir(d.Common)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		func() {
-			defer m.lockTask(task.ID(e.Name()))()
-			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-				m.log.Warn("left over from a worktree's creation not removed", "path", filepath.Join(dir, e.Name()), "err", err)
-			}
-		}()
-	}
 }
 
 // unmade makes w's worktree whose creation was cut short before git knew

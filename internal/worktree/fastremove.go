@@ -83,24 +83,26 @@ func adminOf(w store.Worktree) string {
 	return admin
 }
 
-// clearRemoving deletes what killed removals left in repo's removing
-// directory.
-func (m *Manager) clearRemoving(ctx context.Context, repo string) {
+// clearLeftovers removes what killed creations and removals left in repo's
+// adding and removing directories, each entry under its task's lock (its
+// name is the task id).
+func (m *Manager) clearLeftovers(ctx context.Context, repo string) {
 	d, err := git.GitDirs(ctx, repo)
 	if err != nil {
 		return
 	}
-	dir := removingDir(d.Common)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		func() {
-			defer m.lockTask(task.ID(e.Name()))()
-			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-				m.log.Warn("left over from a worktree's removal not deleted", "path", filepath.Join(dir, e.Name()), "err", err)
-			}
-		}()
+	for _, dir := range []string{addingDir(d.Common), removingDir(d.Common)} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			func() {
+				defer m.lockTask(task.ID(e.Name()))()
+				if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+					m.log.Warn("left over from a worktree's creation or removal not deleted", "path", filepath.Join(dir, e.Name()), "err", err)
+				}
+			}()
+		}
 	}
 }

@@ -167,8 +167,7 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 		repos[w.Repo] = true
 	}
 	for _, repo := range slices.Sorted(maps.Keys(repos)) {
-		m.clearAdding(ctx, repo)
-		m.clearRemoving(ctx, repo)
+		m.clearLeftovers(ctx, repo)
 		strays, err := m.strays(ctx, repo, ws)
 		if err != nil {
 			continue // the repository may be gone; its records still list
@@ -270,8 +269,7 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 		}
 	}
 	for _, repo := range slices.Sorted(maps.Keys(repos)) {
-		m.clearAdding(ctx, repo)
-		m.clearRemoving(ctx, repo)
+		m.clearLeftovers(ctx, repo)
 		strays, err := m.strays(ctx, repo, ws)
 		if err != nil {
 			continue

@@ -65,7 +65,7 @@ func (ru *run) steered(ctx context.Context, pd pending, m msg) error {
 		return nil
 	}
 	return ru.commit(ctx, engine.Step{Turn: ru.turn, Messages: []llm.Message{llm.UserText(pd.text)}, Delivered: pd.injs,
-		Events: []event.Payload{extproc.Receipt(ru.turn, pd.injs, ru.h.Now())}})
+		Events: []event.Payload{engine.Receipt(ru.turn, pd.injs, ru.h.Now())}})
 }
 
 // dispatch handles one message of the CLI.

@@ -56,7 +56,7 @@ type Inbox struct {
 // dropped, and the inbox read; taken reports the messages the CLI already
 // took (nil: none).
 func TakeInbox(ctx context.Context, h engine.Host, latest *task.Task, taken func(id int64) bool) (Inbox, error) {
-	Drain(h.Interrupts())
+	engine.Drain(h.Interrupts())
 	t, err := h.Prepare(ctx)
 	if err != nil {
 		return Inbox{}, fmt.Errorf("preparing the task's messages: %w", err)
@@ -64,7 +64,7 @@ func TakeInbox(ctx context.Context, h engine.Host, latest *task.Task, taken func
 	if t.ID != "" {
 		*latest = t
 	}
-	Drain(h.Interrupts())
+	engine.Drain(h.Interrupts())
 	inbox, err := h.Inbox(ctx)
 	if err != nil {
 		return Inbox{}, fmt.Errorf("reading the task's messages: %w", err)
@@ -87,7 +87,7 @@ func TakeInbox(ctx context.Context, h engine.Host, latest *task.Task, taken func
 // pauses; a pause ends the run (stop), paused with its text.
 func (in Inbox) Acknowledge(ctx context.Context, turn int, now time.Time, commit func(context.Context, engine.Step) error) (out engine.Outcome, stop bool, err error) {
 	if len(in.Taken) > 0 {
-		if err := commit(ctx, engine.Step{Turn: turn, Delivered: in.Taken, Events: []event.Payload{Receipt(turn, in.Taken, now)}}); err != nil {
+		if err := commit(ctx, engine.Step{Turn: turn, Delivered: in.Taken, Events: []event.Payload{engine.Receipt(turn, in.Taken, now)}}); err != nil {
 			return engine.Outcome{}, true, err
 		}
 	}
@@ -95,7 +95,7 @@ func (in Inbox) Acknowledge(ctx context.Context, turn int, now time.Time, commit
 		return engine.Outcome{}, false, nil
 	}
 	reason := words.Or(strings.TrimSpace(in.Pauses[len(in.Pauses)-1].Text), "paused")
-	if err := commit(ctx, engine.Step{Turn: turn, Delivered: in.Pauses, Events: []event.Payload{Receipt(turn, in.Pauses, now)}}); err != nil {
+	if err := commit(ctx, engine.Step{Turn: turn, Delivered: in.Pauses, Events: []event.Payload{engine.Receipt(turn, in.Pauses, now)}}); err != nil {
 		return engine.Outcome{}, true, err
 	}
 	return engine.Outcome{Status: engine.Paused, Reason: reason, Turn: turn}, true, nil
@@ -122,31 +122,9 @@ func Message(intro string, injs []inject.Injection) string {
 func UserStep(turn int, text string, injs []inject.Injection, now time.Time) engine.Step {
 	step := engine.Step{Turn: turn, Messages: []llm.Message{llm.UserText(text)}, Delivered: injs}
 	if len(injs) > 0 {
-		step.Events = []event.Payload{Receipt(turn+1, injs, now)}
+		step.Events = []event.Payload{engine.Receipt(turn+1, injs, now)}
 	}
 	return step
-}
-
-// Receipt is the observation that injs were delivered in turn.
-func Receipt(turn int, injs []inject.Injection, now time.Time) event.Delivered {
-	d := event.Delivered{Turn: turn}
-	for _, inj := range injs {
-		d.InjectionIDs = append(d.InjectionIDs, inj.ID)
-		d.Kinds = append(d.Kinds, string(inj.Kind))
-		d.LatencyMs = append(d.LatencyMs, max(0, now.Sub(inj.CreatedAt).Milliseconds()))
-	}
-	return d
-}
-
-// Drain drops the signals waiting on c.
-func Drain(c <-chan struct{}) {
-	for {
-		select {
-		case <-c:
-		default:
-			return
-		}
-	}
 }
 
 // Marker is the delivery marker of a message carrying injs: found in what
