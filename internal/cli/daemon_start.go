@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +16,7 @@ import (
 
 type daemonStartOpts struct {
 	foreground bool
+	cpuProfile string
 }
 
 func (a *app) newDaemonStartCmd() *cobra.Command {
@@ -27,6 +30,7 @@ func (a *app) newDaemonStartCmd() *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVar(&opts.foreground, "foreground", false, "run in this process until SIGTERM, SIGINT or daemon stop")
+	cmd.Flags().StringVar(&opts.cpuProfile, "cpuprofile", "", "with --foreground: write the daemon's CPU profile (pprof) to this file until it stops")
 	return cmd
 }
 
@@ -39,9 +43,19 @@ func (a *app) runDaemonStart(ctx context.Context, opts daemonStartOpts, out io.W
 	if err != nil {
 		return err
 	}
+	if opts.cpuProfile != "" && !opts.foreground {
+		return usageErrorf("--cpuprofile needs --foreground")
+	}
 	if opts.foreground {
 		if err := a.hideSecrets(cfg); err != nil {
 			return err
+		}
+		if opts.cpuProfile != "" {
+			stop, err := startCPUProfile(opts.cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 		}
 		return a.env.RunDaemon(ctx, p, cfg, a.env.Getenv, func() { fmt.Fprintf(out, "neuraphage daemon listening on %s\n", p.Socket) })
 	}
@@ -80,4 +94,18 @@ func (a *app) hideSecrets(cfg config.Config) error {
 func secretNames(cfg config.Config) []string {
 	p := cfg.LLM.Providers
 	return []string{p.Anthropic.APIKeyEnv, p.OpenAI.APIKeyEnv, p.Gemini.APIKeyEnv}
+}
+
+// startCPUProfile profiles this process's CPU into path until the returned
+// function is called (`go tool pprof` reads the file).
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("creating the CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting the CPU profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

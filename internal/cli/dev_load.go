@@ -34,6 +34,7 @@ type devLoadOpts struct {
 	timeout time.Duration
 	held    bool
 	runs    int
+	profile string // the daemon's CPU profile, when set
 }
 
 func (a *app) newDevLoadCmd() *cobra.Command {
@@ -71,6 +72,7 @@ a user runs it: a new process talking to the daemon.`,
 	f.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "give up after this long")
 	f.BoolVar(&opts.held, "held", false, "create the tasks held (never run) and time the listings (ps) instead")
 	f.IntVar(&opts.runs, "runs", 5, "with --held: how many times each listing runs (1 to 100)")
+	f.StringVar(&opts.profile, "cpuprofile", "", "write the daemon's CPU profile (pprof, its whole life) to this file")
 	return cmd
 }
 
@@ -152,7 +154,15 @@ func (a *app) runDevLoad(ctx context.Context, opts devLoadOpts, out io.Writer) e
 		return err
 	}
 
-	d, err := startLoadDaemon(ctx, exe, a.loadEnv(home), p, cfg)
+	args := []string{exe, "daemon", "start", "--foreground"}
+	if opts.profile != "" {
+		abs, err := filepath.Abs(opts.profile)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--cpuprofile", abs)
+	}
+	d, err := startLoadDaemon(ctx, args, a.loadEnv(home), p, cfg)
 	if err != nil {
 		return err
 	}
@@ -257,13 +267,13 @@ type loadDaemon struct {
 	err     error       // valid once done is closed
 }
 
-func startLoadDaemon(ctx context.Context, exe string, env []string, p config.Paths, cfg config.Config) (*loadDaemon, error) {
+func startLoadDaemon(ctx context.Context, args []string, env []string, p config.Paths, cfg config.Config) (*loadDaemon, error) {
 	shutdown := time.Duration(cfg.Daemon.ShutdownTimeoutSecs) * time.Second
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d := &loadDaemon{c: client.New(p.Socket), timeout: shutdown, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(d.done)
-		d.res, d.err = proc.Run(dctx, proc.Cmd{Args: []string{exe, "daemon", "start", "--foreground"}, Env: env,
+		d.res, d.err = proc.Run(dctx, proc.Cmd{Args: args, Env: env,
 			Dir: filepath.Dir(p.Home), Grace: shutdown + 5*time.Second})
 	}()
 	deadline := time.Now().Add(time.Duration(cfg.Daemon.StartTimeoutSecs) * time.Second)
