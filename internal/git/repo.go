@@ -144,6 +144,9 @@ func DefaultBranch(ctx context.Context, r Repo) (string, error) {
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
 func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
+	if a == b && isObjectID(a) {
+		return true, nil // a commit is its own ancestor
+	}
 	_, err := run(ctx, dir, nil, "merge-base", "--is-ancestor", a, b)
 	if err == nil {
 		return true, nil
@@ -157,6 +160,9 @@ func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 
 // Count returns how many commits are in "a..b" (reachable from b, not a).
 func Count(ctx context.Context, dir, a, b string) (int, error) {
+	if a == b && isObjectID(a) {
+		return 0, nil
+	}
 	out, err := run(ctx, dir, nil, "rev-list", "--count", a+".."+b)
 	if err != nil {
 		return 0, err

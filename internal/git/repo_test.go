@@ -467,6 +467,35 @@ func TestIsAncestorAndCount(t *testing.T) {
 	}
 }
 
+// TestEqualCommitsAskNoGit: a range or an ancestry between one commit id
+// and itself is answered without a git process (not parallel: it counts
+// the git processes this test binary starts); a name is still resolved by
+// git, so one that does not resolve is an error.
+func TestEqualCommitsAskNoGit(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, nil)
+	c := rtHead(t, dir)
+	before := git.Started()
+	if ok, err := git.IsAncestor(ctx, dir, c, c); err != nil || !ok {
+		t.Errorf("IsAncestor(c, c) = %v, %v; want true", ok, err)
+	}
+	if n, err := git.Count(ctx, dir, c, c); err != nil || n != 0 {
+		t.Errorf("Count(c..c) = %d, %v; want 0", n, err)
+	}
+	if cs, err := git.RangeCommits(ctx, dir, c, c); err != nil || len(cs) != 0 {
+		t.Errorf("RangeCommits(c..c) = %v, %v; want none", cs, err)
+	}
+	if n := git.Started() - before; n != 0 {
+		t.Errorf("%d git process(es) for questions about one commit and itself, want 0", n)
+	}
+	if _, err := git.IsAncestor(ctx, dir, "no-such-rev", "no-such-rev"); err == nil {
+		t.Error("IsAncestor(no-such-rev, no-such-rev): no error")
+	}
+	if _, err := git.RangeCommits(ctx, dir, "no-such-rev", "no-such-rev"); err == nil {
+		t.Error("RangeCommits(no-such-rev..no-such-rev): no error")
+	}
+}
+
 func TestWorktrees(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
