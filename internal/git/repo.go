@@ -279,6 +279,9 @@ type Status struct {
 	InProgress string
 	// Head is HEAD's commit, "" on an unborn branch.
 	Head string
+	// Branch is the branch HEAD is on (short name, as refs/heads/<Branch>),
+	// "" when HEAD is detached.
+	Branch string
 }
 
 // Clean reports a work tree with nothing uncommitted, nothing untracked
@@ -332,6 +335,10 @@ func WorkStatus(ctx context.Context, dir string) (Status, error) {
 		case strings.HasPrefix(rec, "# branch.oid "):
 			if oid := strings.TrimPrefix(rec, "# branch.oid "); oid != "(initial)" {
 				s.Head = oid
+			}
+		case strings.HasPrefix(rec, "# branch.head "):
+			if b := strings.TrimPrefix(rec, "# branch.head "); b != "(detached)" {
+				s.Branch = b
 			}
 		case strings.HasPrefix(rec, "? "):
 			s.Untracked = append(s.Untracked, rec[2:])

@@ -764,6 +764,14 @@ func TestWorkStatus(t *testing.T) {
 		if head := rtHead(t, dir); s.Head != head {
 			t.Errorf("Head = %q, want %s", s.Head, head)
 		}
+		if want := strings.TrimSpace(mustGit(t, dir, "symbolic-ref", "--short", "HEAD")); s.Branch != want {
+			t.Errorf("Branch = %q, want %q", s.Branch, want)
+		}
+		mustGit(t, dir, "checkout", "-q", "--detach")
+		if s := rtStatus(t, dir); s.Branch != "" || s.Head == "" {
+			t.Errorf("detached: Branch = %q, Head = %q; want no branch, a head", s.Branch, s.Head)
+		}
+		mustGit(t, dir, "checkout", "-q", "-")
 		// From a subdirectory, too.
 		if s := rtStatus(t, filepath.Join(dir, "sub")); !s.Clean() {
 			t.Errorf("WorkStatus(sub) = %+v, want clean", s)

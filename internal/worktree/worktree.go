@@ -148,6 +148,9 @@ type Manager struct {
 
 	// stop, in tests, stops fastAdd at a step as a kill would.
 	stop func(step string) bool
+	// keptRound, in tests, runs after each round of keepIgnored's copies,
+	// as a process still writing in the worktree would.
+	keptRound func(round int)
 }
 
 // New returns a Manager.
