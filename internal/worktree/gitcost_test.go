@@ -3,10 +3,12 @@ package worktree_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/store"
+	"github.com/neuraphage/neuraphage-go/internal/task"
 	"github.com/neuraphage/neuraphage-go/internal/worktree"
 )
 
@@ -85,5 +87,48 @@ func TestRemovalKeepsMovedBranch(t *testing.T) {
 	}
 	if ev := e.removedEvent(tk.ID); ev.BranchDeleted || ev.Archive != worktree.ArchiveRef(tk.ID) {
 		t.Errorf("removal event %+v; want the branch kept, the tip archived", ev)
+	}
+}
+
+// TestProvisionsAtOnceAskOnce: the first tasks of a repository provisioned
+// at once (released together) ask git once for what does not change in a
+// task's life (the repository, its base branch, its config, its hooks
+// directory), not once each: each worktree then costs its branch and its
+// checkout. Before, every provision that started before the first had its
+// answer asked again (2 to 4 more git processes each). Not parallel: it
+// counts the git processes this test binary starts.
+func TestProvisionsAtOnceAskOnce(t *testing.T) {
+	ctx := context.Background()
+	repo := wtRepo(t, "main", map[string]string{"README.md": "hello\n"})
+	const n = 8
+	e := wtNewEnv(t, worktree.Config{Parallel: n})
+	tasks := make([]task.Task, n)
+	for i := range tasks {
+		tasks[i] = e.task(repo)
+	}
+	before := git.Started()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i, tk := range tasks {
+		wg.Go(func() {
+			<-start
+			_, errs[i] = e.m.Provision(ctx, tk)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Provision(%s): %v", tasks[i].ID, err)
+		}
+	}
+	// 2 per worktree (its branch, its checkout) and at most 8 for the
+	// repository (where its git directories are, its top, HEAD, the base
+	// branch, the config, the hooks directory, ...).
+	n64 := git.Started() - before
+	t.Logf("%d git processes for %d worktrees made at once", n64, n)
+	if n64 > 2*n+8 {
+		t.Errorf("%d git processes for %d worktrees made at once, want at most %d", n64, n, 2*n+8)
 	}
 }
