@@ -44,9 +44,11 @@ type Options struct {
 
 // Client talks to the Anthropic Messages API. It is safe for concurrent use.
 type Client struct {
-	svc   sdk.MessageService
-	opts  Options
-	tools toolCache
+	svc    sdk.MessageService
+	opts   Options
+	tools  toolCache
+	system systemCache
+	msgs   msgCache
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -73,12 +75,12 @@ func New(o Options) (*Client, error) {
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 	)
-	return &Client{svc: svc, opts: o}, nil
+	return &Client{svc: svc, opts: o, msgs: newMsgCache()}, nil
 }
 
 // Complete sends req without streaming.
 func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	params, err := c.params(req)
+	params, body, err := c.request(req)
 	if err != nil {
 		return nil, fmt.Errorf("building anthropic request: %w", err)
 	}
@@ -87,7 +89,7 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 	// decoding it here tells a malformed reply (ClassMalformed) apart from a
 	// cut connection (ClassNetwork).
 	var raw []byte
-	_, err = c.svc.New(ctx, params, option.WithRequestTimeout(10*time.Minute), option.WithResponseBodyInto(&raw))
+	_, err = c.svc.New(ctx, params, body, option.WithRequestTimeout(10*time.Minute), option.WithResponseBodyInto(&raw))
 	if err != nil {
 		return nil, classify(ctx, ctx, "calling anthropic", err)
 	}
@@ -126,13 +128,13 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 
 // Stream sends req as a streaming call; see llm.Client for the contract.
 func (c *Client) Stream(ctx context.Context, req *llm.Request, h func(llm.Event)) (*llm.Response, error) {
-	params, err := c.params(req)
+	params, body, err := c.request(req)
 	if err != nil {
 		return nil, fmt.Errorf("building anthropic request: %w", err)
 	}
 	sctx, watch := llm.WatchIdle(ctx, c.opts.IdleTimeout)
 	defer watch.Stop()
-	stream := c.svc.NewStreaming(sctx, params)
+	stream := c.svc.NewStreaming(sctx, params, body)
 	defer stream.Close()
 
 	var acc accumulator
