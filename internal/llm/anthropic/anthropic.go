@@ -48,7 +48,7 @@ type Client struct {
 	opts   Options
 	tools  toolCache
 	system systemCache
-	msgs   msgCache
+	msgs   *llm.WireCache
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -75,7 +75,7 @@ func New(o Options) (*Client, error) {
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 	)
-	return &Client{svc: svc, opts: o, msgs: newMsgCache()}, nil
+	return &Client{svc: svc, opts: o, msgs: llm.NewWireCache()}, nil
 }
 
 // Complete sends req without streaming.

@@ -63,7 +63,7 @@ func (c *Client) encode(req *llm.Request) (sdk.MessageNewParams, []byte, error) 
 	}
 	msgs := make([][]byte, 0, len(req.Messages))
 	for i := range req.Messages {
-		raw, err := c.msgs.encoded(&req.Messages[i])
+		raw, err := c.msgs.Encoded(&req.Messages[i], encodeMessage)
 		if err != nil {
 			return sdk.MessageNewParams{}, nil, err
 		}
@@ -121,6 +121,20 @@ func appendJSON(b []byte, v any) []byte {
 		return append(b, "null"...)
 	}
 	return append(b, raw...)
+}
+
+// encodeMessage encodes m as the SDK encodes its sdk.MessageParam; nil when
+// it has nothing to send.
+func encodeMessage(m *llm.Message) ([]byte, error) {
+	p, ok := messageParam(m)
+	if !ok {
+		return nil, nil
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "encoding a message", Err: err}
+	}
+	return raw, nil
 }
 
 // messageParam converts one message; ok is false when it has nothing to

@@ -1,18 +1,16 @@
-package anthropic
+package llm
 
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"hash/maphash"
 	"sync"
-
-	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
-// msgCache holds each conversation message encoded once, keyed by its
-// content: a task sends its whole conversation with every call, and all of
-// it but the newest messages was sent, and encoded, the call before.
+// WireCache holds the wire encoding of conversation messages, each encoded
+// once and keyed by its content: a task sends its whole conversation with
+// every call, and all of it but the newest messages was sent, and encoded,
+// the call before. A provider builds a request body from the cached pieces.
 //
 // A hit needs the message to equal, part for part, the one that was encoded:
 // the hash only finds the candidate, so a collision or a message changed in
@@ -20,28 +18,33 @@ import (
 // strings (shared with the conversation, not copied) and copies of its tool
 // inputs, the only bytes a caller could change under it.
 //
+// A cache serves one encoding: each client has its own.
+//
 // It is bounded by two generations: entries used since the current one began
 // stay, the rest are dropped when it fills.
-type msgCache struct {
+type WireCache struct {
 	seed     maphash.Seed
 	mu       sync.Mutex
-	cur, old map[uint64]*cachedMsg
+	cur, old map[uint64]*wireEntry
 	curSize  int
 }
 
-// maxMsgCacheBytes is the size of a generation, in encoded bytes.
-const maxMsgCacheBytes = 16 << 20
+// maxWireCacheBytes is the size of a generation, in encoded bytes.
+const maxWireCacheBytes = 16 << 20
 
-type cachedMsg struct {
-	msg llm.Message
-	raw []byte // nil: nothing to send
+type wireEntry struct {
+	msg Message
+	raw []byte
 }
 
-func newMsgCache() msgCache { return msgCache{seed: maphash.MakeSeed()} }
+// NewWireCache returns an empty cache.
+func NewWireCache() *WireCache { return &WireCache{seed: maphash.MakeSeed()} }
 
-// encoded returns m encoded as the SDK encodes an sdk.MessageParam, or nil
-// when m has nothing to send.
-func (c *msgCache) encoded(m *llm.Message) ([]byte, error) {
+// Encoded returns m's encoding: the one cached for a message equal to m, or
+// else encode(m), which it caches. encode must depend on m's content only;
+// it may return nil (nothing to send), and its result must not be changed
+// afterwards.
+func (c *WireCache) Encoded(m *Message, encode func(*Message) ([]byte, error)) ([]byte, error) {
 	key := c.hash(m)
 	c.mu.Lock()
 	e := c.cur[key]
@@ -54,29 +57,26 @@ func (c *msgCache) encoded(m *llm.Message) ([]byte, error) {
 	if e != nil && sameMessage(&e.msg, m) {
 		return e.raw, nil
 	}
-	e = &cachedMsg{msg: copyMessage(m)}
-	if p, ok := messageParam(m); ok {
-		raw, err := json.Marshal(p)
-		if err != nil {
-			return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "encoding a message", Err: err}
-		}
-		e.raw = raw
+	raw, err := encode(m)
+	if err != nil {
+		return nil, err
 	}
+	e = &wireEntry{msg: copyMessage(m), raw: raw}
 	c.mu.Lock()
 	c.addLocked(key, e)
 	c.mu.Unlock()
 	return e.raw, nil
 }
 
-func (c *msgCache) addLocked(key uint64, e *cachedMsg) {
-	if c.cur == nil || c.curSize >= maxMsgCacheBytes {
-		c.old, c.cur, c.curSize = c.cur, make(map[uint64]*cachedMsg), 0
+func (c *WireCache) addLocked(key uint64, e *wireEntry) {
+	if c.cur == nil || c.curSize >= maxWireCacheBytes {
+		c.old, c.cur, c.curSize = c.cur, make(map[uint64]*wireEntry), 0
 	}
 	c.cur[key] = e
 	c.curSize += len(e.raw) + 64*len(e.msg.Parts)
 }
 
-func (c *msgCache) hash(m *llm.Message) uint64 {
+func (c *WireCache) hash(m *Message) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	str := func(s string) {
@@ -109,7 +109,7 @@ func (c *msgCache) hash(m *llm.Message) uint64 {
 
 // sameMessage reports whether a and b have the same content. Strings the
 // two share compare in constant time.
-func sameMessage(a, b *llm.Message) bool {
+func sameMessage(a, b *Message) bool {
 	if a.Role != b.Role || len(a.Parts) != len(b.Parts) {
 		return false
 	}
@@ -130,8 +130,8 @@ func sameMessage(a, b *llm.Message) bool {
 
 // copyMessage copies m's structure and tool inputs; strings are immutable
 // and shared.
-func copyMessage(m *llm.Message) llm.Message {
-	out := llm.Message{Role: m.Role, Parts: make([]llm.Part, len(m.Parts))}
+func copyMessage(m *Message) Message {
+	out := Message{Role: m.Role, Parts: make([]Part, len(m.Parts))}
 	for i, p := range m.Parts {
 		if p.ToolCall != nil {
 			tc := *p.ToolCall

@@ -1,0 +1,26 @@
+package openai
+
+import (
+	"testing"
+
+	"github.com/neuraphage/neuraphage-go/internal/llm/clienttest"
+)
+
+// BenchmarkEncode measures building the request of a tenth turn.
+func BenchmarkEncode(b *testing.B) {
+	c, err := New(Options{APIKey: "k", Model: "m"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := clienttest.TenthTurn()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := c.params(req, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
