@@ -22,7 +22,7 @@ import (
 func richConversation() *llm.Request {
 	temp := 0.25
 	return &llm.Request{
-		Model:       "claude-other",
+		Model:       "claude-<other>&x",
 		MaxTokens:   1234,
 		Temperature: &temp,
 		System:      "Be careful with <tags> & \"quotes\"\u2028and\tcontrol\x01bytes.",

@@ -6,7 +6,7 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm/clienttest"
 )
 
-// BenchmarkEncode measures building the request of a tenth turn.
+// BenchmarkEncode measures building the request body of a tenth turn.
 func BenchmarkEncode(b *testing.B) {
 	c, err := New(Options{APIKey: "k", Model: "m"})
 	if err != nil {
@@ -15,11 +15,7 @@ func BenchmarkEncode(b *testing.B) {
 	req := clienttest.TenthTurn()
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := c.params(req, true)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := p.MarshalJSON(); err != nil {
+		if _, err := c.encode(req, true); err != nil {
 			b.Fatal(err)
 		}
 	}
