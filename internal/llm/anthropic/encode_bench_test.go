@@ -23,6 +23,5 @@ func BenchmarkEncode(b *testing.B) {
 }
 
 func encodeForBench(c *Client, req *llm.Request) ([]byte, error) {
-	_, b, err := c.encode(req)
-	return b, err
+	return c.encode(req, true)
 }

@@ -13,42 +13,55 @@ import (
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
-// request builds the parameters and body of a call. The body is the JSON the
-// SDK would encode from the converted request (MessageNewParams, fields in
-// its order), assembled from pieces each encoded by the SDK once: the
-// messages of a conversation, its system prompt and its tools are the same
-// from one call to the next but for the newest messages, and encoding the
-// whole request again by reflection on every call was most of the client's
-// CPU. The parameters carry the model and reply cap for the SDK's own checks
-// and encode to nothing; the body replaces them (option.WithRequestBody), so
-// the SDK still does the HTTP, headers, retries policy and stream decoding.
+// request builds the parameters and body of a call that is not streamed
+// (see encode). The parameters carry the model and reply cap for the SDK's
+// own checks and encode to nothing; the body replaces them
+// (option.WithRequestBody), so the SDK still does the HTTP and headers.
 func (c *Client) request(req *llm.Request) (sdk.MessageNewParams, option.RequestOption, error) {
-	p, body, err := c.encode(req)
+	body, err := c.encode(req, false)
 	if err != nil {
-		return p, nil, err
+		return sdk.MessageNewParams{}, nil, err
 	}
+	model := c.opts.Model
+	if req.Model != "" {
+		model = req.Model
+	}
+	maxTokens := int64(c.opts.MaxTokens)
+	if req.MaxTokens > 0 {
+		maxTokens = int64(req.MaxTokens)
+	}
+	p := param.Override[sdk.MessageNewParams](json.RawMessage(`{}`))
+	p.Model = sdk.Model(model)
+	p.MaxTokens = maxTokens
 	return p, option.WithRequestBody("application/json", body), nil
 }
 
-// encode returns the parameters and the body of request.
-func (c *Client) encode(req *llm.Request) (sdk.MessageNewParams, []byte, error) {
+// encode returns the body of req: the JSON the SDK would encode from the
+// converted request (MessageNewParams, fields in its order), assembled from
+// pieces each encoded by the SDK once. The messages of a conversation
+// (llm.WireCache), its system prompt and its tools are the same from one
+// call to the next but for the newest messages, and encoding the whole
+// request again by reflection on every call was most of the client's CPU.
+// A streamed call's body ends with "stream":true, where the SDK's
+// NewStreaming adds it.
+func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 	model := c.opts.Model
 	if req.Model != "" {
 		model = req.Model
 	}
 	if model == "" {
-		return sdk.MessageNewParams{}, nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "request names no model and the client has no default"}
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "request names no model and the client has no default"}
 	}
 	maxTokens := int64(c.opts.MaxTokens)
 	if req.MaxTokens > 0 {
 		maxTokens = int64(req.MaxTokens)
 	}
 	tools := make([][]byte, len(req.Tools))
-	size := 64 + len(model)
+	size := 96 + len(model) // the fields besides messages, system and tools
 	for i, t := range req.Tools {
 		raw, err := c.tools.encoded(t, i == len(req.Tools)-1)
 		if err != nil {
-			return sdk.MessageNewParams{}, nil, err
+			return nil, err
 		}
 		tools[i] = raw
 		size += len(raw) + 1
@@ -57,7 +70,7 @@ func (c *Client) encode(req *llm.Request) (sdk.MessageNewParams, []byte, error) 
 	if req.System != "" {
 		var err error
 		if system, err = c.system.encoded(req.System); err != nil {
-			return sdk.MessageNewParams{}, nil, err
+			return nil, err
 		}
 		size += len(system)
 	}
@@ -65,7 +78,7 @@ func (c *Client) encode(req *llm.Request) (sdk.MessageNewParams, []byte, error) 
 	for i := range req.Messages {
 		raw, err := c.msgs.Encoded(&req.Messages[i], encodeMessage)
 		if err != nil {
-			return sdk.MessageNewParams{}, nil, err
+			return nil, err
 		}
 		if raw != nil {
 			msgs = append(msgs, raw)
@@ -106,12 +119,10 @@ func (c *Client) encode(req *llm.Request) (sdk.MessageNewParams, []byte, error) 
 		}
 		b = append(b, ']')
 	}
-	b = append(b, '}')
-
-	p := param.Override[sdk.MessageNewParams](json.RawMessage(`{}`))
-	p.Model = sdk.Model(model)
-	p.MaxTokens = maxTokens
-	return p, b, nil
+	if stream {
+		b = append(b, `,"stream":true`...)
+	}
+	return append(b, '}'), nil
 }
 
 // appendJSON appends v encoded as encoding/json does (as the SDK does).

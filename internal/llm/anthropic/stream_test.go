@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
-
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
@@ -35,11 +33,11 @@ func FuzzAccumulator(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var acc accumulator
 		for _, line := range bytes.Split(data, []byte("\n")) {
-			var ev sdk.MessageStreamEventUnion
+			var ev streamEvent
 			if json.Unmarshal(line, &ev) != nil {
 				continue
 			}
-			if err := acc.add(ev, func(llm.Event) {}); err != nil {
+			if err := acc.add(&ev, func(llm.Event) {}); err != nil {
 				if llm.ClassOf(err) != llm.ClassMalformed {
 					t.Fatalf("error %v is not ClassMalformed", err)
 				}

@@ -51,7 +51,7 @@ func checkBody(t *testing.T, c *Client, what string, req *llm.Request) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		_, got, err := c.encode(req)
+		got, err := c.encode(req, false)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -87,7 +87,7 @@ func TestCachedToolsEncodeAsConverted(t *testing.T) {
 	changed[1].Description = "Run a command."
 	check("definitions changed under the same names", changed)
 	check("back to the first", tools)
-	if _, _, err := c.encode(&llm.Request{Tools: []llm.ToolDef{{Name: "bad", Schema: json.RawMessage(`[1]`)}}}); err == nil {
+	if _, err := c.encode(&llm.Request{Tools: []llm.ToolDef{{Name: "bad", Schema: json.RawMessage(`[1]`)}}}, false); err == nil {
 		t.Error("a schema that is not an object: no error")
 	}
 }
