@@ -3,7 +3,6 @@ package anthropic
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -43,7 +42,8 @@ type eventUsage struct {
 	CacheReadInputTokens     optInt `json:"cache_read_input_tokens"`
 }
 
-// optInt is an integer that may be absent or null (valid is false then).
+// optInt is a token count that may be absent or null (valid is false
+// then). A count is a non-negative integer.
 type optInt struct {
 	n     int64
 	valid bool
@@ -54,9 +54,16 @@ func (o *optInt) UnmarshalJSON(b []byte) error {
 		*o = optInt{}
 		return nil
 	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return &llm.Error{Class: llm.ClassMalformed, Message: fmt.Sprintf("token count %s is not an integer", b)}
+	// By hand: strconv.ParseInt(string(b)) allocates the string.
+	var n int64
+	for i, c := range b {
+		if c < '0' || c > '9' || i >= 18 {
+			return &llm.Error{Class: llm.ClassMalformed, Message: fmt.Sprintf("token count %.40s is not a count", b)}
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(b) == 0 {
+		return &llm.Error{Class: llm.ClassMalformed, Message: "empty token count"}
 	}
 	*o = optInt{n: n, valid: true}
 	return nil
