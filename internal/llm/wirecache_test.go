@@ -2,6 +2,8 @@ package llm
 
 import (
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -75,5 +77,39 @@ func TestWireCacheBounded(t *testing.T) {
 	}
 	if n := len(c.cur) + len(c.old); n > 10 {
 		t.Errorf("%d entries of %d bytes held, want at most 10", n, len(big))
+	}
+}
+
+// Goroutines sharing a cache get the encoding of the message each asked
+// for.
+func TestWireCacheConcurrent(t *testing.T) {
+	t.Parallel()
+	c := NewWireCache()
+	encode := func(m *Message) ([]byte, error) { return json.Marshal(m) }
+	msgs := make([]Message, 50)
+	for i := range msgs {
+		msgs[i] = UserText(fmt.Sprintf("message %d", i))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for round := range 20 {
+				for i := range msgs {
+					m := &msgs[(i+round)%len(msgs)]
+					raw, err := c.Encoded(m, encode)
+					want, _ := json.Marshal(m)
+					if err != nil || string(raw) != string(want) {
+						errs <- fmt.Errorf("%s encoded as %s, %v", m.Text(), raw, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
