@@ -68,6 +68,14 @@ func (c *WireCache) Encoded(m *Message, encode func(*Message) ([]byte, error)) (
 	return e.raw, nil
 }
 
+// EncodedText is Encoded for a text that is not a message, such as a
+// system prompt. A cache holds the encodings of texts or of messages, not
+// both.
+func (c *WireCache) EncodedText(s string, encode func(string) ([]byte, error)) ([]byte, error) {
+	m := Message{Parts: []Part{TextPart(s)}}
+	return c.Encoded(&m, func(m *Message) ([]byte, error) { return encode(m.Parts[0].Text) })
+}
+
 func (c *WireCache) addLocked(key uint64, e *wireEntry) {
 	if c.cur == nil || c.curSize >= maxWireCacheBytes {
 		c.old, c.cur, c.curSize = c.cur, make(map[uint64]*wireEntry), 0

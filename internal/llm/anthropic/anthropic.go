@@ -49,7 +49,7 @@ type Client struct {
 	api    *sdk.Client
 	opts   Options
 	tools  toolCache
-	system systemCache
+	system *llm.WireCache // system prompts
 	msgs   *llm.WireCache
 }
 
@@ -79,7 +79,7 @@ func New(o Options) (*Client, error) {
 	}
 	// A Client literal, like NewMessageService, reads no environment; its
 	// Post streams a call whose events Stream decodes itself.
-	return &Client{svc: sdk.NewMessageService(opts...), api: &sdk.Client{Options: opts}, opts: o, msgs: llm.NewWireCache()}, nil
+	return &Client{svc: sdk.NewMessageService(opts...), api: &sdk.Client{Options: opts}, opts: o, msgs: llm.NewWireCache(), system: llm.NewWireCache()}, nil
 }
 
 // Complete sends req without streaming.

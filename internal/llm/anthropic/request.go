@@ -69,7 +69,7 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 	var system []byte
 	if req.System != "" {
 		var err error
-		if system, err = c.system.encoded(req.System); err != nil {
+		if system, err = c.system.EncodedText(req.System, encodeSystem); err != nil {
 			return nil, err
 		}
 		size += len(system)
@@ -254,32 +254,12 @@ func (c *toolCache) encoded(t llm.ToolDef, last bool) ([]byte, error) {
 	return raw, nil
 }
 
-// systemCache holds encoded system prompts by their text.
-type systemCache struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-// maxCachedSystems bounds the cache; past it, it starts again.
-const maxCachedSystems = 64
-
-func (c *systemCache) encoded(s string) ([]byte, error) {
-	c.mu.Lock()
-	raw, ok := c.m[s]
-	c.mu.Unlock()
-	if ok {
-		return raw, nil
-	}
+// encodeSystem encodes the system prompt as the SDK encodes its blocks.
+func encodeSystem(s string) ([]byte, error) {
 	raw, err := json.Marshal(systemParam(s))
 	if err != nil {
 		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "encoding the system prompt", Err: err}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedSystems {
-		c.m = map[string][]byte{}
-	}
-	c.m[s] = raw
 	return raw, nil
 }
 

@@ -67,8 +67,7 @@ func (c *Client) body(req *llm.Request) ([]byte, error) {
 	}
 	var system []byte
 	if req.System != "" {
-		sys := llm.Message{Role: systemRole, Parts: []llm.Part{llm.TextPart(req.System)}}
-		raw, err := c.msgs.Encoded(&sys, encodeContent)
+		raw, err := c.system.EncodedText(req.System, encodeSystem)
 		if err != nil {
 			return nil, err
 		}
@@ -155,9 +154,14 @@ func (c *Client) body(req *llm.Request) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// systemRole marks the pseudo-message that carries the system prompt
-// through the message cache.
-const systemRole llm.Role = "system"
+// encodeSystem encodes the system instruction.
+func encodeSystem(s string) ([]byte, error) {
+	raw, err := json.Marshal(content{Parts: []part{{Text: s}}})
+	if err != nil {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderGemini, Message: "encoding the system prompt", Err: err}
+	}
+	return raw, nil
+}
 
 // encodeContent encodes one message as a Gemini content, nil when it has
 // nothing to send. A user message's tool calls (see body) name the
@@ -165,8 +169,6 @@ const systemRole llm.Role = "system"
 func encodeContent(m *llm.Message) ([]byte, error) {
 	var ct content
 	switch m.Role {
-	case systemRole:
-		ct = content{Parts: []part{{Text: m.Text()}}}
 	case llm.RoleAssistant:
 		ct.Role = "model"
 		if text := m.Text(); text != "" {

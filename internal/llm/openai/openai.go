@@ -47,10 +47,11 @@ type Options struct {
 
 // Client talks to a Chat Completions endpoint. It is safe for concurrent use.
 type Client struct {
-	svc   oa.ChatCompletionService
-	opts  Options
-	tools toolCache
-	msgs  *llm.WireCache
+	svc    oa.ChatCompletionService
+	opts   Options
+	tools  toolCache
+	msgs   *llm.WireCache
+	system *llm.WireCache // system prompts
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -80,7 +81,7 @@ func New(o Options) (*Client, error) {
 	}
 	// NewChatCompletionService, unlike oa.NewClient, does not read the
 	// environment.
-	return &Client{svc: oa.NewChatCompletionService(opts...), opts: o, msgs: llm.NewWireCache()}, nil
+	return &Client{svc: oa.NewChatCompletionService(opts...), opts: o, msgs: llm.NewWireCache(), system: llm.NewWireCache()}, nil
 }
 
 // Complete sends req without streaming.

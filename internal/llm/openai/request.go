@@ -32,10 +32,6 @@ func (c *Client) request(req *llm.Request, stream bool) (oa.ChatCompletionNewPar
 	return param.Override[oa.ChatCompletionNewParams](json.RawMessage(`{}`)), option.WithRequestBody("application/json", body), nil
 }
 
-// systemRole marks the pseudo-message that carries the system prompt
-// through the message cache.
-const systemRole llm.Role = "system"
-
 // encode returns the body of req. Tool results become "tool" messages
 // placed before any text of the same user turn, as the API requires them
 // right after the assistant message that made the calls. OpenAI caches
@@ -64,8 +60,7 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	msgs := make([][]byte, 0, len(req.Messages)+1)
 	if req.System != "" {
-		sys := llm.Message{Role: systemRole, Parts: []llm.Part{llm.TextPart(req.System)}}
-		raw, err := c.msgs.Encoded(&sys, encodeMessage)
+		raw, err := c.system.EncodedText(req.System, encodeSystem)
 		if err != nil {
 			return nil, err
 		}
@@ -149,12 +144,19 @@ func encodeMessage(m *llm.Message) ([]byte, error) {
 	return b, nil
 }
 
-// messageParams converts one message (or the system prompt).
+// encodeSystem encodes the system prompt as the SDK encodes a system message.
+func encodeSystem(s string) ([]byte, error) {
+	m := oa.SystemMessage(s)
+	raw, err := m.MarshalJSON()
+	if err != nil {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI, Message: "encoding the system prompt", Err: err}
+	}
+	return raw, nil
+}
+
+// messageParams converts one message.
 func messageParams(m *llm.Message) []oa.ChatCompletionMessageParamUnion {
-	switch m.Role {
-	case systemRole:
-		return []oa.ChatCompletionMessageParamUnion{oa.SystemMessage(m.Text())}
-	case llm.RoleAssistant:
+	if m.Role == llm.RoleAssistant {
 		return []oa.ChatCompletionMessageParamUnion{assistantMessage(m)}
 	}
 	var out []oa.ChatCompletionMessageParamUnion

@@ -75,8 +75,7 @@ func (c *Client) body(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	var instructions []byte
 	if req.System != "" {
-		sys := llm.Message{Role: systemRole, Parts: []llm.Part{llm.TextPart(req.System)}}
-		raw, err := c.msgs.Encoded(&sys, encodeItems)
+		raw, err := c.system.EncodedText(req.System, encodeInstructions)
 		if err != nil {
 			return nil, err
 		}
@@ -143,18 +142,14 @@ func appendJSON(b []byte, v any) []byte {
 	return append(b, raw...)
 }
 
-// systemRole marks the pseudo-message that carries the system prompt
-// (the instructions) through the message cache.
-const systemRole llm.Role = "system"
+// encodeInstructions encodes the system prompt, the instructions string.
+func encodeInstructions(s string) ([]byte, error) { return json.Marshal(s) }
 
 // encodeItems encodes the input items one message becomes, separated by
-// commas (nil when there are none); for the system pseudo-message, the
-// instructions string.
+// commas; nil when there are none.
 func encodeItems(m *llm.Message) ([]byte, error) {
 	var items []any
 	switch m.Role {
-	case systemRole:
-		return json.Marshal(m.Text())
 	case llm.RoleAssistant:
 		if text := m.Text(); text != "" {
 			items = append(items, messageItem{Type: "message", Role: "assistant", Content: []textContent{{Type: "output_text", Text: text}}})
