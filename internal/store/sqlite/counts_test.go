@@ -2,10 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -61,4 +64,75 @@ func TestCountsPendingLeavesOutFinishedTasks(t *testing.T) {
 	if c.Pending != 1 {
 		t.Errorf("pending = %d with one task cancelled, want 1 (only the unfinished task's message)", c.Pending)
 	}
+}
+
+// TestCountsEventsFollowTheLog: Counts reports the event log's row count
+// and highest ID as kept by the writer, not counted per call; after
+// appends, a failed operation whose events were rolled back, pruning
+// (down to an empty log) and reopening, they are what the table holds.
+func TestCountsEventsFollowTheLog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "neuraphage.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	check := func(step string) {
+		t.Helper()
+		var (
+			rows int64
+			last sql.NullInt64
+		)
+		if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*), MAX(id) FROM events`).Scan(&rows, &last); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Events != rows || c.LastID != last.Int64 {
+			t.Errorf("%s: Counts says %d events, last %d; the log holds %d, last %d", step, c.Events, c.LastID, rows, last.Int64)
+		}
+	}
+	check("empty")
+	for i := range 3 {
+		evs := make([]event.Event, 5+i*4)
+		for j := range evs {
+			evs[j] = event.New(t0.Add(time.Duration(i)*time.Hour), "", event.ToolResult{Turn: j, CallID: "c", Name: "glob"})
+		}
+		if _, err := s.AppendEvents(ctx, evs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after appends")
+	failed := errors.New("refused")
+	if _, err := s.do(ctx, func(w *wtx) error {
+		if err := w.emit(event.New(t0, "", event.ToolResult{CallID: "x", Name: "glob"})); err != nil {
+			return err
+		}
+		return failed
+	}, false); !errors.Is(err, failed) {
+		t.Fatalf("a failing operation returned %v", err)
+	}
+	check("after a rolled-back append")
+	if n, err := s.PruneEvents(ctx, t0.Add(90*time.Minute)); err != nil || n != 14 {
+		t.Fatalf("pruning the first two hours: %d, %v; want 14", n, err)
+	}
+	check("after pruning")
+	s.Close()
+	if s, err = Open(ctx, path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	check("reopened")
+	if _, err := s.PruneEvents(ctx, t0.Add(24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	check("after pruning everything")
+	if _, err := s.AppendEvents(ctx, event.New(t0, "", event.ToolResult{CallID: "y", Name: "glob"})); err != nil {
+		t.Fatal(err)
+	}
+	check("after appending to an empty log")
 }

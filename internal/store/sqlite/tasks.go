@@ -222,7 +222,7 @@ func (w *wtx) applyMutationData(t *task.Task, m store.Mutation) (string, error) 
 
 // GetTask implements store.Store.
 func (s *Store) GetTask(ctx context.Context, id task.ID) (task.Task, error) {
-	t, err := scanTask(s.rdb.QueryRowContext(ctx, `SELECT data FROM tasks WHERE id = ?`, string(id)))
+	t, err := scanTask(s.reads.QueryRowContext(ctx, `SELECT data FROM tasks WHERE id = ?`, string(id)))
 	if isNoRows(err) {
 		return task.Task{}, fmt.Errorf("task %s: %w", id, store.ErrNotFound)
 	}
@@ -239,7 +239,7 @@ func (s *Store) ResolveTask(ctx context.Context, ref string) (task.ID, error) {
 		return "", err
 	}
 	// IDs are lower-case ASCII, so a prefix is a range: [norm, norm+"\x7f").
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT 6`, norm, norm+"\x7f")
+	rows, err := s.reads.QueryContext(ctx, `SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT 6`, norm, norm+"\x7f")
 	if err != nil {
 		return "", fmt.Errorf("looking up task %q: %w", ref, err)
 	}
@@ -299,7 +299,8 @@ func listWhere(opts store.ListOptions, after int64) (string, []any) {
 	}
 	q += " ORDER BY created_at, id"
 	if opts.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", opts.Limit)
+		q += " LIMIT ?"
+		args = append(args, opts.Limit)
 	}
 	return q, args
 }
@@ -309,7 +310,7 @@ func listWhere(opts store.ListOptions, after int64) (string, []any) {
 func (s *Store) listQuery(ctx context.Context, cols string, opts store.ListOptions) (string, []any, error) {
 	var after int64
 	if opts.After != "" {
-		err := s.rdb.QueryRowContext(ctx, `SELECT created_at FROM tasks WHERE id = ?`, string(opts.After)).Scan(&after)
+		err := s.reads.QueryRowContext(ctx, `SELECT created_at FROM tasks WHERE id = ?`, string(opts.After)).Scan(&after)
 		if isNoRows(err) {
 			return "", nil, fmt.Errorf("listing after task %s: %w", opts.After, store.ErrNotFound)
 		}
@@ -327,7 +328,7 @@ func (s *Store) ListTasks(ctx context.Context, opts store.ListOptions) ([]task.T
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.reads.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
@@ -358,7 +359,7 @@ func (s *Store) ListSummaries(ctx context.Context, opts store.ListOptions) ([]ta
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.reads.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
@@ -408,7 +409,7 @@ func (s *Store) ListSummariesJSON(ctx context.Context, opts store.ListOptions) (
 	// away; the rows reach group_concat in that order. storetest checks it.
 	q = `SELECT count(*), group_concat(listing, ',' || char(10)) FROM (` + q + ` LIMIT -1)`
 	var p store.SummaryPage
-	if err := s.rdb.QueryRowContext(ctx, q, args...).Scan(&p.N, &p.JSON); err != nil {
+	if err := s.reads.QueryRowContext(ctx, q, args...).Scan(&p.N, &p.JSON); err != nil {
 		return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
 	}
 	s.lists.put(key, gen, p)
@@ -422,7 +423,7 @@ func (s *Store) summaryPage(ctx context.Context, opts store.ListOptions) (store.
 	if err != nil {
 		return store.SummaryPage{}, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.reads.QueryContext(ctx, q, args...)
 	if err != nil {
 		return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
 	}

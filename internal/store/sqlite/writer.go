@@ -35,6 +35,9 @@ type wtx struct {
 	stmts  *batchStmts
 	s      *Store
 	events []event.Event
+	// recount, when set, is the event log's row count and highest ID
+	// after the operation's deletions (PruneEvents).
+	recount *eventTally
 }
 
 // exec runs a statement in the transaction, prepared when the writer has
@@ -47,6 +50,12 @@ func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
 		w.s.injectionsWritten = true
 	}
 	return w.stmts.exec(w.ctx, query, args...)
+}
+
+// query runs a query in the transaction, prepared when the writer has
+// prepared it.
+func (w *wtx) query(query string, args ...any) (*sql.Rows, error) {
+	return w.stmts.query(w.ctx, query, args...)
 }
 
 // queryRow runs a single-row query in the transaction, prepared when the
@@ -194,6 +203,7 @@ func (s *Store) commit(batch []op) {
 	ctx := context.Background()
 	results := make([]result, len(batch))
 	startID := s.nextID
+	tally := eventTally{rows: s.eventRows.Load(), last: s.lastEventID.Load()}
 	s.tasksWritten, s.injectionsWritten = false, false
 	var committed []event.Event
 	err := func() error {
@@ -221,6 +231,7 @@ func (s *Store) commit(batch []op) {
 			} else {
 				results[i].events = w.events
 				committed = append(committed, w.events...)
+				tally.add(w)
 			}
 			if _, err := stmts.exec(ctx, `RELEASE op`); err != nil {
 				return fmt.Errorf("releasing a savepoint: %w", err)
@@ -231,6 +242,11 @@ func (s *Store) commit(batch []op) {
 		}
 		return nil
 	}()
+	if err == nil {
+		// Before any caller hears of the commit, as the caches below.
+		s.eventRows.Store(tally.rows)
+		s.lastEventID.Store(tally.last)
+	}
 	if s.tasksWritten {
 		// After the commit (or its failure) and before any caller hears of
 		// it: a listing asked for once a write is acknowledged shows it.
