@@ -7,8 +7,10 @@
 // one failing operation does not spoil the others. It assigns event IDs in commit
 // order, hands the committed events to the publish function, then answers the
 // callers. The writer keeps the statements it runs prepared on its connection
-// (stmts.go). Reads use a separate pool of read-only connections and never wait for
-// the writer; their statements are prepared once too (readstmts.go). Close stops intake, lets the writer drain and commit what was
+// (stmts.go). Reads use a separate pool of read-only connections and never wait
+// for the writer; their statements are prepared once too (readstmts.go). The
+// writer also keeps the event log's row count and last ID for Counts
+// (counts.go). Close stops intake, lets the writer drain and commit what was
 // queued, and closes both pools.
 package sqlite
 
