@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/inject"
+	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -135,4 +137,90 @@ func TestCountsEventsFollowTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after appending to an empty log")
+}
+
+// TestCountsFollowStatusAndQueues: Counts' task and queue counts, kept
+// between writes that cannot change them, are what the tables hold after
+// every acknowledged write: a task added, a status changed, a checkpoint
+// that keeps the status, a message queued and delivered.
+func TestCountsFollowStatusAndQueues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "neuraphage.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	check := func(step string) {
+		t.Helper()
+		want := map[task.Status]int{}
+		rows, err := s.rdb.QueryContext(ctx, `SELECT status, COUNT(*) FROM tasks GROUP BY status`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var (
+				st task.Status
+				n  int
+			)
+			if err := rows.Scan(&st, &n); err != nil {
+				t.Fatal(err)
+			}
+			want[st] = n
+		}
+		rows.Close()
+		var pending int
+		if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM injections WHERE delivered_at IS NULL AND returned_at IS NULL`).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // read, then kept
+			c, err := s.Counts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(c.Tasks, want) || c.Pending != pending {
+				t.Errorf("%s: Counts says %v and %d pending; the tables hold %v and %d", step, c.Tasks, c.Pending, want, pending)
+			}
+			c.Tasks[task.Failed] = 99 // the caller's copy
+		}
+	}
+	setStatus := func(id task.ID, st task.Status) {
+		t.Helper()
+		if _, _, err := s.UpdateTask(ctx, id, func(tk *task.Task) ([]event.Event, error) { tk.Status = st; return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("empty")
+	for _, id := range []task.ID{"t-aaaaa", "t-bbbbb", "t-ccccc"} {
+		tk, err := task.New(id, task.Spec{Description: "x"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("created")
+	setStatus("t-aaaaa", task.Running)
+	check("one running")
+	if _, _, err := s.Checkpoint(ctx, store.Checkpoint{TaskID: "t-aaaaa", Mutate: func(tk *task.Task) ([]event.Event, error) {
+		tk.Usage.Iterations++
+		return nil, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	check("checkpointed")
+	inj, _, err := s.Enqueue(ctx, inject.Injection{TaskID: "t-aaaaa", Source: inject.FromUser, Kind: inject.Message, Text: "hi", CreatedAt: t0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("queued")
+	if _, _, err := s.Checkpoint(ctx, store.Checkpoint{TaskID: "t-aaaaa", From: 0, Delivered: []int64{inj.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	check("delivered")
+	setStatus("t-bbbbb", task.Running)
+	setStatus("t-bbbbb", task.Paused)
+	check("one paused")
 }

@@ -220,8 +220,26 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, at time.Time, ev
 	}, false)
 }
 
-// Counts implements store.Store.
+// Counts implements store.Store. The task and queue counts are read again
+// only when a write may have changed them (countCache); the event counts
+// are the writer's.
 func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
+	key := countKey{status: s.counts.statusGen.Load(), queues: s.queues.gen.Load()} // before the queries, as Pending
+	c, ok := s.counts.get(key)
+	if !ok {
+		var err error
+		if c, err = s.countTasks(ctx); err != nil {
+			return c, err
+		}
+		s.counts.put(key, c)
+	}
+	// Kept by the writer: counting the log here scanned all of it.
+	c.Events, c.LastID = s.eventRows.Load(), s.lastEventID.Load()
+	return c, nil
+}
+
+// countTasks reads the task counts by status and the pending injections.
+func (s *Store) countTasks(ctx context.Context) (store.Counts, error) {
 	c := store.Counts{Tasks: map[task.Status]int{}}
 	rows, err := s.reads.QueryContext(ctx, `SELECT status, COUNT(*) FROM tasks GROUP BY status`)
 	if err != nil {
@@ -241,8 +259,6 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 	if err := rows.Err(); err != nil {
 		return c, fmt.Errorf("counting tasks: %w", err)
 	}
-	// Kept by the writer: counting the log here scanned all of it.
-	c.Events, c.LastID = s.eventRows.Load(), s.lastEventID.Load()
 	if err := s.reads.QueryRowContext(ctx, `SELECT COUNT(*) FROM injections i JOIN tasks t ON t.id = i.task_id
 		WHERE i.delivered_at IS NULL AND i.returned_at IS NULL AND t.status NOT IN (?, ?, ?)`, string(task.Completed), string(task.Failed), string(task.Cancelled)).Scan(&c.Pending); err != nil {
 		return c, fmt.Errorf("counting queued injections: %w", err)

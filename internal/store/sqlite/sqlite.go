@@ -77,6 +77,9 @@ type Store struct {
 	lists        listCache // whole listings, while no task changes
 	tasksWritten bool      // the batch being written wrote tasks; owned by the writer goroutine
 
+	counts        countCache // Counts' task and queue counts, while no status or injection changes
+	statusWritten bool       // the batch being written may have changed a task's status; owned by the writer goroutine
+
 	queues            queueCache // the queues read empty, while no injection changes
 	injectionsWritten bool       // the batch being written wrote injections; owned by the writer goroutine
 

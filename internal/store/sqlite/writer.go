@@ -45,6 +45,9 @@ type wtx struct {
 func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
 	if w.s.lists.writesTasks(query) {
 		w.s.tasksWritten = true
+		if query != updateTaskBodySQL { // which leaves the status column out
+			w.s.statusWritten = true
+		}
 	}
 	if w.s.queues.writesInjections(query) {
 		w.s.injectionsWritten = true
@@ -204,7 +207,7 @@ func (s *Store) commit(batch []op) {
 	results := make([]result, len(batch))
 	startID := s.nextID
 	tally := eventTally{rows: s.eventRows.Load(), last: s.lastEventID.Load()}
-	s.tasksWritten, s.injectionsWritten = false, false
+	s.tasksWritten, s.injectionsWritten, s.statusWritten = false, false, false
 	var committed []event.Event
 	err := func() error {
 		tx, err := s.wdb.BeginTx(ctx, nil)
@@ -251,6 +254,9 @@ func (s *Store) commit(batch []op) {
 		// After the commit (or its failure) and before any caller hears of
 		// it: a listing asked for once a write is acknowledged shows it.
 		s.lists.wrote()
+	}
+	if s.statusWritten {
+		s.counts.statusGen.Add(1) // the same, for Counts
 	}
 	if s.injectionsWritten {
 		s.queues.wrote() // the same: a queue read once a write is acknowledged shows it
