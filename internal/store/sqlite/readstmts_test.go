@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
@@ -91,5 +94,72 @@ func TestReadsPreparedOnce(t *testing.T) {
 	s.Close()
 	if _, err := s.GetTask(ctx, tk.ID); err == nil {
 		t.Error("a read after Close succeeded")
+	}
+}
+
+// TestReadsConcurrent: readers that prepare the same texts at once, on
+// every connection of the pool, while the writer writes, all get their
+// answers, and every text they ran ends prepared.
+func TestReadsConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "neuraphage.db"), Options{ReadConns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tk, err := task.New("t-aaaaa", task.Spec{Description: "x"}, time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateTask(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	wg.Go(func() {
+		for i := range 50 {
+			if _, _, err := s.UpdateTask(ctx, tk.ID, func(t *task.Task) ([]event.Event, error) {
+				t.Usage.Iterations = i
+				return nil, nil
+			}); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	for range 6 {
+		wg.Go(func() {
+			for range 50 {
+				if _, err := s.GetTask(ctx, tk.ID); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.ConversationLen(ctx, tk.ID); err != nil {
+					errs <- err
+					return
+				}
+				if ts, err := s.ListSummaries(ctx, store.ListOptions{Limit: 5}); err != nil || len(ts) != 1 {
+					errs <- fmt.Errorf("listing: %d tasks, %v", len(ts), err)
+					return
+				}
+				if _, err := s.Counts(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	s.reads.mu.RLock()
+	defer s.reads.mu.RUnlock()
+	for q, st := range s.reads.m {
+		if st == nil {
+			t.Errorf("%q did not prepare", q)
+		}
 	}
 }
