@@ -21,6 +21,7 @@
 //	POST /v1/tasks/{ref}/cancel           ActionRequest → task.Task
 //	POST /v1/tasks/{ref}/pause            ActionRequest → task.Task
 //	POST /v1/tasks/{ref}/resume           ActionRequest → task.Task
+//	POST /v1/tasks/actions                BulkActionRequest → BulkActionResult (several tasks in one call)
 //	POST /v1/tasks/{ref}/messages         SendRequest → Message
 //	POST /v1/tasks/{ref}/dependencies     DependRequest → TaskDetail
 //	GET  /v1/tasks/{ref}/log?from=N       TaskLog: the stored conversation, entries with seq ≥ N

@@ -105,8 +105,14 @@ func (o devLoadOpts) validate() error {
 // to the daemon; the server takes any key.
 const loadKeyEnv = "NEURAPHAGE_LOAD_API_KEY"
 
-// loadSampleEvery is how often the daemon is sampled while tasks run.
-const loadSampleEvery = 20 * time.Millisecond
+// loadSampleEvery is how often the daemon's memory is read (from /proc,
+// which costs the daemon nothing) while tasks run; its status is asked
+// every loadStatusEvery-th sample only, since answering it is the daemon's
+// own CPU (it lists every running task) and would be measured as load.
+const (
+	loadSampleEvery = 20 * time.Millisecond
+	loadStatusEvery = 10
+)
 
 func (a *app) runDevLoad(ctx context.Context, opts devLoadOpts, out io.Writer) error {
 	if err := opts.validate(); err != nil {
@@ -429,14 +435,18 @@ func runLoad(ctx context.Context, d *loadDaemon, opts devLoadOpts, repo string) 
 		return abort(err)
 	}
 	release := time.Now()
-	err = fanOut(ctx, opts.tasks, func(ctx context.Context, i int) error {
-		if _, err := d.c.Act(ctx, string(ids[i]), client.Resume, "released by dev load"); err != nil {
-			return fmt.Errorf("releasing load task %s: %w", ids[i], err)
-		}
-		return nil
-	})
+	refs := make([]string, len(ids))
+	for i, id := range ids {
+		refs[i] = string(id)
+	}
+	res, err := d.c.ActMany(ctx, refs, client.Resume, "released by dev load")
 	if err != nil {
-		return abort(err)
+		return abort(fmt.Errorf("releasing the load tasks: %w", err))
+	}
+	for _, it := range res.Results {
+		if it.Error != nil {
+			return abort(fmt.Errorf("releasing load task %s: %s", it.Ref, it.Error.Message))
+		}
 	}
 	rep.ReleaseSeconds = time.Since(release).Seconds()
 	close(released)

@@ -245,6 +245,17 @@ func (c *Client) Act(ctx context.Context, ref string, a Action, reason string) (
 	return t, err
 }
 
+// ActMany applies an action to several tasks in one call; each task
+// changes or fails on its own (api.BulkActionItem).
+func (c *Client) ActMany(ctx context.Context, refs []string, a Action, reason string) (api.BulkActionResult, error) {
+	var r api.BulkActionResult
+	err := c.do(ctx, http.MethodPost, "/v1/tasks/actions", api.BulkActionRequest{Action: string(a), Refs: refs, Reason: reason}, &r)
+	if err == nil && len(r.Results) != len(refs) {
+		return r, fmt.Errorf("the daemon answered %d results for %d tasks", len(r.Results), len(refs))
+	}
+	return r, err
+}
+
 // Send queues a message for a task.
 func (c *Client) Send(ctx context.Context, ref, text string) (api.Message, error) {
 	return c.SendMessage(ctx, ref, api.SendRequest{Text: text})

@@ -144,6 +144,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/cancel", s.action((Tasks).Cancel))
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/pause", s.action((Tasks).Pause))
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/resume", s.action((Tasks).Resume))
+	s.mux.HandleFunc("POST /v1/tasks/actions", s.actions)
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/messages", s.send)
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/dependencies", s.depend)
 	s.mux.HandleFunc("POST /v1/tasks/{ref}/escalate", s.escalate)
@@ -515,6 +516,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // fail maps an error to its API code. It never matches on error text.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code, e := s.errorBody(r, err)
+	writeJSON(w, code, e)
+}
+
+// errorBody is the status and body that answer err: fail's, and each
+// failed item of a bulk action's.
+func (s *Server) errorBody(r *http.Request, err error) (int, api.Error) {
 	var (
 		inv *task.InvalidError
 		amb *store.AmbiguousError
@@ -543,5 +551,5 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		e.Code = api.CodeInternal
 		s.cfg.Logger.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	writeJSON(w, code, e)
+	return code, e
 }
