@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
@@ -44,9 +45,12 @@ type Options struct {
 
 // Client talks to the Anthropic Messages API. It is safe for concurrent use.
 type Client struct {
-	svc   sdk.MessageService
-	opts  Options
-	tools toolCache
+	svc    sdk.MessageService
+	api    *sdk.Client
+	opts   Options
+	tools  toolCache
+	system *llm.WireCache // system prompts
+	msgs   *llm.WireCache
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -67,18 +71,20 @@ func New(o Options) (*Client, error) {
 		hc = &http.Client{}
 	}
 	// NewMessageService, unlike sdk.NewClient, does not read the environment.
-	svc := sdk.NewMessageService(
+	opts := []option.RequestOption{
 		option.WithBaseURL(o.BaseURL),
 		option.WithAPIKey(o.APIKey),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
-	)
-	return &Client{svc: svc, opts: o}, nil
+	}
+	// A Client literal, like NewMessageService, reads no environment; its
+	// Post streams a call whose events Stream decodes itself.
+	return &Client{svc: sdk.NewMessageService(opts...), api: &sdk.Client{Options: opts}, opts: o, msgs: llm.NewWireCache(), system: llm.NewWireCache()}, nil
 }
 
 // Complete sends req without streaming.
 func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	params, err := c.params(req)
+	params, body, err := c.request(req)
 	if err != nil {
 		return nil, fmt.Errorf("building anthropic request: %w", err)
 	}
@@ -87,7 +93,7 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 	// decoding it here tells a malformed reply (ClassMalformed) apart from a
 	// cut connection (ClassNetwork).
 	var raw []byte
-	_, err = c.svc.New(ctx, params, option.WithRequestTimeout(10*time.Minute), option.WithResponseBodyInto(&raw))
+	_, err = c.svc.New(ctx, params, body, option.WithRequestTimeout(10*time.Minute), option.WithResponseBodyInto(&raw))
 	if err != nil {
 		return nil, classify(ctx, ctx, "calling anthropic", err)
 	}
@@ -126,19 +132,24 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 
 // Stream sends req as a streaming call; see llm.Client for the contract.
 func (c *Client) Stream(ctx context.Context, req *llm.Request, h func(llm.Event)) (*llm.Response, error) {
-	params, err := c.params(req)
+	body, err := c.encode(req, true)
 	if err != nil {
 		return nil, fmt.Errorf("building anthropic request: %w", err)
 	}
 	sctx, watch := llm.WatchIdle(ctx, c.opts.IdleTimeout)
 	defer watch.Stop()
-	stream := c.svc.NewStreaming(sctx, params)
+	// As MessageService.NewStreaming does, but the events decode into
+	// streamEvent rather than the SDK's event union.
+	var raw *http.Response
+	err = c.api.Post(sctx, "v1/messages", nil, &raw, option.WithRequestBody("application/json", body))
+	stream := ssestream.NewStream[streamEvent](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 
 	var acc accumulator
 	for stream.Next() {
 		watch.Touch()
-		if err := acc.add(stream.Current(), h); err != nil {
+		ev := stream.Current()
+		if err := acc.add(&ev, h); err != nil {
 			return nil, classify(ctx, sctx, "streaming from anthropic", err)
 		}
 	}

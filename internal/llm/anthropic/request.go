@@ -3,85 +3,191 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
-// params converts a provider-neutral request. The system prompt and the
-// last tool definition carry cache_control breakpoints: tools and system
-// form the stable prefix of every turn of a task, so caching them makes
-// later turns cheaper and faster.
-func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
-	p := sdk.MessageNewParams{
-		Model:     sdk.Model(c.opts.Model),
-		MaxTokens: int64(c.opts.MaxTokens),
+// request builds the parameters and body of a call that is not streamed
+// (see encode). The parameters carry the model and reply cap for the SDK's
+// own checks and encode to nothing; the body replaces them
+// (option.WithRequestBody), so the SDK still does the HTTP and headers.
+func (c *Client) request(req *llm.Request) (sdk.MessageNewParams, option.RequestOption, error) {
+	body, err := c.encode(req, false)
+	if err != nil {
+		return sdk.MessageNewParams{}, nil, err
 	}
+	model := c.opts.Model
 	if req.Model != "" {
-		p.Model = sdk.Model(req.Model)
+		model = req.Model
 	}
-	if p.Model == "" {
-		return p, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "request names no model and the client has no default"}
-	}
+	maxTokens := int64(c.opts.MaxTokens)
 	if req.MaxTokens > 0 {
-		p.MaxTokens = int64(req.MaxTokens)
+		maxTokens = int64(req.MaxTokens)
 	}
-	if req.Temperature != nil {
-		p.Temperature = param.NewOpt(*req.Temperature)
+	p := param.Override[sdk.MessageNewParams](json.RawMessage(`{}`))
+	p.Model = sdk.Model(model)
+	p.MaxTokens = maxTokens
+	return p, option.WithRequestBody("application/json", body), nil
+}
+
+// encode returns the body of req: the JSON the SDK would encode from the
+// converted request (MessageNewParams, fields in its order), assembled from
+// pieces each encoded by the SDK once. The messages of a conversation
+// (llm.WireCache), its system prompt and its tools are the same from one
+// call to the next but for the newest messages, and encoding the whole
+// request again by reflection on every call was most of the client's CPU.
+// A streamed call's body ends with "stream":true, where the SDK's
+// NewStreaming adds it.
+func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
+	model := c.opts.Model
+	if req.Model != "" {
+		model = req.Model
 	}
-	if req.System != "" {
-		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
+	if model == "" {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "request names no model and the client has no default"}
 	}
-	if len(req.Tools) > 0 {
-		p.Tools = make([]sdk.ToolUnionParam, 0, len(req.Tools))
+	maxTokens := int64(c.opts.MaxTokens)
+	if req.MaxTokens > 0 {
+		maxTokens = int64(req.MaxTokens)
 	}
+	tools := make([][]byte, len(req.Tools))
+	size := 96 + len(model) // the fields besides messages, system and tools
 	for i, t := range req.Tools {
-		tool, err := c.tools.param(t, i == len(req.Tools)-1)
+		raw, err := c.tools.encoded(t, i == len(req.Tools)-1)
 		if err != nil {
-			return p, err
+			return nil, err
 		}
-		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tool})
+		tools[i] = raw
+		size += len(raw) + 1
 	}
-	for _, m := range req.Messages {
-		var blocks []sdk.ContentBlockParamUnion
-		for _, part := range m.Parts {
-			switch {
-			case part.ToolCall != nil:
-				input := part.ToolCall.Input
-				if len(input) == 0 {
-					input = json.RawMessage("{}")
-				}
-				blocks = append(blocks, sdk.NewToolUseBlock(part.ToolCall.ID, input, part.ToolCall.Name))
-			case part.ToolResult != nil:
-				r := part.ToolResult
-				tr := &sdk.ToolResultBlockParam{ToolUseID: r.CallID}
-				if r.IsError {
-					tr.IsError = param.NewOpt(true)
-				}
-				// The API rejects empty text blocks, so an empty result has no content.
-				if r.Content != "" {
-					tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: r.Content}}}
-				}
-				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolResult: tr})
-			case part.Text != "":
-				// The API rejects empty text blocks.
-				blocks = append(blocks, sdk.NewTextBlock(part.Text))
+	var system []byte
+	if req.System != "" {
+		var err error
+		if system, err = c.system.EncodedText(req.System, encodeSystem); err != nil {
+			return nil, err
+		}
+		size += len(system)
+	}
+	msgs := make([][]byte, 0, len(req.Messages))
+	for i := range req.Messages {
+		raw, err := c.msgs.Encoded(&req.Messages[i], encodeMessage)
+		if err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			msgs = append(msgs, raw)
+			size += len(raw) + 1
+		}
+	}
+
+	b := make([]byte, 0, size)
+	b = append(b, `{"max_tokens":`...)
+	b = strconv.AppendInt(b, maxTokens, 10)
+	if len(msgs) > 0 {
+		b = append(b, `,"messages":[`...)
+		for i, m := range msgs {
+			if i > 0 {
+				b = append(b, ',')
 			}
+			b = append(b, m...)
 		}
-		if len(blocks) == 0 {
-			continue
+		b = append(b, ']')
+	}
+	b = append(b, `,"model":`...)
+	b = appendJSON(b, model)
+	if req.Temperature != nil {
+		b = append(b, `,"temperature":`...)
+		b = appendJSON(b, *req.Temperature)
+	}
+	if system != nil {
+		b = append(b, `,"system":`...)
+		b = append(b, system...)
+	}
+	if len(tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, t...)
 		}
-		switch m.Role {
-		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
-		default:
-			p.Messages = append(p.Messages, sdk.NewUserMessage(blocks...))
+		b = append(b, ']')
+	}
+	if stream {
+		b = append(b, `,"stream":true`...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends v encoded as encoding/json does (as the SDK does).
+func appendJSON(b []byte, v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil { // a string or a float64: only NaN and infinities fail
+		return append(b, "null"...)
+	}
+	return append(b, raw...)
+}
+
+// encodeMessage encodes m as the SDK encodes its sdk.MessageParam; nil when
+// it has nothing to send.
+func encodeMessage(m *llm.Message) ([]byte, error) {
+	p, ok := messageParam(m)
+	if !ok {
+		return nil, nil
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "encoding a message", Err: err}
+	}
+	return raw, nil
+}
+
+// messageParam converts one message; ok is false when it has nothing to
+// send (the API rejects empty messages).
+func messageParam(m *llm.Message) (sdk.MessageParam, bool) {
+	var blocks []sdk.ContentBlockParamUnion
+	for _, part := range m.Parts {
+		switch {
+		case part.ToolCall != nil:
+			input := part.ToolCall.Input
+			if len(input) == 0 {
+				input = json.RawMessage("{}")
+			}
+			blocks = append(blocks, sdk.NewToolUseBlock(part.ToolCall.ID, input, part.ToolCall.Name))
+		case part.ToolResult != nil:
+			r := part.ToolResult
+			tr := &sdk.ToolResultBlockParam{ToolUseID: r.CallID}
+			if r.IsError {
+				tr.IsError = param.NewOpt(true)
+			}
+			// The API rejects empty text blocks, so an empty result has no content.
+			if r.Content != "" {
+				tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: r.Content}}}
+			}
+			blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolResult: tr})
+		case part.Text != "":
+			// The API rejects empty text blocks.
+			blocks = append(blocks, sdk.NewTextBlock(part.Text))
 		}
 	}
-	return p, nil
+	if len(blocks) == 0 {
+		return sdk.MessageParam{}, false
+	}
+	if m.Role == llm.RoleAssistant {
+		return sdk.NewAssistantMessage(blocks...), true
+	}
+	return sdk.NewUserMessage(blocks...), true
+}
+
+// systemParam converts the system prompt; it carries a cache breakpoint.
+func systemParam(s string) []sdk.TextBlockParam {
+	return []sdk.TextBlockParam{{Text: s, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 }
 
 // toolParam converts a tool definition; the last tool carries the cache
@@ -115,11 +221,11 @@ const maxCachedTools = 512
 
 type cachedTool struct {
 	desc, schema string
-	tool         *sdk.ToolParam // encoded: shared by the requests, read only
+	raw          []byte // the encoded definition, read only
 }
 
-// param returns t converted, as the request's last tool or not.
-func (c *toolCache) param(t llm.ToolDef, last bool) (*sdk.ToolParam, error) {
+// encoded returns t converted and encoded, as the request's last tool or not.
+func (c *toolCache) encoded(t llm.ToolDef, last bool) ([]byte, error) {
 	k := 0
 	if last {
 		k = 1
@@ -128,25 +234,33 @@ func (c *toolCache) param(t llm.ToolDef, last bool) (*sdk.ToolParam, error) {
 	e := c.m[k][t.Name]
 	c.mu.Unlock()
 	if e != nil && e.desc == t.Description && e.schema == string(t.Schema) {
-		return e.tool, nil
+		return e.raw, nil
 	}
 	tool, err := toolParam(t, last)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(tool)
+	raw, err := json.Marshal(sdk.ToolUnionParam{OfTool: tool})
 	if err != nil {
 		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic,
 			Message: fmt.Sprintf("tool %q: encoding its definition", t.Name), Err: err}
 	}
-	encoded := param.Override[sdk.ToolParam](json.RawMessage(raw))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m[k] == nil || len(c.m[k]) >= maxCachedTools {
 		c.m[k] = map[string]*cachedTool{}
 	}
-	c.m[k][t.Name] = &cachedTool{desc: t.Description, schema: string(t.Schema), tool: &encoded}
-	return &encoded, nil
+	c.m[k][t.Name] = &cachedTool{desc: t.Description, schema: string(t.Schema), raw: raw}
+	return raw, nil
+}
+
+// encodeSystem encodes the system prompt as the SDK encodes its blocks.
+func encodeSystem(s string) ([]byte, error) {
+	raw, err := json.Marshal(systemParam(s))
+	if err != nil {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic, Message: "encoding the system prompt", Err: err}
+	}
+	return raw, nil
 }
 
 // inputSchema splits a JSON schema into the SDK's fields.

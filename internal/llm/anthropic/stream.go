@@ -1,12 +1,73 @@
 package anthropic
 
 import (
+	"bytes"
 	"fmt"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
+
+// streamEvent is one Messages API stream event: the fields the accumulator
+// reads, decoded by encoding/json. The SDK still reads the stream (SSE
+// framing, error events); decoding each event into the SDK's full event
+// union instead cost about 20 allocations an event.
+type streamEvent struct {
+	Type    string `json:"type"`
+	Index   int64  `json:"index"`
+	Message struct {
+		Model string     `json:"model"`
+		Usage eventUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+		Text string `json:"text"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage eventUsage `json:"usage"`
+}
+
+type eventUsage struct {
+	InputTokens              optInt `json:"input_tokens"`
+	OutputTokens             optInt `json:"output_tokens"`
+	CacheCreationInputTokens optInt `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     optInt `json:"cache_read_input_tokens"`
+}
+
+// optInt is a token count that may be absent or null (valid is false
+// then). A count is a non-negative integer.
+type optInt struct {
+	n     int64
+	valid bool
+}
+
+func (o *optInt) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		*o = optInt{}
+		return nil
+	}
+	// By hand: strconv.ParseInt(string(b)) allocates the string.
+	var n int64
+	for i, c := range b {
+		if c < '0' || c > '9' || i >= 18 {
+			return &llm.Error{Class: llm.ClassMalformed, Message: fmt.Sprintf("token count %.40s is not a count", b)}
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(b) == 0 {
+		return &llm.Error{Class: llm.ClassMalformed, Message: "empty token count"}
+	}
+	*o = optInt{n: n, valid: true}
+	return nil
+}
 
 // accumulator builds a response from Messages API stream events. It
 // checks the event order it relies on and reports violations as
@@ -32,7 +93,7 @@ func malformed(format string, args ...any) error {
 	return &llm.Error{Class: llm.ClassMalformed, Message: fmt.Sprintf(format, args...)}
 }
 
-func (a *accumulator) add(ev sdk.MessageStreamEventUnion, h func(llm.Event)) error {
+func (a *accumulator) add(ev *streamEvent, h func(llm.Event)) error {
 	if !a.started && ev.Type != "message_start" {
 		return malformed("event %q before message_start", ev.Type)
 	}
@@ -44,8 +105,8 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, h func(llm.Event)) err
 		a.started = true
 		a.model = ev.Message.Model
 		u := ev.Message.Usage
-		a.usage = llm.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-			CacheWriteTokens: u.CacheCreationInputTokens, CacheReadTokens: u.CacheReadInputTokens}
+		a.usage = llm.Usage{InputTokens: u.InputTokens.n, OutputTokens: u.OutputTokens.n,
+			CacheWriteTokens: u.CacheCreationInputTokens.n, CacheReadTokens: u.CacheReadInputTokens.n}
 	case "content_block_start":
 		if ev.Index != int64(len(a.blocks)) {
 			return malformed("content_block_start for index %d, want %d", ev.Index, len(a.blocks))
@@ -95,16 +156,16 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, h func(llm.Event)) err
 			b.call.Input = input
 		}
 	case "message_delta":
-		a.stop = stopReason(ev.Delta.StopReason)
-		a.usage.OutputTokens = ev.Usage.OutputTokens
-		if ev.Usage.JSON.InputTokens.Valid() {
-			a.usage.InputTokens = ev.Usage.InputTokens
+		a.stop = stopReason(sdk.StopReason(ev.Delta.StopReason))
+		a.usage.OutputTokens = ev.Usage.OutputTokens.n
+		if ev.Usage.InputTokens.valid {
+			a.usage.InputTokens = ev.Usage.InputTokens.n
 		}
-		if ev.Usage.JSON.CacheCreationInputTokens.Valid() {
-			a.usage.CacheWriteTokens = ev.Usage.CacheCreationInputTokens
+		if ev.Usage.CacheCreationInputTokens.valid {
+			a.usage.CacheWriteTokens = ev.Usage.CacheCreationInputTokens.n
 		}
-		if ev.Usage.JSON.CacheReadInputTokens.Valid() {
-			a.usage.CacheReadTokens = ev.Usage.CacheReadInputTokens
+		if ev.Usage.CacheReadInputTokens.valid {
+			a.usage.CacheReadTokens = ev.Usage.CacheReadInputTokens.n
 		}
 	case "message_stop":
 		for i := range a.blocks {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
-
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
 
@@ -35,11 +33,11 @@ func FuzzAccumulator(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var acc accumulator
 		for _, line := range bytes.Split(data, []byte("\n")) {
-			var ev sdk.MessageStreamEventUnion
+			var ev streamEvent
 			if json.Unmarshal(line, &ev) != nil {
 				continue
 			}
-			if err := acc.add(ev, func(llm.Event) {}); err != nil {
+			if err := acc.add(&ev, func(llm.Event) {}); err != nil {
 				if llm.ClassOf(err) != llm.ClassMalformed {
 					t.Fatalf("error %v is not ClassMalformed", err)
 				}
@@ -56,4 +54,25 @@ func FuzzAccumulator(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Token counts decode when they are non-negative integers or null, and a
+// stream event with any other count is malformed.
+func TestTokenCounts(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]optInt{
+		`0`: {0, true}, `17`: {17, true}, `123456789012345678`: {123456789012345678, true}, `null`: {},
+	} {
+		var o optInt
+		if err := json.Unmarshal([]byte(in), &o); err != nil || o != want {
+			t.Errorf("%s: %+v, %v; want %+v", in, o, err, want)
+		}
+	}
+	for _, in := range []string{`-1`, `1.5`, `1e3`, `"3"`, `1234567890123456789`, `true`} {
+		var ev streamEvent
+		err := json.Unmarshal([]byte(`{"type":"message_delta","usage":{"output_tokens":`+in+`}}`), &ev)
+		if err == nil {
+			t.Errorf("%s: accepted as %+v", in, ev.Usage.OutputTokens)
+		}
+	}
 }

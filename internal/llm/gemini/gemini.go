@@ -62,9 +62,12 @@ type Options struct {
 
 // Client talks to a Gemini API endpoint. It is safe for concurrent use.
 type Client struct {
-	opts Options
-	hc   *http.Client
-	base string
+	opts   Options
+	tools  toolCache
+	msgs   *llm.WireCache
+	system *llm.WireCache // system prompts
+	hc     *http.Client
+	base   string
 	// calls numbers the calls made, for tool-call ids when a reply has no
 	// responseId.
 	calls atomic.Uint64
@@ -80,7 +83,7 @@ func New(o Options) (*Client, error) {
 		return nil, err
 	}
 	o.BaseURL, o.MaxTokens = s.BaseURL, s.MaxTokens
-	return &Client{opts: o, hc: s.HTTPClient, base: strings.TrimSuffix(o.BaseURL, "/") + "/" + APIVersion + "/models/"}, nil
+	return &Client{opts: o, msgs: llm.NewWireCache(), system: llm.NewWireCache(), hc: s.HTTPClient, base: strings.TrimSuffix(o.BaseURL, "/") + "/" + APIVersion + "/models/"}, nil
 }
 
 func (c *Client) model(req *llm.Request) (string, error) {

@@ -47,8 +47,11 @@ type Options struct {
 
 // Client talks to a Chat Completions endpoint. It is safe for concurrent use.
 type Client struct {
-	svc  oa.ChatCompletionService
-	opts Options
+	svc    oa.ChatCompletionService
+	opts   Options
+	tools  toolCache
+	msgs   *llm.WireCache
+	system *llm.WireCache // system prompts
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -78,19 +81,19 @@ func New(o Options) (*Client, error) {
 	}
 	// NewChatCompletionService, unlike oa.NewClient, does not read the
 	// environment.
-	return &Client{svc: oa.NewChatCompletionService(opts...), opts: o}, nil
+	return &Client{svc: oa.NewChatCompletionService(opts...), opts: o, msgs: llm.NewWireCache(), system: llm.NewWireCache()}, nil
 }
 
 // Complete sends req without streaming.
 func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	params, err := c.params(req, false)
+	params, body, err := c.request(req, false)
 	if err != nil {
 		return nil, fmt.Errorf("building openai request: %w", err)
 	}
 	// Taking the raw body and decoding it here tells a malformed reply
 	// (ClassMalformed) apart from a cut connection (ClassNetwork).
 	var raw []byte
-	_, err = c.svc.New(ctx, params, option.WithResponseBodyInto(&raw))
+	_, err = c.svc.New(ctx, params, body, option.WithResponseBodyInto(&raw))
 	if err != nil {
 		return nil, classify(ctx, ctx, "calling openai", err)
 	}
@@ -124,13 +127,13 @@ func (c *Client) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 
 // Stream sends req as a streaming call; see llm.Client for the contract.
 func (c *Client) Stream(ctx context.Context, req *llm.Request, h func(llm.Event)) (*llm.Response, error) {
-	params, err := c.params(req, true)
+	params, body, err := c.request(req, true)
 	if err != nil {
 		return nil, fmt.Errorf("building openai request: %w", err)
 	}
 	sctx, watch := llm.WatchIdle(ctx, c.opts.IdleTimeout)
 	defer watch.Stop()
-	stream := c.svc.NewStreaming(sctx, params)
+	stream := c.svc.NewStreaming(sctx, params, body)
 	defer stream.Close()
 
 	acc := accumulator{}

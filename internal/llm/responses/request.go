@@ -3,22 +3,11 @@ package responses
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"sync"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
-
-type wireRequest struct {
-	Model           string     `json:"model"`
-	Instructions    string     `json:"instructions,omitempty"`
-	Input           []any      `json:"input"`
-	Tools           []wireTool `json:"tools,omitempty"`
-	MaxOutputTokens int        `json:"max_output_tokens,omitempty"`
-	Temperature     *float64   `json:"temperature,omitempty"`
-	Stream          bool       `json:"stream,omitempty"`
-	// Store is false: every request carries the whole conversation, so
-	// the service keeps nothing between calls.
-	Store bool `json:"store"`
-}
 
 type wireTool struct {
 	Type        string          `json:"type"`
@@ -56,42 +45,123 @@ type outputItem struct {
 // instructions; tool results become function_call_output items placed
 // before any text of the same user turn, right after the calls they
 // answer. The API caches prompt prefixes itself, so nothing is marked.
+//
+// The body is assembled from pieces each encoded once: the items of a
+// conversation's messages (llm.WireCache), its instructions and tools are
+// the same from one call to the next but for the newest messages. It is
+// byte for byte what encoding/json made of the whole request (the test
+// keeps that encoding as its reference).
 func (c *Client) body(req *llm.Request, stream bool) ([]byte, error) {
-	w := wireRequest{Model: c.opts.Model, Instructions: req.System, Stream: stream, Temperature: req.Temperature,
-		MaxOutputTokens: c.opts.MaxTokens, Input: []any{}}
+	model := c.opts.Model
 	if req.Model != "" {
-		w.Model = req.Model
+		model = req.Model
 	}
-	if w.Model == "" {
+	if model == "" {
 		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI, Message: "request names no model and the client has no default"}
 	}
+	maxTokens := c.opts.MaxTokens
 	if req.MaxTokens > 0 {
-		w.MaxOutputTokens = req.MaxTokens
+		maxTokens = req.MaxTokens
 	}
-	for _, t := range req.Tools {
-		schema := t.Schema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		} else if !isObject(schema) {
-			return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI,
-				Message: fmt.Sprintf("tool %q: schema is not a JSON object", t.Name)}
+	size := 128 + len(model)
+	tools := make([][]byte, len(req.Tools))
+	for i, t := range req.Tools {
+		raw, err := c.tools.encoded(t)
+		if err != nil {
+			return nil, err
 		}
-		w.Tools = append(w.Tools, wireTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema})
+		tools[i] = raw
+		size += len(raw) + 1
 	}
-	for _, m := range req.Messages {
-		if m.Role == llm.RoleAssistant {
-			if text := m.Text(); text != "" {
-				w.Input = append(w.Input, messageItem{Type: "message", Role: "assistant", Content: []textContent{{Type: "output_text", Text: text}}})
-			}
-			for _, call := range m.ToolCalls() {
-				args := string(call.Input)
-				if args == "" {
-					args = "{}"
-				}
-				w.Input = append(w.Input, callItem{Type: "function_call", CallID: call.ID, Name: call.Name, Arguments: args})
-			}
-			continue
+	var instructions []byte
+	if req.System != "" {
+		raw, err := c.system.EncodedText(req.System, encodeInstructions)
+		if err != nil {
+			return nil, err
 		}
+		instructions = raw
+		size += len(raw)
+	}
+	items := make([][]byte, 0, len(req.Messages))
+	for i := range req.Messages {
+		raw, err := c.msgs.Encoded(&req.Messages[i], encodeItems)
+		if err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			items = append(items, raw)
+			size += len(raw) + 1
+		}
+	}
+
+	b := make([]byte, 0, size)
+	b = append(b, `{"model":`...)
+	b = appendJSON(b, model)
+	if instructions != nil {
+		b = append(b, `,"instructions":`...)
+		b = append(b, instructions...)
+	}
+	b = append(b, `,"input":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	b = append(b, ']')
+	if len(tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, t...)
+		}
+		b = append(b, ']')
+	}
+	if maxTokens != 0 {
+		b = append(b, `,"max_output_tokens":`...)
+		b = strconv.AppendInt(b, int64(maxTokens), 10)
+	}
+	if req.Temperature != nil {
+		b = append(b, `,"temperature":`...)
+		b = appendJSON(b, *req.Temperature)
+	}
+	if stream {
+		b = append(b, `,"stream":true`...)
+	}
+	return append(b, `,"store":false}`...), nil
+}
+
+// appendJSON appends v encoded by encoding/json.
+func appendJSON(b []byte, v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil { // a string or a float64: only NaN and infinities fail
+		return append(b, "null"...)
+	}
+	return append(b, raw...)
+}
+
+// encodeInstructions encodes the system prompt, the instructions string.
+func encodeInstructions(s string) ([]byte, error) { return json.Marshal(s) }
+
+// encodeItems encodes the input items one message becomes, separated by
+// commas; nil when there are none.
+func encodeItems(m *llm.Message) ([]byte, error) {
+	var items []any
+	switch m.Role {
+	case llm.RoleAssistant:
+		if text := m.Text(); text != "" {
+			items = append(items, messageItem{Type: "message", Role: "assistant", Content: []textContent{{Type: "output_text", Text: text}}})
+		}
+		for _, call := range m.ToolCalls() {
+			args := string(call.Input)
+			if args == "" {
+				args = "{}"
+			}
+			items = append(items, callItem{Type: "function_call", CallID: call.ID, Name: call.Name, Arguments: args})
+		}
+	default:
 		for _, p := range m.Parts {
 			if r := p.ToolResult; r != nil {
 				out := r.Content
@@ -99,14 +169,68 @@ func (c *Client) body(req *llm.Request, stream bool) ([]byte, error) {
 					// The API has no error flag for tool outputs.
 					out = "Error: " + out
 				}
-				w.Input = append(w.Input, outputItem{Type: "function_call_output", CallID: r.CallID, Output: out})
+				items = append(items, outputItem{Type: "function_call_output", CallID: r.CallID, Output: out})
 			}
 		}
 		if text := m.Text(); text != "" {
-			w.Input = append(w.Input, messageItem{Type: "message", Role: "user", Content: []textContent{{Type: "input_text", Text: text}}})
+			items = append(items, messageItem{Type: "message", Role: "user", Content: []textContent{{Type: "input_text", Text: text}}})
 		}
 	}
-	return json.Marshal(w)
+	var b []byte
+	for _, it := range items {
+		raw, err := json.Marshal(it)
+		if err != nil {
+			return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI, Message: "encoding a message", Err: err}
+		}
+		if b != nil {
+			b = append(b, ',')
+		}
+		b = append(b, raw...)
+	}
+	return b, nil
+}
+
+// toolCache holds each tool definition checked and encoded once: a task
+// sends the same tools with every call.
+type toolCache struct {
+	mu sync.Mutex
+	m  map[string]*cachedTool // by name
+}
+
+// maxCachedTools bounds the cache; past it, it starts again.
+const maxCachedTools = 512
+
+type cachedTool struct {
+	desc, schema string
+	raw          []byte // the encoded definition, read only
+}
+
+func (c *toolCache) encoded(t llm.ToolDef) ([]byte, error) {
+	c.mu.Lock()
+	e := c.m[t.Name]
+	c.mu.Unlock()
+	if e != nil && e.desc == t.Description && e.schema == string(t.Schema) {
+		return e.raw, nil
+	}
+	schema := t.Schema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	} else if !isObject(schema) {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI,
+			Message: fmt.Sprintf("tool %q: schema is not a JSON object", t.Name)}
+	}
+	raw, err := json.Marshal(wireTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema})
+	if err != nil {
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI,
+			Message: fmt.Sprintf("tool %q: encoding its definition", t.Name), Err: err}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedTools {
+		c.m = map[string]*cachedTool{}
+	}
+	c.m[t.Name] = &cachedTool{desc: t.Description, schema: string(t.Schema), raw: raw}
+	return raw, nil
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -57,9 +57,12 @@ type Options struct {
 
 // Client talks to a Responses API endpoint. It is safe for concurrent use.
 type Client struct {
-	opts Options
-	hc   *http.Client
-	url  string
+	opts   Options
+	tools  toolCache
+	msgs   *llm.WireCache
+	system *llm.WireCache // system prompts
+	hc     *http.Client
+	url    string
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -72,7 +75,7 @@ func New(o Options) (*Client, error) {
 		return nil, err
 	}
 	o.BaseURL, o.MaxTokens = s.BaseURL, s.MaxTokens
-	return &Client{opts: o, hc: s.HTTPClient, url: strings.TrimSuffix(o.BaseURL, "/") + "/responses"}, nil
+	return &Client{opts: o, msgs: llm.NewWireCache(), system: llm.NewWireCache(), hc: s.HTTPClient, url: strings.TrimSuffix(o.BaseURL, "/") + "/responses"}, nil
 }
 
 // Complete sends req without streaming.

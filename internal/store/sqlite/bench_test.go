@@ -222,3 +222,75 @@ func BenchmarkSpent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCounts measures what every `daemon status` and dashboard poll
+// asks of the store, over 10,000 tasks and 100,000 logged events.
+func BenchmarkCounts(b *testing.B) {
+	s := openBench(b)
+	storetest.Populate(b, s, 10_000)
+	ctx := context.Background()
+	evs := make([]event.Event, 1000)
+	for i := range evs {
+		evs[i] = event.New(time.Now(), "t-000001", event.ToolResult{Turn: i, CallID: "c", Name: "glob"})
+	}
+	for range 100 {
+		if _, err := s.AppendEvents(ctx, evs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := s.Counts(ctx)
+		if err != nil || c.Events < 100_000 {
+			b.Fatalf("Counts = %+v, %v", c, err)
+		}
+	}
+}
+
+// BenchmarkTurnReads measures the small reads around a model turn, each a
+// statement of the read pool: the task, its conversation's length and
+// last entries, and its returned messages.
+func BenchmarkTurnReads(b *testing.B) {
+	s := openBench(b)
+	storetest.Populate(b, s, 200)
+	ctx := context.Background()
+	id := task.ID("t-000100")
+	msg := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.TextPart("I will read the middleware first.")}}
+	for i := range 20 {
+		if _, _, err := s.Checkpoint(ctx, store.Checkpoint{TaskID: id, From: i, Entries: []store.Entry{{Turn: i, Message: msg}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("GetTask", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.GetTask(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ConversationLen", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if n, err := s.ConversationLen(ctx, id); err != nil || n != 20 {
+				b.Fatalf("ConversationLen = %d, %v", n, err)
+			}
+		}
+	})
+	b.Run("ConversationTail", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if es, err := s.Conversation(ctx, id, 16); err != nil || len(es) != 4 {
+				b.Fatalf("Conversation = %d entries, %v", len(es), err)
+			}
+		}
+	})
+	b.Run("Returned", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Returned(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -154,7 +154,7 @@ func (w *wtx) conversationLen(id task.ID) (int, error) {
 
 // Conversation implements store.Store.
 func (s *Store) Conversation(ctx context.Context, id task.ID, from int) ([]store.Entry, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT seq, turn, at, message FROM conversation_entries
+	rows, err := s.reads.QueryContext(ctx, `SELECT seq, turn, at, message FROM conversation_entries
 		WHERE task_id = ? AND seq >= ? ORDER BY seq`, string(id), max(from, 0))
 	if err != nil {
 		return nil, fmt.Errorf("reading the conversation of %s: %w", id, err)
@@ -194,7 +194,7 @@ func (s *Store) ConversationLen(ctx context.Context, id task.ID) (int, error) {
 		exists bool
 		n      int
 	)
-	if err := s.rdb.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tasks WHERE id = ?),
+	if err := s.reads.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tasks WHERE id = ?),
 		(SELECT COALESCE(MAX(seq) + 1, 0) FROM conversation_entries WHERE task_id = ?)`,
 		string(id), string(id)).Scan(&exists, &n); err != nil {
 		return 0, fmt.Errorf("reading the conversation length of %s: %w", id, err)
@@ -209,7 +209,7 @@ func (s *Store) ConversationLen(ctx context.Context, id task.ID) (int, error) {
 // from the read pool.
 func (s *Store) taskExists(ctx context.Context, id task.ID) error {
 	var exists bool
-	if err := s.rdb.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tasks WHERE id = ?)`, string(id)).Scan(&exists); err != nil {
+	if err := s.reads.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tasks WHERE id = ?)`, string(id)).Scan(&exists); err != nil {
 		return fmt.Errorf("checking task %s: %w", id, err)
 	}
 	if !exists {

@@ -75,7 +75,7 @@ func (s *Store) Costs(ctx context.Context, q store.CostQuery) ([]store.CostRow, 
 	if q.By != "" {
 		query += " GROUP BY 1 ORDER BY 1"
 	}
-	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	rows, err := s.reads.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("summarizing costs: %w", err)
 	}
@@ -103,7 +103,7 @@ func (s *Store) Spent(ctx context.Context, since time.Time) (float64, error) {
 		args = append(args, since.UnixNano())
 	}
 	var usd float64
-	if err := s.rdb.QueryRowContext(ctx, query, args...).Scan(&usd); err != nil {
+	if err := s.reads.QueryRowContext(ctx, query, args...).Scan(&usd); err != nil {
 		return 0, fmt.Errorf("summing costs: %w", err)
 	}
 	return usd, nil

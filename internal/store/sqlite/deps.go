@@ -82,7 +82,7 @@ func (s *Store) Blockers(ctx context.Context, id task.ID) ([]task.ID, error) {
 
 // Readiness implements store.Store.
 func (s *Store) Readiness(ctx context.Context, id task.ID) (task.Readiness, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT t.status FROM dependencies d JOIN tasks t ON t.id = d.blocker_id WHERE d.task_id = ?`, string(id))
+	rows, err := s.reads.QueryContext(ctx, `SELECT t.status FROM dependencies d JOIN tasks t ON t.id = d.blocker_id WHERE d.task_id = ?`, string(id))
 	if err != nil {
 		return "", fmt.Errorf("judging the readiness of %s: %w", id, err)
 	}

@@ -64,8 +64,8 @@ func (s *Store) ReadEvents(ctx context.Context, q event.Query) ([]event.Event, e
 	if limit <= 0 {
 		limit = defaultEventLimit
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, time, kind, task_id, data FROM events WHERE `+
-		strings.Join(where, " AND ")+fmt.Sprintf(" ORDER BY id LIMIT %d", limit), args...)
+	rows, err := s.reads.QueryContext(ctx, `SELECT id, time, kind, task_id, data FROM events WHERE `+
+		strings.Join(where, " AND ")+" ORDER BY id LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading events: %w", err)
 	}
@@ -107,7 +107,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // LastEventID implements store.Store.
 func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 	var id int64
-	if err := s.rdb.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id); err != nil {
+	if err := s.reads.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id); err != nil {
 		return 0, fmt.Errorf("reading the last event id: %w", err)
 	}
 	return id, nil
@@ -121,8 +121,18 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error
 		if err != nil {
 			return fmt.Errorf("pruning events before %s: %w", before.Format(time.RFC3339), err)
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		if n > 0 {
+			// Pruning is rare; counting what is left keeps Counts exact.
+			var t eventTally
+			if err := w.queryRow(`SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events`).Scan(&t.rows, &t.last); err != nil {
+				return fmt.Errorf("counting events after pruning: %w", err)
+			}
+			w.recount = &t
+		}
+		return nil
 	}, false)
 	return n, err
 }

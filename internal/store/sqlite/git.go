@@ -104,7 +104,7 @@ func (s *Store) GetWorktree(ctx context.Context, id task.ID) (store.Worktree, er
 	if err := s.checkOpen(); err != nil {
 		return store.Worktree{}, err
 	}
-	wt, err := scanWorktree(s.rdb.QueryRowContext(ctx, `SELECT `+worktreeColumns+` FROM worktrees WHERE task_id = ?`, string(id)))
+	wt, err := scanWorktree(s.reads.QueryRowContext(ctx, `SELECT `+worktreeColumns+` FROM worktrees WHERE task_id = ?`, string(id)))
 	if isNoRows(err) {
 		return store.Worktree{}, fmt.Errorf("worktree of %s: %w", id, store.ErrNotFound)
 	}
@@ -125,7 +125,7 @@ func (s *Store) ListWorktrees(ctx context.Context, repo string) ([]store.Worktre
 		args = append(args, repo)
 	}
 	query += ` ORDER BY created_at, task_id`
-	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	rows, err := s.reads.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing worktrees: %w", err)
 	}
@@ -342,7 +342,7 @@ func (s *Store) GetMerge(ctx context.Context, id int64) (store.MergeEntry, error
 	if err := s.checkOpen(); err != nil {
 		return store.MergeEntry{}, err
 	}
-	m, err := scanMerge(s.rdb.QueryRowContext(ctx, `SELECT `+mergeColumns+` FROM merges WHERE id = ?`, id))
+	m, err := scanMerge(s.reads.QueryRowContext(ctx, `SELECT `+mergeColumns+` FROM merges WHERE id = ?`, id))
 	if isNoRows(err) {
 		return store.MergeEntry{}, fmt.Errorf("merge entry %d: %w", id, store.ErrNotFound)
 	}
@@ -375,11 +375,12 @@ func (s *Store) ListMerges(ctx context.Context, q store.MergeQuery) ([]store.Mer
 		args = append(args, q.Target)
 	}
 	if q.Limit > 0 {
-		query += fmt.Sprintf(` ORDER BY id DESC LIMIT %d`, q.Limit)
+		query += ` ORDER BY id DESC LIMIT ?`
+		args = append(args, q.Limit)
 	} else {
 		query += ` ORDER BY id`
 	}
-	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	rows, err := s.reads.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing merge entries: %w", err)
 	}

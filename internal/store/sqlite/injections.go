@@ -154,7 +154,7 @@ func (s *Store) Returned(ctx context.Context, id task.ID) ([]inject.Injection, e
 
 // readInjections reads the injections of task id that query selects.
 func (s *Store) readInjections(ctx context.Context, id task.ID, query string) ([]inject.Injection, error) {
-	rows, err := s.rdb.QueryContext(ctx, query, string(id))
+	rows, err := s.reads.QueryContext(ctx, query, string(id))
 	if err != nil {
 		return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
 	}
@@ -220,10 +220,28 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, at time.Time, ev
 	}, false)
 }
 
-// Counts implements store.Store.
+// Counts implements store.Store. The task and queue counts are read again
+// only when a write may have changed them (countCache); the event counts
+// are the writer's.
 func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
+	key := countKey{status: s.counts.statusGen.Load(), queues: s.queues.gen.Load()} // before the queries, as Pending
+	c, ok := s.counts.get(key)
+	if !ok {
+		var err error
+		if c, err = s.countTasks(ctx); err != nil {
+			return c, err
+		}
+		s.counts.put(key, c)
+	}
+	// Kept by the writer: counting the log here scanned all of it.
+	c.Events, c.LastID = s.eventRows.Load(), s.lastEventID.Load()
+	return c, nil
+}
+
+// countTasks reads the task counts by status and the pending injections.
+func (s *Store) countTasks(ctx context.Context) (store.Counts, error) {
 	c := store.Counts{Tasks: map[task.Status]int{}}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT status, COUNT(*) FROM tasks GROUP BY status`)
+	rows, err := s.reads.QueryContext(ctx, `SELECT status, COUNT(*) FROM tasks GROUP BY status`)
 	if err != nil {
 		return c, fmt.Errorf("counting tasks: %w", err)
 	}
@@ -241,12 +259,7 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 	if err := rows.Err(); err != nil {
 		return c, fmt.Errorf("counting tasks: %w", err)
 	}
-	var last sql.NullInt64
-	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*), MAX(id) FROM events`).Scan(&c.Events, &last); err != nil {
-		return c, fmt.Errorf("counting events: %w", err)
-	}
-	c.LastID = last.Int64
-	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM injections i JOIN tasks t ON t.id = i.task_id
+	if err := s.reads.QueryRowContext(ctx, `SELECT COUNT(*) FROM injections i JOIN tasks t ON t.id = i.task_id
 		WHERE i.delivered_at IS NULL AND i.returned_at IS NULL AND t.status NOT IN (?, ?, ?)`, string(task.Completed), string(task.Failed), string(task.Cancelled)).Scan(&c.Pending); err != nil {
 		return c, fmt.Errorf("counting queued injections: %w", err)
 	}
@@ -256,7 +269,7 @@ func (s *Store) Counts(ctx context.Context) (store.Counts, error) {
 // holding returns the IDs of the injections waiting in task id's queue
 // that hold its end back (inject.Injection.HoldsEnd).
 func (w *wtx) holding(id task.ID) ([]int64, error) {
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT id, source, kind, urgent FROM injections
+	rows, err := w.query(`SELECT id, source, kind, urgent FROM injections
 		WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`, string(id))
 	if err != nil {
 		return nil, fmt.Errorf("reading the queue of %s: %w", id, err)
@@ -284,7 +297,7 @@ func (w *wtx) holding(id task.ID) ([]int64, error) {
 // (ReturnedAt), and returns the event that reports it, nil when nothing
 // waited.
 func (w *wtx) returnQueued(t task.Task) (*event.Event, error) {
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT id, kind, text FROM injections WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`, string(t.ID))
+	rows, err := w.query(`SELECT id, kind, text FROM injections WHERE task_id = ? AND delivered_at IS NULL AND returned_at IS NULL ORDER BY id`, string(t.ID))
 	if err != nil {
 		return nil, fmt.Errorf("returning the queue of %s: %w", t.ID, err)
 	}

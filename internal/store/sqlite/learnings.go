@@ -81,7 +81,7 @@ func (w *wtx) similarLearning(l store.Learning) (int64, error) {
 		return 0, nil
 	}
 	q = "summary : (" + q + ")" // the summaries are compared
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT l.id, l.summary FROM learnings_fts f JOIN learnings l ON l.id = f.rowid
+	rows, err := w.query(`SELECT l.id, l.summary FROM learnings_fts f JOIN learnings l ON l.id = f.rowid
 		WHERE learnings_fts MATCH ? ORDER BY f.rank LIMIT ?`, q, dedupCandidates)
 	if err != nil {
 		return 0, err
@@ -185,7 +185,7 @@ func (w *wtx) readLearning(id int64) (store.Learning, error) {
 }
 
 func (w *wtx) sources(id int64) ([]store.LearningSource, error) {
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT task_id, kind, at FROM learning_sources WHERE learning_id = ? ORDER BY rowid`, id)
+	rows, err := w.query(`SELECT task_id, kind, at FROM learning_sources WHERE learning_id = ? ORDER BY rowid`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -220,9 +220,10 @@ func (s *Store) Learnings(ctx context.Context, q store.LearningQuery) ([]store.L
 		query += ` ORDER BY l.id`
 	}
 	if q.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", q.Limit)
+		query += " LIMIT ?"
+		args = append(args, q.Limit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	rows, err := s.reads.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading learnings: %w", err)
 	}
@@ -259,7 +260,7 @@ func (s *Store) readAllSources(ctx context.Context, ls []store.Learning) error {
 		for i, l := range part {
 			args[i] = l.ID
 		}
-		rows, err := s.rdb.QueryContext(ctx, `SELECT learning_id, task_id, kind, at FROM learning_sources WHERE learning_id IN (?`+
+		rows, err := s.reads.QueryContext(ctx, `SELECT learning_id, task_id, kind, at FROM learning_sources WHERE learning_id IN (?`+
 			strings.Repeat(", ?", len(part)-1)+`) ORDER BY rowid`, args...)
 		if err != nil {
 			return fmt.Errorf("reading the sources of learnings: %w", err)
@@ -288,7 +289,7 @@ func (s *Store) readAllSources(ctx context.Context, ls []store.Learning) error {
 
 // GetLearning implements store.Store.
 func (s *Store) GetLearning(ctx context.Context, id int64) (store.Learning, error) {
-	l, err := scanLearning(s.rdb.QueryRowContext(ctx, `SELECT `+learningCols+` FROM learnings WHERE id = ?`, id))
+	l, err := scanLearning(s.reads.QueryRowContext(ctx, `SELECT `+learningCols+` FROM learnings WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, fmt.Errorf("learning %d: %w", id, store.ErrNotFound)
 	}
@@ -329,7 +330,7 @@ func (s *Store) ForgetLearning(ctx context.Context, id int64, record func(store.
 }
 
 func (s *Store) readSources(ctx context.Context, id int64) ([]store.LearningSource, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT task_id, kind, at FROM learning_sources WHERE learning_id = ? ORDER BY rowid`, id)
+	rows, err := s.reads.QueryContext(ctx, `SELECT task_id, kind, at FROM learning_sources WHERE learning_id = ? ORDER BY rowid`, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading the sources of learning %d: %w", id, err)
 	}

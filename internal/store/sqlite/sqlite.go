@@ -7,8 +7,10 @@
 // one failing operation does not spoil the others. It assigns event IDs in commit
 // order, hands the committed events to the publish function, then answers the
 // callers. The writer keeps the statements it runs prepared on its connection
-// (stmts.go). Reads use a separate pool of read-only connections and never wait for
-// the writer. Close stops intake, lets the writer drain and commit what was
+// (stmts.go). Reads use a separate pool of read-only connections and never wait
+// for the writer; their statements are prepared once too (readstmts.go). The
+// writer also keeps the event log's row count and last ID for Counts
+// (counts.go). Close stops intake, lets the writer drain and commit what was
 // queued, and closes both pools.
 package sqlite
 
@@ -21,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -50,8 +53,9 @@ type Options struct {
 // Store is a store.Store on one SQLite database file: every role of it.
 type Store struct {
 	path    string
-	wdb     *sql.DB // one connection, used only by the writer goroutine
-	rdb     *sql.DB // read-only pool
+	wdb     *sql.DB    // one connection, used only by the writer goroutine
+	rdb     *sql.DB    // read-only pool
+	reads   *readStmts // the read pool's prepared statements (readstmts.go)
 	publish func(...event.Event)
 	onError func(error)
 
@@ -65,8 +69,16 @@ type Store struct {
 
 	nextID int64 // next event ID; owned by the writer goroutine after Open
 
+	// eventRows and lastEventID are the event log's row count and highest
+	// ID as of the last commit, kept by the writer (counts.go) so that
+	// Counts, which every status poll calls, does not scan the log.
+	eventRows, lastEventID atomic.Int64
+
 	lists        listCache // whole listings, while no task changes
 	tasksWritten bool      // the batch being written wrote tasks; owned by the writer goroutine
+
+	counts        countCache // Counts' task and queue counts, while no status or injection changes
+	statusWritten bool       // the batch being written may have changed a task's status; owned by the writer goroutine
 
 	queues            queueCache // the queues read empty, while no injection changes
 	injectionsWritten bool       // the batch being written wrote injections; owned by the writer goroutine
@@ -126,6 +138,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		path:       path,
 		wdb:        wdb,
 		rdb:        rdb,
+		reads:      newReadStmts(rdb),
 		publish:    opts.Publish,
 		onError:    opts.OnWriteError,
 		ops:        make(chan op, opts.QueueSize),
@@ -133,11 +146,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		writerDone: make(chan struct{}),
 		stmts:      newStmtCache(),
 	}
-	if err := wdb.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&s.nextID); err != nil {
+	var rows int64
+	if err := wdb.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events`).Scan(&rows, &s.nextID); err != nil {
 		wdb.Close()
 		rdb.Close()
 		return nil, fmt.Errorf("reading the last event id of %s: %w", path, err)
 	}
+	s.eventRows.Store(rows)
+	s.lastEventID.Store(s.nextID)
 	s.nextID++
 	go s.writeLoop()
 	return s, nil
@@ -205,7 +221,7 @@ func (s *Store) Close() error {
 	close(s.ops)
 	s.mu.Unlock()
 	<-s.writerDone
-	return errors.Join(s.stmts.close(), s.rdb.Close(), s.wdb.Close())
+	return errors.Join(s.stmts.close(), s.reads.close(), s.rdb.Close(), s.wdb.Close())
 }
 
 // Flush waits until everything queued before the call is committed.

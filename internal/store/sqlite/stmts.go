@@ -68,6 +68,13 @@ func (b *batchStmts) exec(ctx context.Context, query string, args ...any) (sql.R
 	return b.tx.ExecContext(ctx, query, args...)
 }
 
+func (b *batchStmts) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := b.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return b.tx.QueryContext(ctx, query, args...)
+}
+
 func (b *batchStmts) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := b.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)

@@ -123,9 +123,10 @@ func (s *Store) SyncMessages(ctx context.Context, q store.SyncQuery) ([]store.Sy
 		query += " ORDER BY id"
 	}
 	if q.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", q.Limit)
+		query += " LIMIT ?"
+		args = append(args, q.Limit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	rows, err := s.reads.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading sync messages: %w", err)
 	}

@@ -58,8 +58,44 @@ func taskArgs(t task.Task) ([]any, error) {
 
 var (
 	insertTaskSQL = `INSERT OR IGNORE INTO tasks (` + taskColumns + `) VALUES (` + placeholders(strings.Count(taskColumns, ",")+1) + `)`
-	updateTaskSQL = `UPDATE tasks SET (` + taskColumns + `) = (` + placeholders(strings.Count(taskColumns, ",")+1) + `) WHERE id = ?`
+	// updateTaskSQL writes every column but the id, which never changes:
+	// setting the primary key, even to the value it has, makes SQLite
+	// look for rows of every table that references tasks under the old and
+	// the new key, which in injections (whose task_id index is partial) is
+	// two scans of the whole table per write.
+	updateTaskSQL, updateTaskCols = updateSQL(func(col string) bool { return col != "id" })
+	// updateTaskBodySQL leaves out the indexed columns too (status,
+	// created_at, parent_id): a write that keeps them, as every turn's
+	// checkpoint does, rewrites no index entry.
+	updateTaskBodySQL, updateTaskBodyCols = updateSQL(func(col string) bool {
+		return col != "id" && col != "status" && col != "created_at" && col != "parent_id"
+	})
 )
+
+// updateSQL returns the UPDATE of task columns that keep selects, by id,
+// and the positions of those columns in taskColumns (and taskArgs).
+func updateSQL(keep func(col string) bool) (string, []int) {
+	var (
+		cols []string
+		at   []int
+	)
+	for i, c := range strings.Split(taskColumns, ",") {
+		if c = strings.TrimSpace(c); keep(c) {
+			cols, at = append(cols, c), append(at, i)
+		}
+	}
+	return `UPDATE tasks SET (` + strings.Join(cols, ", ") + `) = (` + placeholders(len(cols)) + `) WHERE id = ?`, at
+}
+
+// updateArgs returns the arguments of an UPDATE from updateSQL: the values
+// of args (taskArgs') at cols, then the id.
+func updateArgs(args []any, cols []int) []any {
+	out := make([]any, 0, len(cols)+1)
+	for _, i := range cols {
+		out = append(out, args[i])
+	}
+	return append(out, args[0])
+}
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
@@ -95,7 +131,7 @@ func backfillTaskColumns(ctx context.Context, tx *sql.Tx) error {
 		if err != nil {
 			return err
 		}
-		if _, err := st.ExecContext(ctx, append(args, args[0])...); err != nil {
+		if _, err := st.ExecContext(ctx, updateArgs(args, updateTaskCols)...); err != nil {
 			return fmt.Errorf("filling the columns of task %s: %w", t.ID, err)
 		}
 	}
@@ -185,6 +221,7 @@ func (w *wtx) applyMutation(t *task.Task, m store.Mutation) error {
 // applyMutationData is applyMutation that also returns the JSON stored.
 func (w *wtx) applyMutationData(t *task.Task, m store.Mutation) (string, error) {
 	id, from, closing := t.ID, t.Status, t.Closing
+	parent, created := t.ParentID, t.CreatedAt.UnixNano()
 	evs, err := m(t)
 	if err != nil {
 		return "", err
@@ -214,7 +251,11 @@ func (w *wtx) applyMutationData(t *task.Task, m store.Mutation) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if _, err := w.exec(updateTaskSQL, append(args, args[0])...); err != nil {
+	q, cols := updateTaskSQL, updateTaskCols
+	if t.Status == from && t.ParentID == parent && t.CreatedAt.UnixNano() == created {
+		q, cols = updateTaskBodySQL, updateTaskBodyCols
+	}
+	if _, err := w.exec(q, updateArgs(args, cols)...); err != nil {
 		return "", fmt.Errorf("updating task %s: %w", id, err)
 	}
 	return args[6].(string), w.emit(evs...)
@@ -222,7 +263,7 @@ func (w *wtx) applyMutationData(t *task.Task, m store.Mutation) (string, error) 
 
 // GetTask implements store.Store.
 func (s *Store) GetTask(ctx context.Context, id task.ID) (task.Task, error) {
-	t, err := scanTask(s.rdb.QueryRowContext(ctx, `SELECT data FROM tasks WHERE id = ?`, string(id)))
+	t, err := scanTask(s.reads.QueryRowContext(ctx, `SELECT data FROM tasks WHERE id = ?`, string(id)))
 	if isNoRows(err) {
 		return task.Task{}, fmt.Errorf("task %s: %w", id, store.ErrNotFound)
 	}
@@ -239,7 +280,7 @@ func (s *Store) ResolveTask(ctx context.Context, ref string) (task.ID, error) {
 		return "", err
 	}
 	// IDs are lower-case ASCII, so a prefix is a range: [norm, norm+"\x7f").
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT 6`, norm, norm+"\x7f")
+	rows, err := s.reads.QueryContext(ctx, `SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT 6`, norm, norm+"\x7f")
 	if err != nil {
 		return "", fmt.Errorf("looking up task %q: %w", ref, err)
 	}
@@ -299,7 +340,8 @@ func listWhere(opts store.ListOptions, after int64) (string, []any) {
 	}
 	q += " ORDER BY created_at, id"
 	if opts.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", opts.Limit)
+		q += " LIMIT ?"
+		args = append(args, opts.Limit)
 	}
 	return q, args
 }
@@ -309,7 +351,7 @@ func listWhere(opts store.ListOptions, after int64) (string, []any) {
 func (s *Store) listQuery(ctx context.Context, cols string, opts store.ListOptions) (string, []any, error) {
 	var after int64
 	if opts.After != "" {
-		err := s.rdb.QueryRowContext(ctx, `SELECT created_at FROM tasks WHERE id = ?`, string(opts.After)).Scan(&after)
+		err := s.reads.QueryRowContext(ctx, `SELECT created_at FROM tasks WHERE id = ?`, string(opts.After)).Scan(&after)
 		if isNoRows(err) {
 			return "", nil, fmt.Errorf("listing after task %s: %w", opts.After, store.ErrNotFound)
 		}
@@ -327,7 +369,7 @@ func (s *Store) ListTasks(ctx context.Context, opts store.ListOptions) ([]task.T
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.reads.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
@@ -358,7 +400,7 @@ func (s *Store) ListSummaries(ctx context.Context, opts store.ListOptions) ([]ta
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.reads.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
@@ -408,7 +450,7 @@ func (s *Store) ListSummariesJSON(ctx context.Context, opts store.ListOptions) (
 	// away; the rows reach group_concat in that order. storetest checks it.
 	q = `SELECT count(*), group_concat(listing, ',' || char(10)) FROM (` + q + ` LIMIT -1)`
 	var p store.SummaryPage
-	if err := s.rdb.QueryRowContext(ctx, q, args...).Scan(&p.N, &p.JSON); err != nil {
+	if err := s.reads.QueryRowContext(ctx, q, args...).Scan(&p.N, &p.JSON); err != nil {
 		return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
 	}
 	s.lists.put(key, gen, p)
@@ -422,7 +464,7 @@ func (s *Store) summaryPage(ctx context.Context, opts store.ListOptions) (store.
 	if err != nil {
 		return store.SummaryPage{}, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.reads.QueryContext(ctx, q, args...)
 	if err != nil {
 		return store.SummaryPage{}, fmt.Errorf("listing tasks: %w", err)
 	}

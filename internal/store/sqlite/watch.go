@@ -102,7 +102,7 @@ func (s *Store) UpdateWatchSession(ctx context.Context, id string, mut func(*sto
 // GetWatchSession implements store.Store.
 func (s *Store) GetWatchSession(ctx context.Context, id string) (store.WatchSession, error) {
 	var data []byte
-	err := s.rdb.QueryRowContext(ctx, `SELECT data FROM watch_sessions WHERE id = ?`, id).Scan(&data)
+	err := s.reads.QueryRowContext(ctx, `SELECT data FROM watch_sessions WHERE id = ?`, id).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.WatchSession{}, fmt.Errorf("watcher session %s: %w", id, store.ErrNotFound)
 	}
@@ -123,7 +123,7 @@ func (s *Store) ResolveWatchSession(ctx context.Context, ref string) (string, er
 		return "", &task.InvalidError{Field: "watcher", Msg: "is empty: name a watcher session by its name or id"}
 	}
 	var id string
-	err := s.rdb.QueryRowContext(ctx, `SELECT id FROM watch_sessions WHERE name = ? OR id = ?`, ref, ref).Scan(&id)
+	err := s.reads.QueryRowContext(ctx, `SELECT id FROM watch_sessions WHERE name = ? OR id = ?`, ref, ref).Scan(&id)
 	if err == nil {
 		return id, nil
 	}
@@ -134,7 +134,7 @@ func (s *Store) ResolveWatchSession(ctx context.Context, ref string) (string, er
 	if !strings.HasPrefix(prefix, "w-") {
 		prefix = "w-" + prefix
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id FROM watch_sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 6`, prefix, prefix+"\x7f")
+	rows, err := s.reads.QueryContext(ctx, `SELECT id FROM watch_sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 6`, prefix, prefix+"\x7f")
 	if err != nil {
 		return "", fmt.Errorf("looking up watcher session %q: %w", ref, err)
 	}
@@ -160,7 +160,7 @@ func (s *Store) ResolveWatchSession(ctx context.Context, ref string) (string, er
 
 // ListWatchSessions implements store.Store.
 func (s *Store) ListWatchSessions(ctx context.Context) ([]store.WatchSession, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT data FROM watch_sessions ORDER BY created_at, id`)
+	rows, err := s.reads.QueryContext(ctx, `SELECT data FROM watch_sessions ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("listing watcher sessions: %w", err)
 	}
@@ -241,9 +241,10 @@ func (s *Store) WatchEvaluations(ctx context.Context, q store.WatchQuery) ([]sto
 	}
 	query := `SELECT id, data FROM watch_evaluations WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id DESC`
 	if q.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", q.Limit)
+		query += " LIMIT ?"
+		args = append(args, q.Limit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	rows, err := s.reads.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading evaluations: %w", err)
 	}

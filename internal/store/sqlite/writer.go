@@ -35,6 +35,9 @@ type wtx struct {
 	stmts  *batchStmts
 	s      *Store
 	events []event.Event
+	// recount, when set, is the event log's row count and highest ID
+	// after the operation's deletions (PruneEvents).
+	recount *eventTally
 }
 
 // exec runs a statement in the transaction, prepared when the writer has
@@ -42,11 +45,20 @@ type wtx struct {
 func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
 	if w.s.lists.writesTasks(query) {
 		w.s.tasksWritten = true
+		if query != updateTaskBodySQL { // which leaves the status column out
+			w.s.statusWritten = true
+		}
 	}
 	if w.s.queues.writesInjections(query) {
 		w.s.injectionsWritten = true
 	}
 	return w.stmts.exec(w.ctx, query, args...)
+}
+
+// query runs a query in the transaction, prepared when the writer has
+// prepared it.
+func (w *wtx) query(query string, args ...any) (*sql.Rows, error) {
+	return w.stmts.query(w.ctx, query, args...)
 }
 
 // queryRow runs a single-row query in the transaction, prepared when the
@@ -194,7 +206,8 @@ func (s *Store) commit(batch []op) {
 	ctx := context.Background()
 	results := make([]result, len(batch))
 	startID := s.nextID
-	s.tasksWritten, s.injectionsWritten = false, false
+	tally := eventTally{rows: s.eventRows.Load(), last: s.lastEventID.Load()}
+	s.tasksWritten, s.injectionsWritten, s.statusWritten = false, false, false
 	var committed []event.Event
 	err := func() error {
 		tx, err := s.wdb.BeginTx(ctx, nil)
@@ -221,6 +234,7 @@ func (s *Store) commit(batch []op) {
 			} else {
 				results[i].events = w.events
 				committed = append(committed, w.events...)
+				tally.add(w)
 			}
 			if _, err := stmts.exec(ctx, `RELEASE op`); err != nil {
 				return fmt.Errorf("releasing a savepoint: %w", err)
@@ -231,10 +245,18 @@ func (s *Store) commit(batch []op) {
 		}
 		return nil
 	}()
+	if err == nil {
+		// Before any caller hears of the commit, as the caches below.
+		s.eventRows.Store(tally.rows)
+		s.lastEventID.Store(tally.last)
+	}
 	if s.tasksWritten {
 		// After the commit (or its failure) and before any caller hears of
 		// it: a listing asked for once a write is acknowledged shows it.
 		s.lists.wrote()
+	}
+	if s.statusWritten {
+		s.counts.statusGen.Add(1) // the same, for Counts
 	}
 	if s.injectionsWritten {
 		s.queues.wrote() // the same: a queue read once a write is acknowledged shows it

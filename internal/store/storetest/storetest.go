@@ -504,6 +504,10 @@ func testSummaries(t *testing.T, open Opener) {
 		tk.Description = "rewritten\ndescription"
 	})
 	check("usage and fields changed")
+	// The indexed columns too (a write that keeps them leaves them out).
+	update(all[3], func(tk *task.Task) { tk.ParentID = ""; tk.CreatedAt = tk.CreatedAt.Add(-time.Hour) })
+	update(all[5], func(tk *task.Task) { tk.ParentID = all[2] })
+	check("parent and creation time changed")
 	mustMove(all[0], task.Completed, "done: "+strings.Repeat("x", 300))
 	mustMove(all[4], task.Cancelled, "no longer needed")
 	update(all[2], func(tk *task.Task) { tk.Usage.CostUSD = 123456.789; tk.ResumePending = false })
