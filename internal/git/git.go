@@ -100,6 +100,11 @@ func RunEnv(ctx context.Context, dir string, env []string, args ...string) (stri
 // run runs git, serialized per repository when it takes a lock, retrying
 // while another process holds one.
 func run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return runInput(ctx, dir, env, "", args...)
+}
+
+// runInput is run with stdin as git's standard input (none when "").
+func runInput(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
@@ -125,7 +130,11 @@ func run(ctx context.Context, dir string, env []string, args ...string) (string,
 		defer cancel()
 	}
 	for attempt := 0; ; attempt++ {
-		out, err := runOnce(ctx, dir, env, args...)
+		var in io.Reader
+		if stdin != "" {
+			in = strings.NewReader(stdin)
+		}
+		out, err := runOnceIn(ctx, dir, env, in, args...)
 		if err == nil || attempt >= lockRetries || !(lockBusy(err) || halfMadeRead(err)) {
 			return out, err
 		}

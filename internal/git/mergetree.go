@@ -22,8 +22,13 @@ func (c RangeCommit) AuthorEnv() []string {
 }
 
 // RangeCommits returns the commits reachable from tip and not from base,
-// oldest first (`git log --reverse base..tip`), in one git process.
+// oldest first (`git log --reverse base..tip`), in one git process; none,
+// without asking git, when base and tip are the same object id (a task
+// that committed nothing).
 func RangeCommits(ctx context.Context, dir, base, tip string) ([]RangeCommit, error) {
+	if base == tip && isObjectID(base) {
+		return nil, nil
+	}
 	const fields = 6
 	out, err := run(ctx, dir, nil, "log", "-z", "--reverse", "--date=raw",
 		"--format=%H%x00%P%x00%an%x00%ae%x00%ad%x00%B", base+".."+tip, "--")

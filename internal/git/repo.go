@@ -144,6 +144,9 @@ func DefaultBranch(ctx context.Context, r Repo) (string, error) {
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
 func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
+	if a == b && isObjectID(a) {
+		return true, nil // a commit is its own ancestor
+	}
 	_, err := run(ctx, dir, nil, "merge-base", "--is-ancestor", a, b)
 	if err == nil {
 		return true, nil
@@ -157,6 +160,9 @@ func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 
 // Count returns how many commits are in "a..b" (reachable from b, not a).
 func Count(ctx context.Context, dir, a, b string) (int, error) {
+	if a == b && isObjectID(a) {
+		return 0, nil
+	}
 	out, err := run(ctx, dir, nil, "rev-list", "--count", a+".."+b)
 	if err != nil {
 		return 0, err
@@ -273,6 +279,9 @@ type Status struct {
 	InProgress string
 	// Head is HEAD's commit, "" on an unborn branch.
 	Head string
+	// Branch is the branch HEAD is on (short name, as refs/heads/<Branch>),
+	// "" when HEAD is detached.
+	Branch string
 }
 
 // Clean reports a work tree with nothing uncommitted, nothing untracked
@@ -326,6 +335,10 @@ func WorkStatus(ctx context.Context, dir string) (Status, error) {
 		case strings.HasPrefix(rec, "# branch.oid "):
 			if oid := strings.TrimPrefix(rec, "# branch.oid "); oid != "(initial)" {
 				s.Head = oid
+			}
+		case strings.HasPrefix(rec, "# branch.head "):
+			if b := strings.TrimPrefix(rec, "# branch.head "); b != "(detached)" {
+				s.Branch = b
 			}
 		case strings.HasPrefix(rec, "? "):
 			s.Untracked = append(s.Untracked, rec[2:])

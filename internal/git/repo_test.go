@@ -467,6 +467,35 @@ func TestIsAncestorAndCount(t *testing.T) {
 	}
 }
 
+// TestEqualCommitsAskNoGit: a range or an ancestry between one commit id
+// and itself is answered without a git process (not parallel: it counts
+// the git processes this test binary starts); a name is still resolved by
+// git, so one that does not resolve is an error.
+func TestEqualCommitsAskNoGit(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, nil)
+	c := rtHead(t, dir)
+	before := git.Started()
+	if ok, err := git.IsAncestor(ctx, dir, c, c); err != nil || !ok {
+		t.Errorf("IsAncestor(c, c) = %v, %v; want true", ok, err)
+	}
+	if n, err := git.Count(ctx, dir, c, c); err != nil || n != 0 {
+		t.Errorf("Count(c..c) = %d, %v; want 0", n, err)
+	}
+	if cs, err := git.RangeCommits(ctx, dir, c, c); err != nil || len(cs) != 0 {
+		t.Errorf("RangeCommits(c..c) = %v, %v; want none", cs, err)
+	}
+	if n := git.Started() - before; n != 0 {
+		t.Errorf("%d git process(es) for questions about one commit and itself, want 0", n)
+	}
+	if _, err := git.IsAncestor(ctx, dir, "no-such-rev", "no-such-rev"); err == nil {
+		t.Error("IsAncestor(no-such-rev, no-such-rev): no error")
+	}
+	if _, err := git.RangeCommits(ctx, dir, "no-such-rev", "no-such-rev"); err == nil {
+		t.Error("RangeCommits(no-such-rev..no-such-rev): no error")
+	}
+}
+
 func TestWorktrees(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -735,6 +764,14 @@ func TestWorkStatus(t *testing.T) {
 		if head := rtHead(t, dir); s.Head != head {
 			t.Errorf("Head = %q, want %s", s.Head, head)
 		}
+		if want := strings.TrimSpace(mustGit(t, dir, "symbolic-ref", "--short", "HEAD")); s.Branch != want {
+			t.Errorf("Branch = %q, want %q", s.Branch, want)
+		}
+		mustGit(t, dir, "checkout", "-q", "--detach")
+		if s := rtStatus(t, dir); s.Branch != "" || s.Head == "" {
+			t.Errorf("detached: Branch = %q, Head = %q; want no branch, a head", s.Branch, s.Head)
+		}
+		mustGit(t, dir, "checkout", "-q", "-")
 		// From a subdirectory, too.
 		if s := rtStatus(t, filepath.Join(dir, "sub")); !s.Clean() {
 			t.Errorf("WorkStatus(sub) = %+v, want clean", s)

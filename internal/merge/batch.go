@@ -279,6 +279,11 @@ func (q *Queue) prepare(ctx context.Context, m *member) bool {
 	if err != nil || w.State != store.WorktreeActive {
 		return false
 	}
+	// Asked again although the task's completion committed its work (a
+	// second status): the worktree is the user's too, and between the
+	// completion and the landing (a queue behind other entries, a gate, a
+	// retry, an entry enqueued by hand long after) the user, or a process
+	// the agent left running, may have changed it; that work lands with it.
 	tip, _, err := q.wt.Commit(ctx, e.TaskID, commitMessage(e.TaskID, "uncommitted work found at merge time"))
 	if err != nil {
 		return false

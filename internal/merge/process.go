@@ -158,17 +158,23 @@ func (q *Queue) land(ctx context.Context, e store.MergeEntry) (outcome, error) {
 		return outcome{}, fmt.Errorf("its worktree is not available: %w", err)
 	}
 	// Work left uncommitted in the worktree (a user's edit, say) goes with it.
-	if _, _, err := q.wt.Commit(ctx, e.TaskID, commitMessage(e.TaskID, "uncommitted work found at merge time")); err != nil {
+	// Commit names the worktree's HEAD: the first round starts from it;
+	// a later one (the target moved after the branch was brought up to
+	// it) reads it again.
+	head, _, err := q.wt.Commit(ctx, e.TaskID, commitMessage(e.TaskID, "uncommitted work found at merge time"))
+	if err != nil {
 		return outcome{}, err
 	}
-	for range casRetries {
+	for round := range casRetries {
 		base, err := git.RevParse(ctx, e.Repo, "refs/heads/"+e.Target)
 		if err != nil {
 			return outcome{}, fmt.Errorf("the target branch %s: %w", e.Target, err)
 		}
-		tip, err := git.RevParse(ctx, w.Path, "HEAD")
-		if err != nil {
-			return outcome{}, err
+		tip := head
+		if round > 0 {
+			if tip, err = git.RevParse(ctx, w.Path, "HEAD"); err != nil {
+				return outcome{}, err
+			}
 		}
 		if done, err := git.IsAncestor(ctx, e.Repo, tip, base); err != nil {
 			return outcome{}, err

@@ -22,6 +22,10 @@ func (m *Manager) StopFastAddAt(step string) {
 	m.stop = func(s string) bool { return s == step }
 }
 
+// AfterKeptRound makes fn run after each round of copies of the ignored
+// files a removal keeps, as a process still writing in the worktree would.
+func (m *Manager) AfterKeptRound(fn func(round int)) { m.keptRound = fn }
+
 // ErrStopped is what a creation stopped by StopFastAddAt returns.
 var ErrStopped = errStopped
 

@@ -171,26 +171,29 @@ func (m *Manager) plainConfig(ctx context.Context, repo, common string) (bool, e
 	if _, err := os.Lstat(filepath.Join(common, "config.worktree")); err == nil {
 		return false, nil
 	}
-	m.mu.Lock()
-	ok, known := m.plain[repo]
-	m.mu.Unlock()
-	if known {
+	get := func() (bool, bool) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		ok, known := m.plain[repo]
+		return ok, known
+	}
+	return askOnce(m, ctx, "plain\x00"+repo, get, func(ctx context.Context) (bool, error) {
+		out, err := git.Run(ctx, repo, "config", "--get-regexp", `^(core\.sparsecheckout|extensions\.worktreeconfig)$`)
+		var gerr *git.Error
+		ok := false
+		switch {
+		case err == nil:
+			ok = strings.TrimSpace(out) == ""
+		case errors.As(err, &gerr) && gerr.ExitCode == 1: // none set
+			ok = true
+		default:
+			return false, err
+		}
+		m.mu.Lock()
+		m.plain[repo] = ok
+		m.mu.Unlock()
 		return ok, nil
-	}
-	out, err := git.Run(ctx, repo, "config", "--get-regexp", `^(core\.sparsecheckout|extensions\.worktreeconfig)$`)
-	var gerr *git.Error
-	switch {
-	case err == nil:
-		ok = strings.TrimSpace(out) == ""
-	case errors.As(err, &gerr) && gerr.ExitCode == 1: // none set
-		ok = true
-	default:
-		return false, err
-	}
-	m.mu.Lock()
-	m.plain[repo] = ok
-	m.mu.Unlock()
-	return ok, nil
+	})
 }
 
 // unborn reports whether w's directory is what a fastAdd killed before

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/store"
@@ -34,21 +35,47 @@ type target struct {
 // tree is repo (core.hooksPath, or hooks in its git directory), asked of
 // git once.
 func (m *Manager) hooksDir(ctx context.Context, repo string) (string, error) {
-	m.mu.Lock()
-	h, ok := m.hooks[repo]
-	m.mu.Unlock()
-	if ok {
+	get := func() (string, bool) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		h, ok := m.hooks[repo]
+		return h, ok
+	}
+	return askOnce(m, ctx, "hooks\x00"+repo, get, func(ctx context.Context) (string, error) {
+		out, err := git.Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+		if err != nil {
+			return "", err
+		}
+		h := filepath.Clean(strings.TrimSpace(out))
+		m.mu.Lock()
+		m.hooks[repo] = h
+		m.mu.Unlock()
 		return h, nil
+	})
+}
+
+// askOnce returns what get has, else what read asks of git and caches:
+// the provisions of one repository running at once (released together)
+// ask once, the others waiting for that answer (key names it). The
+// question runs on its own time, not cut short by the caller that asked
+// first giving up.
+func askOnce[T any](m *Manager, ctx context.Context, key string, get func() (T, bool), read func(context.Context) (T, error)) (T, error) {
+	if v, ok := get(); ok {
+		return v, nil
 	}
-	out, err := git.Run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	v, err, _ := m.flight.Do(key, func() (any, error) {
+		if v, ok := get(); ok {
+			return v, nil // asked by a flight that ended since
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		return read(ctx)
+	})
 	if err != nil {
-		return "", err
+		var zero T
+		return zero, err
 	}
-	h = filepath.Clean(strings.TrimSpace(out))
-	m.mu.Lock()
-	m.hooks[repo] = h
-	m.mu.Unlock()
-	return h, nil
+	return v.(T), nil
 }
 
 // Target resolves the repository and base branch a task in repo works
@@ -65,15 +92,27 @@ func (m *Manager) target(ctx context.Context, repo string, fresh bool) (target, 
 	if repo == "" {
 		return target{}, errors.New("the task has no repository; create it with --repo")
 	}
-	m.mu.Lock()
-	tg, ok := m.targets[repo]
-	m.mu.Unlock()
-	if ok && !fresh {
-		// Submodules are checked each time: a stat.
-		if _, err := os.Stat(filepath.Join(tg.repo.Main, ".gitmodules")); err != nil {
-			return tg, nil
+	get := func() (target, bool) {
+		m.mu.Lock()
+		tg, ok := m.targets[repo]
+		m.mu.Unlock()
+		if !ok || fresh {
+			return tg, false
 		}
+		// Submodules are checked each time: a stat (one found is refused
+		// by asking again).
+		_, err := os.Stat(filepath.Join(tg.repo.Main, ".gitmodules"))
+		return tg, err != nil
 	}
+	key := "target\x00" + repo
+	if fresh {
+		key = "fresh target\x00" + repo
+	}
+	return askOnce(m, ctx, key, get, func(ctx context.Context) (target, error) { return m.readTarget(ctx, repo) })
+}
+
+// readTarget asks git what target caches.
+func (m *Manager) readTarget(ctx context.Context, repo string) (target, error) {
 	r, err := git.Inspect(ctx, repo)
 	switch {
 	case errors.Is(err, git.ErrNotRepo):
@@ -97,7 +136,7 @@ func (m *Manager) target(ctx context.Context, repo string, fresh bool) (target, 
 	// Only the facts that do not change: the branch checked out in the
 	// main work tree and its commit do.
 	r.Head, r.Branch = "", ""
-	tg = target{repo: r, base: base}
+	tg := target{repo: r, base: base}
 	m.mu.Lock()
 	m.targets[repo] = tg
 	m.mu.Unlock()

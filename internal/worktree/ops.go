@@ -108,25 +108,66 @@ func (m *Manager) Inspect(ctx context.Context, id task.ID) (Info, error) {
 }
 
 func (m *Manager) inspect(ctx context.Context, w store.Worktree) (Info, error) {
+	in, _, err := m.inspectDisk(ctx, w)
+	if err != nil {
+		return in, err
+	}
+	if in.Exists {
+		if in.Ignored, err = m.keptIgnored(ctx, w); err != nil {
+			return in, err
+		}
+	}
+	return in, m.inspectRefs(ctx, &in)
+}
+
+// inspectDisk is inspect's work tree status (without the ignored files),
+// with the status read.
+func (m *Manager) inspectDisk(ctx context.Context, w store.Worktree) (Info, git.Status, error) {
 	in := Info{Worktree: w}
+	var st git.Status
 	if w.State == store.WorktreeActive {
 		if fi, err := os.Stat(w.Path); err == nil && fi.IsDir() {
 			in.Exists = true
-			st, err := git.WorkStatus(ctx, w.Path)
-			if err != nil {
-				return in, err
+			var err error
+			if st, err = git.WorkStatus(ctx, w.Path); err != nil {
+				return in, st, err
 			}
 			in.Changed, in.Untracked, in.InProgress = st.Changed, st.Untracked, st.InProgress
-			if in.Ignored, err = m.keptIgnored(ctx, w); err != nil {
-				return in, err
-			}
 		}
 	}
+	return in, st, nil
+}
+
+// inspectRemoval is what remove needs of inspect: the work tree's status,
+// the branch tip and, with keepUnmerged, whether it is merged. The
+// ignored files are listed by the removal itself, right before the
+// worktree goes. A worktree on its branch names the tip in its status, and
+// a tip recorded as landed is merged: then git is asked nothing more.
+func (m *Manager) inspectRemoval(ctx context.Context, w store.Worktree, keepUnmerged bool) (Info, error) {
+	in, st, err := m.inspectDisk(ctx, w)
+	if err != nil {
+		return in, err
+	}
+	if in.Exists && st.Branch == w.Branch && st.Head != "" {
+		in.Tip = st.Head
+		in.Merged = w.LandedTip != "" && w.LandedTip == in.Tip
+		if in.Merged || !keepUnmerged {
+			return in, nil
+		}
+	}
+	return in, m.inspectRefs(ctx, &in)
+}
+
+// inspectRefs fills in's branch tip, archive and merge state from the
+// repository's refs.
+func (m *Manager) inspectRefs(ctx context.Context, in *Info) error {
+	w := in.Worktree
+	var err error
 	base := "refs/heads/" + w.Base
 	// One git for the branch, its archive and the base.
 	tips, err := git.Tips(ctx, w.Repo, "refs/heads/"+w.Branch, ArchiveRef(w.TaskID), base)
 	if err != nil {
-		return in, err
+		return err
 	}
 	tip, archived := tips[0], tips[1]
 	in.Tip = tip
@@ -138,15 +179,15 @@ func (m *Manager) inspect(ctx context.Context, w store.Worktree) (Info, error) {
 		if !in.Merged && archived != "" {
 			in.Merged, _ = git.IsAncestor(ctx, w.Repo, archived, base)
 		}
-		return in, nil
+		return nil
 	}
 	if tips[2] != tip { // on the base, nothing is ahead or behind
 		if in.Ahead, in.Behind, err = git.AheadBehind(ctx, w.Repo, base, tip); err != nil {
-			return in, err
+			return err
 		}
 	}
 	in.Merged = in.Ahead == 0 || (w.LandedTip != "" && w.LandedTip == tip)
-	return in, nil
+	return nil
 }
 
 // List returns every worktree record with its state on disk, and the
@@ -314,7 +355,7 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 	if w.State == store.WorktreeRemoved {
 		return w, ev, nil
 	}
-	in, err := m.inspect(ctx, w)
+	in, err := m.inspectRemoval(ctx, w, keepUnmerged)
 	if err != nil {
 		return w, ev, err
 	}
@@ -324,23 +365,13 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 		}
 	}
 	ev = event.WorktreeRemoved{Path: w.Path, Branch: w.Branch, Reason: reason}
-	// Ignored files made since provisioning are kept first; a copy that
-	// fails keeps the worktree. They are listed again right before the
-	// worktree goes: one written meanwhile is kept too.
-	kept := &keeping{}
 	if in.Exists {
-		if err := m.keepIgnored(ctx, w, kept, in.Ignored); err != nil {
-			return w, ev, &RefusedError{TaskID: id, Reason: err.Error()}
-		}
-	}
-	if in.Tip != "" {
-		// Keep the tip, merged or not: restoring is always possible.
-		if err := m.archiveTip(ctx, w, in.Tip); err != nil {
-			return w, ev, fmt.Errorf("archiving %s: %w", w.Branch, err)
-		}
-		w.Archive, ev.Archive = ArchiveRef(id), ArchiveRef(id)
-	}
-	if in.Exists {
+		// Ignored files made since provisioning are kept first, listed
+		// right before the worktree goes (listed again only while copying
+		// finds new ones: one written meanwhile is kept too); a copy that
+		// fails keeps the worktree. git's own check of the work tree comes
+		// last (removeLinked).
+		kept := &keeping{}
 		if err := m.keepIgnored(ctx, w, kept, nil); err != nil {
 			return w, ev, &RefusedError{TaskID: id, Reason: err.Error()}
 		}
@@ -360,13 +391,18 @@ func (m *Manager) remove(ctx context.Context, id task.ID, reason string, keepUnm
 			}
 		}
 	}
-	if in.Tip != "" && (in.Merged || !keepUnmerged) {
-		// Compare-and-delete: a branch that moved since it was archived stays.
-		if _, err := git.Run(ctx, w.Repo, "update-ref", "-d", "refs/heads/"+w.Branch, in.Tip); err != nil {
-			m.log.Warn("branch kept", "branch", w.Branch, "err", err)
-		} else {
-			ev.BranchDeleted = true
+	if in.Tip != "" {
+		// Keep the tip, merged or not (restoring is always possible), and
+		// delete the branch in the same transaction when it goes.
+		archived, deleted, err := m.archiveTip(ctx, w, in.Tip, in.Merged || !keepUnmerged)
+		if err != nil {
+			// The branch is still there, holding the tip.
+			m.log.Warn("branch tip not archived; the branch is kept", "task_id", id, "branch", w.Branch, "err", err)
 		}
+		if archived {
+			w.Archive, ev.Archive = ArchiveRef(id), ArchiveRef(id)
+		}
+		ev.BranchDeleted = deleted
 	}
 	w.State, w.Note, w.UpdatedAt = store.WorktreeRemoved, "", m.now().UTC()
 	if _, err := m.st.PutWorktree(ctx, w, event.New(m.now(), id, ev)); err != nil {
@@ -459,22 +495,34 @@ func (m *Manager) LandedActive(ctx context.Context) ([]store.Worktree, error) {
 	return out, nil
 }
 
-// archiveTip points the task's archive ref at tip. The archive refs are the
-// daemon's alone and a task's are touched only under its operation lock
-// (lockTask), so a lock file on one is left by a git killed with an
-// earlier daemon (half way through archiving): it is removed, or no later
-// removal could finish.
-func (m *Manager) archiveTip(ctx context.Context, w store.Worktree, tip string) error {
+// archiveTip points the task's archive ref at tip and, with del, deletes
+// the task's branch from tip, in one transaction (one git); a branch that
+// moved since tip was read is kept (compare-and-delete) and the archive
+// made alone. The archive refs are the daemon's alone and a task's are
+// touched only under its operation lock (lockTask), so a lock file on one
+// is left by a git killed with an earlier daemon (half way through
+// archiving): it is removed, or no later removal could finish.
+func (m *Manager) archiveTip(ctx context.Context, w store.Worktree, tip string, del bool) (archived, deleted bool, err error) {
 	d, err := git.GitDirs(ctx, w.Repo)
 	if err != nil {
-		return err
+		return false, false, err
 	}
 	lock := filepath.Join(d.Common, filepath.FromSlash(ArchiveRef(w.TaskID))+".lock")
 	if err := os.Remove(lock); err == nil {
 		m.log.Warn("stale lock of an archive ref removed (left by a git killed with the daemon)", "task_id", w.TaskID, "lock", lock)
 	}
-	_, err = git.Run(ctx, w.Repo, "update-ref", ArchiveRef(w.TaskID), tip)
-	return err
+	archive := git.RefUpdate{Ref: ArchiveRef(w.TaskID), New: tip}
+	if del {
+		err := git.UpdateRefs(ctx, w.Repo, archive, git.RefUpdate{Ref: "refs/heads/" + w.Branch, Old: tip, Delete: true})
+		if err == nil {
+			return true, true, nil
+		}
+		m.log.Warn("branch kept", "branch", w.Branch, "err", err)
+	}
+	if err := git.UpdateRefs(ctx, w.Repo, archive); err != nil {
+		return false, false, err
+	}
+	return true, false, nil
 }
 
 // keeping is what keepIgnored archived of one worktree: each file with the
@@ -540,5 +588,8 @@ func (m *Manager) keepIgnored(ctx context.Context, w store.Worktree, k *keeping,
 		k.dir = dir
 		maps.Copy(k.stamp, stamps)
 		files = nil
+		if m.keptRound != nil {
+			m.keptRound(round)
+		}
 	}
 }

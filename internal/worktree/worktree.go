@@ -35,6 +35,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/neuraphage/neuraphage-go/internal/event"
 	"github.com/neuraphage/neuraphage-go/internal/git"
 	"github.com/neuraphage/neuraphage-go/internal/proc"
@@ -143,11 +145,17 @@ type Manager struct {
 	tasks   map[task.ID]*sync.Mutex // per-task operation locks
 	ports   map[int]task.ID         // ports handed to active worktrees
 	targets map[string]target       // by repository as tasks name it
-	hooks   map[string]string       // hooks directories, by main work tree
-	plain   map[string]bool         // no sparse checkout or worktree config set outside the repository's config file
+	// flight makes the provisions of one repository running at once ask
+	// git once for what does not change (target, plainRepo).
+	flight singleflight.Group
+	hooks  map[string]string // hooks directories, by main work tree
+	plain  map[string]bool   // no sparse checkout or worktree config set outside the repository's config file
 
 	// stop, in tests, stops fastAdd at a step as a kill would.
 	stop func(step string) bool
+	// keptRound, in tests, runs after each round of keepIgnored's copies,
+	// as a process still writing in the worktree would.
+	keptRound func(round int)
 }
 
 // New returns a Manager.
