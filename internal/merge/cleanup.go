@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neuraphage/neuraphage-go/internal/proc"
 	"github.com/neuraphage/neuraphage-go/internal/task"
 )
 
@@ -16,6 +17,9 @@ import (
 // a cleanup the daemon did not get to — it stopped or was killed — is
 // finished at the next start (finishCleanups), as one a kill interrupted
 // half way.
+
+// cleanupNice is how far the cleanup's CPU priority is lowered (nice).
+const cleanupNice = 10
 
 // cleanups is the queue of landed tasks whose worktrees wait for removal.
 type cleanups struct {
@@ -50,7 +54,15 @@ func (q *Queue) cleanLater(id task.ID, target string) {
 
 // cleanLoop removes the worktrees queued by cleanLater until ctx ends; what
 // is left then is finished at the next start.
+//
+// The loop runs at a lowered CPU priority, and so do the git processes it
+// starts: on a busy machine the cores go to tasks being provisioned, run
+// and landed first, and removals catch up when they are free (a worktree
+// waiting for removal holds nothing up).
 func (q *Queue) cleanLoop(ctx context.Context) {
+	if err := proc.Lower(cleanupNice); err != nil {
+		q.log.Debug("the cleanup of landed worktrees runs at the daemon's priority", "err", err)
+	}
 	c := &q.cleanups
 	for {
 		select {
