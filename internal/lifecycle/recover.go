@@ -101,11 +101,25 @@ func ComputeFix(m task.Manifest, d event.PermissionDenied, p Policy) (Fix, error
 		}
 		f.Tool = tool
 	}
-	if cmd := commandPrefix(d.Command); cmd != "" && len(m.Commands) > 0 && !commandAllowed(m.Commands, d.Command) {
-		if !validCommand(cmd) {
-			return Fix{}, fmt.Errorf("command %q cannot be allowed", d.Command)
+	if strings.TrimSpace(d.Command) != "" && len(m.Commands) > 0 && !commandAllowed(m.Commands, d.Command) {
+		// The first command of the line the manifest does not allow (a
+		// fix widens by one prefix; a line of several asks again for the
+		// next).
+		parts, ok := simpleCommands(d.Command)
+		if !ok {
+			return Fix{}, fmt.Errorf("command %q cannot be allowed: it runs what cannot be read before it runs (a substitution, a subshell or group, an unclosed quote)", d.Command)
 		}
-		f.Command = cmd
+		for _, c := range parts {
+			if commandAllowed(m.Commands, c) {
+				continue
+			}
+			cmd := commandPrefix(c)
+			if !validCommand(cmd) {
+				return Fix{}, fmt.Errorf("command %q cannot be allowed", d.Command)
+			}
+			f.Command = cmd
+			break
+		}
 	}
 	if d.Path != "" {
 		dir := d.Path
@@ -160,16 +174,82 @@ func AllowsCommand(m task.Manifest, cmd string) bool {
 	return slices.Contains(m.Tools, "Bash") && (len(m.Commands) == 0 || commandAllowed(m.Commands, cmd))
 }
 
-// commandAllowed reports whether cmd starts with one of the prefixes
-// (whole words).
+// commandAllowed reports whether every command cmd runs starts with one of
+// the prefixes (whole words): a line that chains commands (;, &&, ||, |, &
+// or a newline outside quotes) is allowed only when each of them is, so
+// that an allowed "git status" does not carry "git status && rm -rf ." with
+// it. What cannot be read without running it is never allowed: a command
+// substitution ($( or a backquote, outside single quotes), a process
+// substitution, a subshell or a group, an unclosed quote.
 func commandAllowed(prefixes []string, cmd string) bool {
-	cmd = strings.Join(strings.Fields(cmd), " ")
-	for _, p := range prefixes {
-		if cmd == p || strings.HasPrefix(cmd, p+" ") {
-			return true
+	parts, ok := simpleCommands(cmd)
+	if !ok || len(parts) == 0 {
+		return false
+	}
+	for _, c := range parts {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return c == p || strings.HasPrefix(c, p+" ") }) {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// simpleCommands splits a shell line at its control operators outside
+// quotes, each part with its words joined by single spaces; false when the
+// line holds what simpleCommands cannot split safely (see commandAllowed).
+func simpleCommands(line string) ([]string, bool) {
+	var (
+		parts []string
+		cur   strings.Builder
+		quote byte // ' or " while inside quotes
+	)
+	flush := func() bool {
+		c := strings.Join(strings.Fields(cur.String()), " ")
+		cur.Reset()
+		if c == "" {
+			return true
+		}
+		if c[0] == '(' || c[0] == '{' {
+			return false // a subshell or a group
+		}
+		parts = append(parts, c)
+		return true
+	}
+	for i := 0; i < len(line); i++ {
+		b := line[i]
+		switch {
+		case quote == '\'':
+			if b == '\'' {
+				quote = 0
+			}
+		case b == '\\':
+			if i+1 < len(line) {
+				cur.WriteByte(b)
+				i++
+				b = line[i]
+			}
+		case b == '`', b == '$' && i+1 < len(line) && line[i+1] == '(':
+			return nil, false
+		case quote == '"':
+			if b == '"' {
+				quote = 0
+			}
+		case b == '\'' || b == '"':
+			quote = b
+		case (b == '<' || b == '>') && i+1 < len(line) && line[i+1] == '(':
+			return nil, false
+		case b == ';' || b == '&' || b == '|' || b == '\n':
+			if !flush() {
+				return nil, false
+			}
+			continue
+		}
+		cur.WriteByte(b)
+	}
+	if quote != 0 || !flush() {
+		return nil, false
+	}
+	return parts, true
 }
 
 // pathCovered reports whether path is within one of the manifest's paths

@@ -41,6 +41,8 @@ func TestComputeFix(t *testing.T) {
 		{"a secret's read", event.PermissionDenied{Tool: "Read", Path: "/home/u/.ssh/id_rsa"}, Fix{}, "reading /home/u/.ssh/id_rsa is beyond the policy"},
 		{"a command not listed", event.PermissionDenied{Tool: "Bash", Command: "go  build ./..."}, Fix{Command: "go build"}, ""},
 		{"a listed command denied elsewhere", event.PermissionDenied{Tool: "Bash", Command: "go test ./..."}, Fix{}, "already allows it"},
+		{"a chained line: its first command not listed", event.PermissionDenied{Tool: "Bash", Command: "go test ./... && git push origin x"}, Fix{Command: "git push"}, ""},
+		{"a chained line hiding a substitution", event.PermissionDenied{Tool: "Bash", Command: "go test $(rm -rf src)"}, Fix{}, "cannot be allowed"},
 		{"a write the manifest allows", event.PermissionDenied{Tool: "Bash", Path: "src/x", Write: true}, Fix{}, "came from elsewhere"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,6 +160,27 @@ func TestAllowsCommand(t *testing.T) {
 		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "gitk", false},
 		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"go test"}}, "go build ./...", false},
 		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"go test"}}, "go test ./...", true},
+		// Every command of a chained line must be allowed, and what cannot
+		// be read without running it never is.
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git status"}}, "git status && rm -rf .", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git status"}}, "git status; rm x", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git status"}}, "git status || curl http://x", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git status"}}, "git status | sh", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git status"}}, "git status & rm x", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git status"}}, "git status\nrm x", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "git log $(rm x)", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "git log \"$(rm x)\"", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "git log `rm x`", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git", "cat"}}, "git diff <(cat /etc/passwd)", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "(git status)", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "git status; { rm x; }", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "git commit -m 'unclosed", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "", false},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git", "go test"}}, "git add -A && go test ./... | git status", true},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "git commit -m 'a; b && c | d $(e)'", true},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, `git commit -m "a; b && c | d"`, true},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, `git commit -m a\;\ rm`, true},
+		{task.Manifest{Tools: []string{"Bash"}, Commands: []string{"git"}}, "git status;", true},
 	} {
 		if got := AllowsCommand(c.m, c.cmd); got != c.want {
 			t.Errorf("AllowsCommand(%+v, %q) = %v, want %v", c.m, c.cmd, got, c.want)
