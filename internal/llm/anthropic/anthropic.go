@@ -48,7 +48,7 @@ type Client struct {
 	svc    sdk.MessageService
 	api    *sdk.Client
 	opts   Options
-	tools  toolCache
+	tools  llm.ToolCache
 	system *llm.WireCache // system prompts
 	msgs   *llm.WireCache
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -59,7 +58,11 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 	tools := make([][]byte, len(req.Tools))
 	size := 96 + len(model) // the fields besides messages, system and tools
 	for i, t := range req.Tools {
-		raw, err := c.tools.encoded(t, i == len(req.Tools)-1)
+		last := 0 // the last tool carries the cache mark
+		if i == len(req.Tools)-1 {
+			last = 1
+		}
+		raw, err := c.tools.Encoded(t, last, encodeTools[last])
 		if err != nil {
 			return nil, err
 		}
@@ -208,51 +211,25 @@ func toolParam(t llm.ToolDef, last bool) (*sdk.ToolParam, error) {
 	return tool, nil
 }
 
-// toolCache holds each tool definition converted and encoded once: a task
-// sends the same tools with every call, and converting their schemas was
-// most of the work of building a request.
-type toolCache struct {
-	mu sync.Mutex
-	m  [2]map[string]*cachedTool // [last]: by name
+// encodeTool converts and encodes t's definition, with the cache mark
+// when it is the request's last tool; encodeTools[1] is that one (the
+// variant in the client's llm.ToolCache).
+func encodeTool(last bool) func(llm.ToolDef) ([]byte, error) {
+	return func(t llm.ToolDef) ([]byte, error) {
+		tool, err := toolParam(t, last)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(sdk.ToolUnionParam{OfTool: tool})
+		if err != nil {
+			return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic,
+				Message: fmt.Sprintf("tool %q: encoding its definition", t.Name), Err: err}
+		}
+		return raw, nil
+	}
 }
 
-// maxCachedTools bounds the cache; past it, it starts again.
-const maxCachedTools = 512
-
-type cachedTool struct {
-	desc, schema string
-	raw          []byte // the encoded definition, read only
-}
-
-// encoded returns t converted and encoded, as the request's last tool or not.
-func (c *toolCache) encoded(t llm.ToolDef, last bool) ([]byte, error) {
-	k := 0
-	if last {
-		k = 1
-	}
-	c.mu.Lock()
-	e := c.m[k][t.Name]
-	c.mu.Unlock()
-	if e != nil && e.desc == t.Description && e.schema == string(t.Schema) {
-		return e.raw, nil
-	}
-	tool, err := toolParam(t, last)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := json.Marshal(sdk.ToolUnionParam{OfTool: tool})
-	if err != nil {
-		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderAnthropic,
-			Message: fmt.Sprintf("tool %q: encoding its definition", t.Name), Err: err}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m[k] == nil || len(c.m[k]) >= maxCachedTools {
-		c.m[k] = map[string]*cachedTool{}
-	}
-	c.m[k][t.Name] = &cachedTool{desc: t.Description, schema: string(t.Schema), raw: raw}
-	return raw, nil
-}
+var encodeTools = [2]func(llm.ToolDef) ([]byte, error){encodeTool(false), encodeTool(true)}
 
 // encodeSystem encodes the system prompt as the SDK encodes its blocks.
 func encodeSystem(s string) ([]byte, error) {

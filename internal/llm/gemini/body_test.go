@@ -38,12 +38,9 @@ func (c *Client) bodyUncached(req *llm.Request) ([]byte, error) {
 	if len(req.Tools) > 0 {
 		var decls []functionDeclaration
 		for _, t := range req.Tools {
-			schema := t.Schema
-			if len(schema) == 0 {
-				schema = json.RawMessage(`{"type":"object","properties":{}}`)
-			} else if !isObject(schema) {
-				return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderGemini,
-					Message: fmt.Sprintf("tool %q: schema is not a JSON object", t.Name)}
+			schema, err := llm.ObjectSchema(t, llm.ProviderGemini)
+			if err != nil {
+				return nil, err
 			}
 			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, ParametersJSONSchema: schema})
 		}

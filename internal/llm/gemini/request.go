@@ -3,7 +3,6 @@ package gemini
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
@@ -58,7 +57,7 @@ func (c *Client) body(req *llm.Request) ([]byte, error) {
 	var decls [][]byte
 	size := 128
 	for _, t := range req.Tools {
-		raw, err := c.tools.encoded(t)
+		raw, err := c.tools.Encoded(t, 0, encodeTool)
 		if err != nil {
 			return nil, err
 		}
@@ -212,50 +211,16 @@ func encodeContent(m *llm.Message) ([]byte, error) {
 	return raw, nil
 }
 
-// toolCache holds each tool declaration checked and encoded once: a task
-// sends the same tools with every call.
-type toolCache struct {
-	mu sync.Mutex
-	m  map[string]*cachedTool // by name
-}
-
-// maxCachedTools bounds the cache; past it, it starts again.
-const maxCachedTools = 512
-
-type cachedTool struct {
-	desc, schema string
-	raw          []byte // the encoded declaration, read only
-}
-
-func (c *toolCache) encoded(t llm.ToolDef) ([]byte, error) {
-	c.mu.Lock()
-	e := c.m[t.Name]
-	c.mu.Unlock()
-	if e != nil && e.desc == t.Description && e.schema == string(t.Schema) {
-		return e.raw, nil
-	}
-	schema := t.Schema
-	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object","properties":{}}`)
-	} else if !isObject(schema) {
-		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderGemini,
-			Message: fmt.Sprintf("tool %q: schema is not a JSON object", t.Name)}
+// encodeTool checks and encodes t's declaration.
+func encodeTool(t llm.ToolDef) ([]byte, error) {
+	schema, err := llm.ObjectSchema(t, llm.ProviderGemini)
+	if err != nil {
+		return nil, err
 	}
 	raw, err := json.Marshal(functionDeclaration{Name: t.Name, Description: t.Description, ParametersJSONSchema: schema})
 	if err != nil {
 		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderGemini,
 			Message: fmt.Sprintf("tool %q: encoding its declaration", t.Name), Err: err}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedTools {
-		c.m = map[string]*cachedTool{}
-	}
-	c.m[t.Name] = &cachedTool{desc: t.Description, schema: string(t.Schema), raw: raw}
 	return raw, nil
-}
-
-func isObject(raw json.RawMessage) bool {
-	var v map[string]any
-	return json.Unmarshal(raw, &v) == nil && v != nil
 }

@@ -49,7 +49,7 @@ type Options struct {
 type Client struct {
 	svc    oa.ChatCompletionService
 	opts   Options
-	tools  toolCache
+	tools  llm.ToolCache
 	msgs   *llm.WireCache
 	system *llm.WireCache // system prompts
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -51,7 +50,7 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 	tools := make([][]byte, len(req.Tools))
 	size := 128 + len(model)
 	for i, t := range req.Tools {
-		raw, err := c.tools.encoded(t)
+		raw, err := c.tools.Encoded(t, 0, encodeTool)
 		if err != nil {
 			return nil, err
 		}
@@ -213,28 +212,8 @@ func toolParam(t llm.ToolDef) (oa.ChatCompletionToolUnionParam, error) {
 	return oa.ChatCompletionFunctionTool(def), nil
 }
 
-// toolCache holds each tool definition converted and encoded once: a task
-// sends the same tools with every call.
-type toolCache struct {
-	mu sync.Mutex
-	m  map[string]*cachedTool // by name
-}
-
-// maxCachedTools bounds the cache; past it, it starts again.
-const maxCachedTools = 512
-
-type cachedTool struct {
-	desc, schema string
-	raw          []byte // the encoded definition, read only
-}
-
-func (c *toolCache) encoded(t llm.ToolDef) ([]byte, error) {
-	c.mu.Lock()
-	e := c.m[t.Name]
-	c.mu.Unlock()
-	if e != nil && e.desc == t.Description && e.schema == string(t.Schema) {
-		return e.raw, nil
-	}
+// encodeTool converts and encodes t's definition.
+func encodeTool(t llm.ToolDef) ([]byte, error) {
 	tool, err := toolParam(t)
 	if err != nil {
 		return nil, err
@@ -244,11 +223,5 @@ func (c *toolCache) encoded(t llm.ToolDef) ([]byte, error) {
 		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI,
 			Message: fmt.Sprintf("tool %q: encoding its definition", t.Name), Err: err}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedTools {
-		c.m = map[string]*cachedTool{}
-	}
-	c.m[t.Name] = &cachedTool{desc: t.Description, schema: string(t.Schema), raw: raw}
 	return raw, nil
 }

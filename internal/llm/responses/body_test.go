@@ -2,7 +2,6 @@ package responses
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
@@ -41,12 +40,9 @@ func (c *Client) bodyUncached(req *llm.Request, stream bool) ([]byte, error) {
 		w.MaxOutputTokens = req.MaxTokens
 	}
 	for _, t := range req.Tools {
-		schema := t.Schema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		} else if !isObject(schema) {
-			return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI,
-				Message: fmt.Sprintf("tool %q: schema is not a JSON object", t.Name)}
+		schema, err := llm.ObjectSchema(t, llm.ProviderOpenAI)
+		if err != nil {
+			return nil, err
 		}
 		w.Tools = append(w.Tools, wireTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema})
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
 )
@@ -66,7 +65,7 @@ func (c *Client) body(req *llm.Request, stream bool) ([]byte, error) {
 	size := 128 + len(model)
 	tools := make([][]byte, len(req.Tools))
 	for i, t := range req.Tools {
-		raw, err := c.tools.encoded(t)
+		raw, err := c.tools.Encoded(t, 0, encodeTool)
 		if err != nil {
 			return nil, err
 		}
@@ -190,50 +189,16 @@ func encodeItems(m *llm.Message) ([]byte, error) {
 	return b, nil
 }
 
-// toolCache holds each tool definition checked and encoded once: a task
-// sends the same tools with every call.
-type toolCache struct {
-	mu sync.Mutex
-	m  map[string]*cachedTool // by name
-}
-
-// maxCachedTools bounds the cache; past it, it starts again.
-const maxCachedTools = 512
-
-type cachedTool struct {
-	desc, schema string
-	raw          []byte // the encoded definition, read only
-}
-
-func (c *toolCache) encoded(t llm.ToolDef) ([]byte, error) {
-	c.mu.Lock()
-	e := c.m[t.Name]
-	c.mu.Unlock()
-	if e != nil && e.desc == t.Description && e.schema == string(t.Schema) {
-		return e.raw, nil
-	}
-	schema := t.Schema
-	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object","properties":{}}`)
-	} else if !isObject(schema) {
-		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI,
-			Message: fmt.Sprintf("tool %q: schema is not a JSON object", t.Name)}
+// encodeTool checks and encodes t's definition.
+func encodeTool(t llm.ToolDef) ([]byte, error) {
+	schema, err := llm.ObjectSchema(t, llm.ProviderOpenAI)
+	if err != nil {
+		return nil, err
 	}
 	raw, err := json.Marshal(wireTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema})
 	if err != nil {
 		return nil, &llm.Error{Class: llm.ClassBadRequest, Provider: llm.ProviderOpenAI,
 			Message: fmt.Sprintf("tool %q: encoding its definition", t.Name), Err: err}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedTools {
-		c.m = map[string]*cachedTool{}
-	}
-	c.m[t.Name] = &cachedTool{desc: t.Description, schema: string(t.Schema), raw: raw}
 	return raw, nil
-}
-
-func isObject(raw json.RawMessage) bool {
-	var v map[string]any
-	return json.Unmarshal(raw, &v) == nil && v != nil
 }

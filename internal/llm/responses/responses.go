@@ -58,7 +58,7 @@ type Options struct {
 // Client talks to a Responses API endpoint. It is safe for concurrent use.
 type Client struct {
 	opts   Options
-	tools  toolCache
+	tools  llm.ToolCache
 	msgs   *llm.WireCache
 	system *llm.WireCache // system prompts
 	hc     *http.Client
