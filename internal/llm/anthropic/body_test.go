@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/llm/clienttest"
 )
 
 // richConversation has every kind of content the client sends: text that
@@ -94,27 +94,10 @@ func TestBodyEncodesAsSDK(t *testing.T) {
 	}
 }
 
-// bodyRecorder answers every Messages API call with a minimal reply, as a
-// stream when the body asks for one, and keeps each request's body and
-// headers.
-type bodyRecorder struct {
-	mu   sync.Mutex
-	reqs []recorded
-}
-
-type recorded struct {
-	body   string
-	header http.Header
-}
-
-func (r *bodyRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.reqs = append(r.reqs, recorded{string(body), req.Header.Clone()})
-	r.mu.Unlock()
-	var p struct{ Stream bool }
-	_ = json.Unmarshal(body, &p)
-	if !p.Stream {
+// replyMinimal answers every Messages API call with a minimal reply, as a
+// stream when the body asks for one.
+func replyMinimal(w http.ResponseWriter, stream bool) {
+	if !stream {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"m","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
 		return
@@ -131,21 +114,11 @@ func (r *bodyRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-func (r *bodyRecorder) last(t *testing.T) recorded {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.reqs) == 0 {
-		t.Fatal("no request reached the server")
-	}
-	return r.reqs[len(r.reqs)-1]
-}
-
 // On the wire, a streamed and a plain call send the body and the headers
 // the SDK sends for the whole converted request.
 func TestWireBodyAsSDK(t *testing.T) {
 	t.Parallel()
-	rec := &bodyRecorder{}
+	rec := &clienttest.Recorder{Reply: replyMinimal}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	c, err := New(Options{BaseURL: srv.URL, APIKey: "k", Model: "claude-test"})
@@ -155,22 +128,15 @@ func TestWireBodyAsSDK(t *testing.T) {
 	ctx := context.Background()
 	req := richConversation()
 	ref := sdkParams(t, c, req)
-	compare := func(what string, ours, sdks recorded) {
+	compare := func(what string, ours, sdks clienttest.Recorded) {
 		t.Helper()
-		if ours.body != sdks.body {
-			t.Errorf("%s: body\n got %s\nwant %s", what, ours.body, sdks.body)
-		}
-		for h := range merged(ours.header, sdks.header) {
-			if ours.header.Get(h) != sdks.header.Get(h) {
-				t.Errorf("%s: header %s = %q, the SDK sends %q", what, h, ours.header.Get(h), sdks.header.Get(h))
-			}
-		}
+		clienttest.SameRequest(t, what, ours, sdks)
 	}
 
 	if _, err := c.Stream(ctx, req, nil); err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
-	ours := rec.last(t)
+	ours := rec.Last(t)
 	stream := c.svc.NewStreaming(ctx, ref)
 	for stream.Next() {
 	}
@@ -178,29 +144,19 @@ func TestWireBodyAsSDK(t *testing.T) {
 		t.Fatalf("SDK stream: %v", err)
 	}
 	_ = stream.Close()
-	compare("stream", ours, rec.last(t))
-	if !strings.HasSuffix(ours.body, `,"stream":true}`) {
-		t.Errorf("streamed body does not ask for a stream: %s", ours.body)
+	compare("stream", ours, rec.Last(t))
+	if !strings.HasSuffix(ours.Body, `,"stream":true}`) {
+		t.Errorf("streamed body does not ask for a stream: %s", ours.Body)
 	}
 
 	if _, err := c.Complete(ctx, req); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	ours = rec.last(t)
+	ours = rec.Last(t)
 	if _, err := c.svc.New(ctx, ref, option.WithRequestTimeout(10*60e9)); err != nil {
 		t.Fatalf("SDK New: %v", err)
 	}
-	compare("complete", ours, rec.last(t))
+	compare("complete", ours, rec.Last(t))
 }
 
 // merged returns the names of the headers in a or b.
-func merged(a, b http.Header) map[string]bool {
-	names := map[string]bool{}
-	for h := range a {
-		names[h] = true
-	}
-	for h := range b {
-		names[h] = true
-	}
-	return names
-}

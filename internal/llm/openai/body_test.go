@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	oa "github.com/openai/openai-go/v3"
@@ -15,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/neuraphage/neuraphage-go/internal/llm"
+	"github.com/neuraphage/neuraphage-go/internal/llm/clienttest"
 )
 
 // sdkParams converts req whole into the SDK's parameters, with no cache:
@@ -134,26 +134,10 @@ func TestBodyEncodesAsSDK(t *testing.T) {
 	}
 }
 
-// bodyRecorder answers every call with a minimal reply, as a stream when
-// the body asks for one, and keeps each request's body and headers.
-type bodyRecorder struct {
-	mu   sync.Mutex
-	reqs []recorded
-}
-
-type recorded struct {
-	body   string
-	header http.Header
-}
-
-func (r *bodyRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.reqs = append(r.reqs, recorded{string(body), req.Header.Clone()})
-	r.mu.Unlock()
-	var p struct{ Stream bool }
-	_ = json.Unmarshal(body, &p)
-	if !p.Stream {
+// replyMinimal answers every call with a minimal reply, as a stream when
+// the body asks for one.
+func replyMinimal(w http.ResponseWriter, stream bool) {
+	if !stream {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 		return
@@ -163,21 +147,11 @@ func (r *bodyRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`+"\n\ndata: [DONE]\n\n")
 }
 
-func (r *bodyRecorder) last(t *testing.T) recorded {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.reqs) == 0 {
-		t.Fatal("no request reached the server")
-	}
-	return r.reqs[len(r.reqs)-1]
-}
-
 // On the wire, a streamed and a plain call send the body and the headers
 // the SDK sends for the whole converted request.
 func TestWireBodyAsSDK(t *testing.T) {
 	t.Parallel()
-	rec := &bodyRecorder{}
+	rec := &clienttest.Recorder{Reply: replyMinimal}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	c, err := New(Options{BaseURL: srv.URL, APIKey: "k", Model: "gpt-test"})
@@ -186,21 +160,14 @@ func TestWireBodyAsSDK(t *testing.T) {
 	}
 	ctx := context.Background()
 	req := richConversation()
-	compare := func(what string, ours, sdks recorded) {
+	compare := func(what string, ours, sdks clienttest.Recorded) {
 		t.Helper()
-		if ours.body != sdks.body {
-			t.Errorf("%s: body\n got %s\nwant %s", what, ours.body, sdks.body)
-		}
-		for h := range merged(ours.header, sdks.header) {
-			if ours.header.Get(h) != sdks.header.Get(h) {
-				t.Errorf("%s: header %s = %q, the SDK sends %q", what, h, ours.header.Get(h), sdks.header.Get(h))
-			}
-		}
+		clienttest.SameRequest(t, what, ours, sdks)
 	}
 	if _, err := c.Stream(ctx, req, nil); err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
-	ours := rec.last(t)
+	ours := rec.Last(t)
 	stream := c.svc.NewStreaming(ctx, sdkParams(t, c, req, true))
 	for stream.Next() {
 	}
@@ -208,28 +175,18 @@ func TestWireBodyAsSDK(t *testing.T) {
 		t.Fatalf("SDK stream: %v", err)
 	}
 	_ = stream.Close()
-	compare("stream", ours, rec.last(t))
-	if !strings.HasSuffix(ours.body, `,"stream":true}`) {
-		t.Errorf("streamed body does not ask for a stream: %s", ours.body)
+	compare("stream", ours, rec.Last(t))
+	if !strings.HasSuffix(ours.Body, `,"stream":true}`) {
+		t.Errorf("streamed body does not ask for a stream: %s", ours.Body)
 	}
 	if _, err := c.Complete(ctx, req); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	ours = rec.last(t)
+	ours = rec.Last(t)
 	if _, err := c.svc.New(ctx, sdkParams(t, c, req, false), option.WithMaxRetries(0)); err != nil {
 		t.Fatalf("SDK New: %v", err)
 	}
-	compare("complete", ours, rec.last(t))
+	compare("complete", ours, rec.Last(t))
 }
 
 // merged returns the names of the headers in a or b.
-func merged(a, b http.Header) map[string]bool {
-	names := map[string]bool{}
-	for h := range a {
-		names[h] = true
-	}
-	for h := range b {
-		names[h] = true
-	}
-	return names
-}
