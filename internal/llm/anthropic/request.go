@@ -78,35 +78,25 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 		size += len(system)
 	}
 	msgs := make([][]byte, 0, len(req.Messages))
-	for i := range req.Messages {
-		raw, err := c.msgs.Encoded(&req.Messages[i], encodeMessage)
-		if err != nil {
-			return nil, err
-		}
-		if raw != nil {
-			msgs = append(msgs, raw)
-			size += len(raw) + 1
-		}
+	msgs, n, err := c.msgs.EncodedAll(msgs, req.Messages, encodeMessage)
+	if err != nil {
+		return nil, err
 	}
+	size += n
 
 	b := make([]byte, 0, size)
 	b = append(b, `{"max_tokens":`...)
 	b = strconv.AppendInt(b, maxTokens, 10)
 	if len(msgs) > 0 {
 		b = append(b, `,"messages":[`...)
-		for i, m := range msgs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, m...)
-		}
+		b = llm.AppendJoined(b, msgs)
 		b = append(b, ']')
 	}
 	b = append(b, `,"model":`...)
-	b = appendJSON(b, model)
+	b = llm.AppendJSON(b, model)
 	if req.Temperature != nil {
 		b = append(b, `,"temperature":`...)
-		b = appendJSON(b, *req.Temperature)
+		b = llm.AppendJSON(b, *req.Temperature)
 	}
 	if system != nil {
 		b = append(b, `,"system":`...)
@@ -114,27 +104,13 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	if len(tools) > 0 {
 		b = append(b, `,"tools":[`...)
-		for i, t := range tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, t...)
-		}
+		b = llm.AppendJoined(b, tools)
 		b = append(b, ']')
 	}
 	if stream {
 		b = append(b, `,"stream":true`...)
 	}
 	return append(b, '}'), nil
-}
-
-// appendJSON appends v encoded as encoding/json does (as the SDK does).
-func appendJSON(b []byte, v any) []byte {
-	raw, err := json.Marshal(v)
-	if err != nil { // a string or a float64: only NaN and infinities fail
-		return append(b, "null"...)
-	}
-	return append(b, raw...)
 }
 
 // encodeMessage encodes m as the SDK encodes its sdk.MessageParam; nil when

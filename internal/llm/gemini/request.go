@@ -127,12 +127,7 @@ func (c *Client) body(req *llm.Request) ([]byte, error) {
 
 	b := make([]byte, 0, size+len(gc))
 	b = append(b, `{"contents":[`...)
-	for i, ct := range contents {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, ct...)
-	}
+	b = llm.AppendJoined(b, contents)
 	b = append(b, ']')
 	if system != nil {
 		b = append(b, `,"systemInstruction":`...)
@@ -140,12 +135,7 @@ func (c *Client) body(req *llm.Request) ([]byte, error) {
 	}
 	if len(decls) > 0 {
 		b = append(b, `,"tools":[{"functionDeclarations":[`...)
-		for i, d := range decls {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, d...)
-		}
+		b = llm.AppendJoined(b, decls)
 		b = append(b, "]}]"...)
 	}
 	b = append(b, `,"generationConfig":`...)

@@ -66,27 +66,17 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 		msgs = append(msgs, raw)
 		size += len(raw) + 1
 	}
-	for i := range req.Messages {
-		raw, err := c.msgs.Encoded(&req.Messages[i], encodeMessage)
-		if err != nil {
-			return nil, err
-		}
-		if raw != nil {
-			msgs = append(msgs, raw)
-			size += len(raw) + 1
-		}
+	msgs, n, err := c.msgs.EncodedAll(msgs, req.Messages, encodeMessage)
+	if err != nil {
+		return nil, err
 	}
+	size += n
 
 	b := make([]byte, 0, size)
 	b = append(b, '{')
 	if len(msgs) > 0 {
 		b = append(b, `"messages":[`...)
-		for i, m := range msgs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, m...)
-		}
+		b = llm.AppendJoined(b, msgs)
 		b = append(b, "],"...)
 	}
 	b = append(b, `"model":`...)
@@ -102,12 +92,7 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	if len(tools) > 0 {
 		b = append(b, `,"tools":[`...)
-		for i, t := range tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, t...)
-		}
+		b = llm.AppendJoined(b, tools)
 		b = append(b, ']')
 	}
 	return append(b, '}'), nil

@@ -82,40 +82,25 @@ func (c *Client) body(req *llm.Request, stream bool) ([]byte, error) {
 		size += len(raw)
 	}
 	items := make([][]byte, 0, len(req.Messages))
-	for i := range req.Messages {
-		raw, err := c.msgs.Encoded(&req.Messages[i], encodeItems)
-		if err != nil {
-			return nil, err
-		}
-		if raw != nil {
-			items = append(items, raw)
-			size += len(raw) + 1
-		}
+	items, n, err := c.msgs.EncodedAll(items, req.Messages, encodeItems)
+	if err != nil {
+		return nil, err
 	}
+	size += n
 
 	b := make([]byte, 0, size)
 	b = append(b, `{"model":`...)
-	b = appendJSON(b, model)
+	b = llm.AppendJSON(b, model)
 	if instructions != nil {
 		b = append(b, `,"instructions":`...)
 		b = append(b, instructions...)
 	}
 	b = append(b, `,"input":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
+	b = llm.AppendJoined(b, items)
 	b = append(b, ']')
 	if len(tools) > 0 {
 		b = append(b, `,"tools":[`...)
-		for i, t := range tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, t...)
-		}
+		b = llm.AppendJoined(b, tools)
 		b = append(b, ']')
 	}
 	if maxTokens != 0 {
@@ -124,21 +109,12 @@ func (c *Client) body(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	if req.Temperature != nil {
 		b = append(b, `,"temperature":`...)
-		b = appendJSON(b, *req.Temperature)
+		b = llm.AppendJSON(b, *req.Temperature)
 	}
 	if stream {
 		b = append(b, `,"stream":true`...)
 	}
 	return append(b, `,"store":false}`...), nil
-}
-
-// appendJSON appends v encoded by encoding/json.
-func appendJSON(b []byte, v any) []byte {
-	raw, err := json.Marshal(v)
-	if err != nil { // a string or a float64: only NaN and infinities fail
-		return append(b, "null"...)
-	}
-	return append(b, raw...)
 }
 
 // encodeInstructions encodes the system prompt, the instructions string.
