@@ -302,3 +302,100 @@ func TestFastAddLeftToGit(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckoutIsGitsAdd: a task's worktree holds the same files, modes,
+// symbolic links and index entries as a worktree made by git's own add
+// of the same commit (line endings converted by the attributes, an
+// executable, a link, nested directories), its index carries the files'
+// stat data (git sees nothing to refresh), and its HEAD is on the task's
+// branch at the base commit.
+func TestCheckoutIsGitsAdd(t *testing.T) {
+	t.Parallel()
+	repo := wtRepo(t, "main", map[string]string{
+		"README.md":      "hello\n",
+		".gitattributes": "*.bat text eol=crlf\n",
+		"run.bat":        "echo one\necho two\n",
+		"src/deep/a.go":  "package deep\n",
+		"tool.sh":        "#!/bin/sh\necho hi\n",
+	})
+	if err := os.Chmod(filepath.Join(repo, "tool.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("src/deep/a.go", filepath.Join(repo, "link")); err != nil {
+		t.Fatal(err)
+	}
+	wtGit(t, repo, "add", "-A")
+	wtGit(t, repo, "commit", "-q", "-m", "mode and link")
+	base := wtRev(t, repo, "main")
+
+	e := wtNewEnv(t, worktree.Config{})
+	tk := e.task(repo)
+	w := e.provision(tk)
+	theirs := filepath.Join(filepath.Dir(repo), "theirs")
+	userGit(t, repo, "worktree", "add", "-q", "-b", "theirs", theirs, base)
+
+	if got, want := userGit(t, w.Path, "ls-files", "-s"), userGit(t, theirs, "ls-files", "-s"); got != want {
+		t.Errorf("index entries:\n%s\nwant (git's add):\n%s", got, want)
+	}
+	if got, want := treeOf(t, w.Path), treeOf(t, theirs); !slices.Equal(got, want) {
+		t.Errorf("files:\n%s\nwant (git's add):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := wtRead(t, w.Path, "run.bat"); got != "echo one\r\necho two\r\n" {
+		t.Errorf("run.bat = %q: the attributes' conversion was not applied", got)
+	}
+	// diff-files compares the index's stat data without refreshing it: a
+	// file listed would be one git has to read again.
+	if out := userGit(t, w.Path, "diff-files", "--name-only"); out != "" {
+		t.Errorf("the index's stat data is stale for %q", out)
+	}
+	if st := userGit(t, w.Path, "status", "--porcelain", "--untracked-files=all", "--ignored"); st != "" {
+		t.Errorf("status = %q", st)
+	}
+	if got := userGit(t, w.Path, "rev-parse", "--symbolic-full-name", "HEAD"); got != "refs/heads/"+w.Branch {
+		t.Errorf("HEAD = %q, want the task's branch", got)
+	}
+	if got := wtRev(t, w.Path, "HEAD"); got != base {
+		t.Errorf("HEAD at %s, want %s", got, base)
+	}
+}
+
+// treeOf lists a work tree's entries (not .git): path, kind and
+// permission bits, and the content or the link's target.
+func treeOf(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == ".git" {
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		entry := fmt.Sprintf("%s %s", rel, fi.Mode())
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			entry += " -> " + target
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			entry += fmt.Sprintf(" %q", b)
+		}
+		out = append(out, entry)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -65,8 +65,8 @@ func wtKillGroupAt(t *testing.T, repo, name, hit string) {
 }
 
 // TestKillDuringWorktreeAdd: the daemon dies while `git worktree add` makes
-// a task's worktree (a reference-transaction hook holds its checkout's HEAD
-// update; the files are written, git's "initializing" lock is still on; a
+// a task's worktree (a post-index-change hook holds its checkout once the
+// files and the index are written; git's "initializing" lock is still on; a
 // file that is not part of the checkout appears meanwhile). The next start
 // must finish the job: the worktree made again, the stray file kept, the
 // creation recorded. Before the fix the restarted daemon refused the
@@ -77,8 +77,8 @@ func TestKillDuringWorktreeAdd(t *testing.T) {
 	e := wtNewEnv(t, worktree.Config{})
 	tk := e.task(repo)
 	path := wtDefaultPath(repo, tk.ID)
-	hit := wtKillHook(t, repo, "reference-transaction",
-		`[ "$1" = prepared ] && [ "$(pwd -P)" = '`+path+`' ] && grep -q ' HEAD$'`,
+	hit := wtKillHook(t, repo, "post-index-change",
+		`[ "$(pwd -P)" = '`+path+`' ]`,
 		`echo "written meanwhile" > '`+path+`/notes.txt'`)
 
 	done := make(chan error, 1)
@@ -86,7 +86,7 @@ func TestKillDuringWorktreeAdd(t *testing.T) {
 		_, err := e.m.Provision(context.Background(), tk)
 		done <- err
 	}()
-	wtKillGroupAt(t, repo, "reference-transaction", hit)
+	wtKillGroupAt(t, repo, "post-index-change", hit)
 	if err := <-done; err == nil {
 		t.Fatal("Provision succeeded though its git was killed")
 	}
