@@ -218,13 +218,17 @@ func loadScript(turns int, latency time.Duration) *llmtest.Script {
 
 // loadConfig is the scratch daemon's configuration: every task may run at
 // once, and so may every model call (the provider's default cap of 8 calls
-// in flight would measure the limiter, not the tasks).
+// in flight would measure the limiter, not the tasks). The cap is lifted,
+// not set to the number of tasks: the router's call for each task and the
+// Watcher's evaluations go to the same provider, and with a cap of one
+// call per task they queued behind the tasks' calls (one Watcher
+// evaluation per task made that task's turn wait a whole model call).
 func loadConfig(url string, opts devLoadOpts) config.Config {
 	cfg := config.Default()
 	cfg.Executor.MaxConcurrent = min(opts.tasks, 10_000)
 	cfg.Agent.MaxIterations = max(cfg.Agent.MaxIterations, opts.turns+10)
 	an := &cfg.LLM.Providers.Anthropic
-	an.BaseURL, an.APIKeyEnv, an.MaxConcurrent = url, loadKeyEnv, opts.tasks
+	an.BaseURL, an.APIKeyEnv, an.MaxConcurrent = url, loadKeyEnv, 0 // unlimited
 	for _, t := range []*string{&cfg.LLM.Tiers.Router.Provider, &cfg.LLM.Tiers.Worker.Provider, &cfg.LLM.Tiers.Expert.Provider} {
 		*t = "anthropic"
 	}
