@@ -14,15 +14,16 @@ import (
 )
 
 // The phases of a load task, read from the daemon's event log (never
-// estimated): from its release (task.status to queued) to its worktree
-// (worktree.created: waiting for a slot, choosing a persona, provisioning),
+// estimated): from its release (task.status to queued) to its worktree and
+// its persona (the later of worktree.created and persona.selected: waiting
+// for a slot, then the router's call and the provisioning, side by side),
 // from there to the agent's end (agent.completed: the agent loop's turns),
 // and from there to landed (task.status to completed: the commit, the merge
 // queue and the landing). The three add up to the task's whole time.
 
 // phaseKinds are the event kinds the phases are read from.
 var phaseKinds = []string{string(event.KindTaskStatus), string(event.KindWorktreeCreated),
-	string(event.KindTurnStarted), string(event.KindCompleted)}
+	string(event.KindPersonaSelected), string(event.KindTurnStarted), string(event.KindCompleted)}
 
 // distribution summarizes one figure over the tasks.
 type distribution struct {
@@ -54,7 +55,7 @@ type loadPhases struct {
 
 // taskTimeline is when each phase of one task began or ended.
 type taskTimeline struct {
-	released, worktree, loop, done, landed time.Time
+	released, worktree, persona, loop, done, landed time.Time
 	turns                                  int
 }
 
@@ -113,6 +114,8 @@ func phasesOf(evs []event.Event, latency time.Duration) loadPhases {
 			}
 		case event.WorktreeCreated:
 			first(&tl.worktree)
+		case event.PersonaSelected:
+			first(&tl.persona)
 		case event.TurnStarted:
 			first(&tl.loop)
 			tl.turns++
@@ -129,6 +132,9 @@ func phasesOf(evs []event.Event, latency time.Duration) loadPhases {
 		tl := lines[id]
 		if tl.released.IsZero() || tl.worktree.IsZero() || tl.loop.IsZero() || tl.done.IsZero() || tl.landed.IsZero() {
 			continue
+		}
+		if tl.persona.After(tl.worktree) {
+			tl.worktree = tl.persona // the agent starts once it has both
 		}
 		wt = append(wt, tl.worktree.Sub(tl.released).Seconds())
 		agent = append(agent, tl.done.Sub(tl.worktree).Seconds())
@@ -208,7 +214,7 @@ func writeLoadPhases(out io.Writer, ph *loadPhases, turns int) {
 		f := func(x float64) string { return fmt.Sprintf(format, x) + " " + unit }
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", name, f(d.P50), f(d.P90), f(d.P99), f(d.Max), f(d.Mean))
 	}
-	row("waiting for a worktree", ph.WorktreeWait, "s", "%.2f")
+	row("worktree and persona", ph.WorktreeWait, "s", "%.2f")
 	row("agent work", ph.AgentWork, "s", "%.2f")
 	row("waiting to land", ph.LandWait, "s", "%.2f")
 	row("release to landed", ph.Total, "s", "%.2f")

@@ -530,10 +530,8 @@ func (e *Executor) start(ctx context.Context, t task.Task) bool {
 		// The workspace is prepared in the run, not by the dispatcher: making
 		// a worktree and running its setup may take a while.
 		var out engine.Outcome
-		if e.personas != nil && t.PersonaVia == "" && len(t.Workflow) == 0 {
-			t = e.selectPersona(runCtx, t)
-		}
-		if ws, err := e.dir(runCtx, t); err != nil {
+		ws, err := e.prepare(runCtx, &t)
+		if err != nil {
 			out = engine.Outcome{Status: engine.Paused, Reason: "preparing its worktree: " + err.Error()}
 			if runCtx.Err() != nil {
 				out = engine.Outcome{Status: engine.Stopped, Reason: err.Error()}

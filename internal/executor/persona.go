@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/neuraphage/neuraphage-go/internal/engine"
 	"github.com/neuraphage/neuraphage-go/internal/event"
@@ -46,6 +47,29 @@ type Selection struct {
 	// Call is the router's model call, charged to the task; nil when none
 	// was made.
 	Call *engine.Call
+}
+
+// prepare makes t's workspace and, for a task starting for the first
+// time, chooses its persona (*t becomes the task as stored then). The two
+// do not depend on each other, so the router's model call and the making
+// of the worktree run side by side, and the task starts after the longer
+// of the two instead of after both. The persona is chosen whether or not
+// the worktree can be made, as when it was chosen first; neither waits
+// for the other to fail.
+func (e *Executor) prepare(ctx context.Context, t *task.Task) (Workspace, error) {
+	if e.personas == nil || t.PersonaVia != "" || len(t.Workflow) > 0 {
+		return e.dir(ctx, *t)
+	}
+	var (
+		ws  Workspace
+		err error
+		wg  sync.WaitGroup
+	)
+	first := *t
+	wg.Go(func() { ws, err = e.dir(ctx, first) })
+	*t = e.selectPersona(ctx, *t)
+	wg.Wait()
+	return ws, err
 }
 
 // selectPersona gives t its persona and returns the task as stored. A

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,5 +198,87 @@ func TestEscalateStoppedTaskAtOnce(t *testing.T) {
 	}
 	if len(inbox) != 1 || inbox[0].Kind != inject.Persona || inbox[0].Attrs["to"] != "senior" {
 		t.Errorf("inbox after: %+v", inbox)
+	}
+}
+
+// meetingPersonas is a Personas whose Select waits, inside the router's
+// call, until the task's workspace is being made; workspace is that
+// making, which waits until Select has begun.
+type meetingPersonas struct {
+	chainPersonas
+	gate sync.Mutex
+	selecting, making chan struct{}
+	fail              bool // the workspace cannot be made
+}
+
+// round sets up the meeting of the next task to start.
+func (m *meetingPersonas) round(fail bool) {
+	m.gate.Lock()
+	defer m.gate.Unlock()
+	m.selecting, m.making, m.fail = make(chan struct{}), make(chan struct{}), fail
+}
+
+func (m *meetingPersonas) chans() (selecting, making chan struct{}, fail bool) {
+	m.gate.Lock()
+	defer m.gate.Unlock()
+	return m.selecting, m.making, m.fail
+}
+
+func (m *meetingPersonas) Select(ctx context.Context, t task.Task) Selection {
+	selecting, making, _ := m.chans()
+	close(selecting)
+	select {
+	case <-making:
+	case <-ctx.Done():
+	}
+	return m.chainPersonas.Select(ctx, t)
+}
+
+func (m *meetingPersonas) workspace(dir string) func(context.Context, task.Task) (Workspace, error) {
+	return func(ctx context.Context, tk task.Task) (Workspace, error) {
+		selecting, making, fail := m.chans()
+		close(making)
+		select {
+		case <-selecting:
+		case <-ctx.Done():
+			return Workspace{}, ctx.Err()
+		}
+		if fail {
+			return Workspace{}, errors.New("no room for a worktree")
+		}
+		return Workspace{Dir: dir, Branch: "work-of-" + string(tk.ID)}, nil
+	}
+}
+
+// A task starting for the first time has its persona chosen and its
+// worktree made side by side: each of the two waits here until the other
+// has begun, which only happens when neither waits for the other to end.
+// The task then runs with both, and a worktree that cannot be made still
+// leaves the persona chosen.
+func TestPersonaAndWorkspaceSideBySide(t *testing.T) {
+	ran := make(chan engine.Run, 2)
+	e := newExecEnv(t, Config{}, func(ctx context.Context, r engine.Run) engine.Outcome {
+		ran <- r
+		return engine.Outcome{Status: engine.Completed}
+	})
+	ps := &meetingPersonas{}
+	ps.round(false)
+	e.ex.personas, e.ex.dir = ps, ps.workspace(e.dir)
+	tk := e.create("side by side", 2)
+	e.start()
+	e.waitStatus(tk.ID, task.Completed) // fails, not hangs, when one waits for the other
+	r := <-ran
+	if r.Branch != "work-of-"+string(tk.ID) || r.Task.Persona != "mid" || r.Task.PersonaVia != "explicit" {
+		t.Errorf("the run got branch %q, persona %q (%q); want its workspace and its persona", r.Branch, r.Task.Persona, r.Task.PersonaVia)
+	}
+
+	ps.round(true)
+	tk2 := e.create("no worktree", 2)
+	got := e.waitStatus(tk2.ID, task.Paused)
+	if got.Persona != "mid" || got.PersonaVia != "explicit" || !slices.Contains(got.Tags, "picked") {
+		t.Errorf("after a failed worktree: persona %q (%q), tags %v; want the persona chosen", got.Persona, got.PersonaVia, got.Tags)
+	}
+	if !strings.Contains(got.CloseReason, "no room for a worktree") {
+		t.Errorf("paused for %q", got.CloseReason)
 	}
 }
