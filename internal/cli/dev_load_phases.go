@@ -56,7 +56,7 @@ type loadPhases struct {
 // taskTimeline is when each phase of one task began or ended.
 type taskTimeline struct {
 	released, worktree, persona, loop, done, landed time.Time
-	turns                                  int
+	turns                                           int
 }
 
 // readPhases reads the log's events of the given tasks and measures their

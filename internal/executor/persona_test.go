@@ -206,7 +206,7 @@ func TestEscalateStoppedTaskAtOnce(t *testing.T) {
 // making, which waits until Select has begun.
 type meetingPersonas struct {
 	chainPersonas
-	gate sync.Mutex
+	gate              sync.Mutex
 	selecting, making chan struct{}
 	fail              bool // the workspace cannot be made
 }

@@ -93,8 +93,9 @@ func (m *Manager) fastAdd(ctx context.Context, w store.Worktree, r git.Repo, fro
 		return errSlow
 	}
 	// The branch first, as git's add makes it (`git branch`) before its
-	// files: created only if absent.
-	if _, err := git.Run(ctx, w.Repo, "update-ref", "-m", "branch: Created from "+from, "refs/heads/"+w.Branch, from, ""); err != nil {
+	// files: created only if absent (with the branches of other provisions
+	// asked for meanwhile, in one transaction).
+	if err := m.branches.Create(ctx, w.Repo, "branch: Created from "+from, "refs/heads/"+w.Branch, from); err != nil {
 		return branchError{err}
 	}
 	if m.stopAt("branch") {

@@ -148,8 +148,11 @@ type Manager struct {
 	// flight makes the provisions of one repository running at once ask
 	// git once for what does not change (target, plainRepo).
 	flight singleflight.Group
-	hooks  map[string]string // hooks directories, by main work tree
-	plain  map[string]bool   // no sparse checkout or worktree config set outside the repository's config file
+	// branches creates the branches of provisions running at once in one
+	// git transaction per repository.
+	branches git.RefCreator
+	hooks    map[string]string // hooks directories, by main work tree
+	plain    map[string]bool   // no sparse checkout or worktree config set outside the repository's config file
 
 	// stop, in tests, stops fastAdd at a step as a kill would.
 	stop func(step string) bool
