@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -346,10 +347,12 @@ func (a *app) runWatchLog(ctx context.Context, opts watchLogOpts, ref string, ou
 	for {
 		e, err := stream.Next()
 		if err != nil {
-			if ctx.Err() != nil {
+			// The daemon ending the stream (it stops) ends the command, as
+			// for events --follow.
+			if ctx.Err() != nil || errors.Is(err, io.EOF) {
 				return nil
 			}
-			return err
+			return fmt.Errorf("following the evaluations: %w", err)
 		}
 		if p, ok := e.Payload.(event.WatchEvaluation); !ok || p.Session != l.Session.ID || p.EvaluationID <= last {
 			continue
