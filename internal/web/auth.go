@@ -18,15 +18,21 @@ const cookieName = "neuraphage_session"
 // loginTTL is how long an unused login token works.
 const loginTTL = 15 * time.Minute
 
+// sessionIdle is how long a session may go unused before it ends: a
+// browser left signed in on a shared machine is not signed in forever.
+const sessionIdle = 12 * time.Hour
+
 // contentSecurityPolicy lets the page load scripts, styles and streams from
 // the dashboard only: no inline script, no eval, no frames.
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-// session is one browser's login: its CSRF token and its action bucket.
+// session is one browser's login: its CSRF token, its action bucket (as
+// of at) and when it was last used.
 type session struct {
 	csrf   string
 	tokens float64
 	at     time.Time
+	used   time.Time
 }
 
 // sessions holds the login tokens not yet used and the live sessions.
@@ -77,16 +83,32 @@ func (ss *sessions) exchange(token string) (string, bool) {
 	if now.After(exp) {
 		return "", false
 	}
+	for k, s := range ss.live {
+		if now.Sub(s.used) > sessionIdle {
+			delete(ss.live, k)
+		}
+	}
 	id := random()
-	ss.live[id] = &session{csrf: random(), tokens: ss.burst, at: now}
+	ss.live[id] = &session{csrf: random(), tokens: ss.burst, at: now, used: now}
 	return id, true
 }
 
+// get returns the live session id names and marks it used; a session
+// unused for longer than sessionIdle is ended instead.
 func (ss *sessions) get(id string) (*session, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s, ok := ss.live[id]
-	return s, ok
+	if !ok {
+		return nil, false
+	}
+	now := ss.now()
+	if now.Sub(s.used) > sessionIdle {
+		delete(ss.live, id)
+		return nil, false
+	}
+	s.used = now
+	return s, true
 }
 
 func (ss *sessions) end(id string) {

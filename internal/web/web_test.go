@@ -373,6 +373,38 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// TestSessionsEndWhenIdle: a session used within 12 hours goes on (each
+// use counts), one left unused longer ends, and signing in again works
+// (the clock is the test's).
+func TestSessionsEndWhenIdle(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	clock := make(chan time.Time, 1)
+	clock <- now
+	read := func() time.Time { t := <-clock; clock <- t; return t }
+	set := func(d time.Duration) { <-clock; clock <- now.Add(d) }
+	f := newFixture(t, web.Options{Now: read})
+	b := f.login(t)
+	for _, d := range []time.Duration{11 * time.Hour, 22 * time.Hour, 34 * time.Hour} {
+		set(d)
+		if code, _, _ := get(t, b, f, "/"); code != http.StatusOK {
+			t.Fatalf("the fleet at +%s, 12 h or less after the last use: %d, want 200", d, code)
+		}
+	}
+	set(46*time.Hour + time.Second)
+	if code, page, _ := get(t, b, f, "/"); code != http.StatusUnauthorized || !strings.Contains(page, "neuraphage web") {
+		t.Fatalf("the fleet 12 h and 1 s after the last use: %d, want 401 with how to sign in", code)
+	}
+	set(46*time.Hour + 2*time.Second)
+	if code, _, _ := get(t, b, f, "/"); code != http.StatusUnauthorized {
+		t.Errorf("the ended session answered again: %d", code)
+	}
+	b = f.login(t)
+	if code, _, _ := get(t, b, f, "/"); code != http.StatusOK {
+		t.Errorf("the fleet after signing in again: %d, want 200", code)
+	}
+}
+
 // TestSSEDeliversEvents: the fleet stream sends a task created after the
 // page opened, and a task's stream its status change and conversation.
 func TestSSEDeliversEvents(t *testing.T) {
