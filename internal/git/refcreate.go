@@ -45,6 +45,14 @@ func (c *RefCreator) Create(ctx context.Context, dir, message, ref, commit strin
 	if ref == "" || commit == "" || strings.ContainsAny(ref+commit, " \n\x00") || strings.Contains(message, "\n") {
 		return fmt.Errorf("creating a ref: bad ref %q or commit %q", ref, commit)
 	}
+	// A caller inside Locked runs its creation alone with its own context
+	// (which takes no lock again): gathered behind another caller's
+	// transaction, which takes the repository's lock, it could wait for a
+	// command that itself waits for the lock this caller holds.
+	if d, err := locate(ctx, dir); err == nil && holds(ctx, d.Common) {
+		_, err := Run(ctx, dir, "update-ref", "-m", message, ref, commit, "")
+		return err
+	}
 	k := createKey{dir, message}
 	c.mu.Lock()
 	if c.pending == nil {

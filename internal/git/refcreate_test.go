@@ -105,3 +105,55 @@ func TestRefCreatorOneTaken(t *testing.T) {
 		t.Error("a ref name with a space was accepted")
 	}
 }
+
+// TestRefCreatorInsideLockedRunsAlone: a creation asked for while the
+// caller holds the repository's lock (git.Locked) is made at once with
+// the caller's context, not gathered behind a transaction that would need
+// that lock.
+func TestRefCreatorInsideLockedRunsAlone(t *testing.T) {
+	t.Parallel()
+	dir := repo(t, nil)
+	c1 := rtHead(t, dir)
+	msg := "branch: Created from " + c1
+	var rc git.RefCreator
+	first, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	rc.SetHeld(func() {
+		once.Do(func() {
+			close(first)
+			<-release
+		})
+	})
+	var wg sync.WaitGroup
+	var heldErr error
+	wg.Go(func() { heldErr = rc.Create(context.Background(), dir, msg, "refs/heads/held", c1) })
+	<-first
+	done := make(chan error, 1)
+	go func() {
+		done <- git.Locked(context.Background(), dir, func(ctx context.Context) error {
+			return rc.Create(ctx, dir, msg, "refs/heads/locked", c1)
+		})
+	}()
+	var lockedErr error
+	testkit.WaitFor(t, "the creation inside Locked", func() bool {
+		select {
+		case lockedErr = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	close(release)
+	wg.Wait()
+	if lockedErr != nil || heldErr != nil {
+		t.Fatalf("inside Locked: %v; held: %v", lockedErr, heldErr)
+	}
+	for _, ref := range []string{"refs/heads/held", "refs/heads/locked"} {
+		if tip := strings.TrimSpace(mustGit(t, dir, "rev-parse", ref)); tip != c1 {
+			t.Errorf("%s at %s, want %s", ref, tip, c1)
+		}
+	}
+	if n := rc.Transactions(); n != 1 {
+		t.Errorf("%d transactions, want 1 (the creation inside Locked is not one of them)", n)
+	}
+}
