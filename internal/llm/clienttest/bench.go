@@ -29,3 +29,16 @@ func BenchStream(b *testing.B, newClient func(testing.TB, *llmtest.Server, Optio
 		}
 	}
 }
+
+// BenchEncode measures building the request body of a tenth turn
+// (TenthTurn) with encode, a provider client's body builder. Each
+// provider's BenchmarkEncode runs it.
+func BenchEncode(b *testing.B, encode func(*llm.Request) error) {
+	req := TenthTurn()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := encode(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

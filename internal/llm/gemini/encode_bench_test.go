@@ -3,6 +3,7 @@ package gemini
 import (
 	"testing"
 
+	"github.com/neuraphage/neuraphage-go/internal/llm"
 	"github.com/neuraphage/neuraphage-go/internal/llm/clienttest"
 )
 
@@ -12,11 +13,8 @@ func BenchmarkEncode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := clienttest.TenthTurn()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.body(req); err != nil {
-			b.Fatal(err)
-		}
-	}
+	clienttest.BenchEncode(b, func(req *llm.Request) error {
+		_, err := c.body(req)
+		return err
+	})
 }
